@@ -1,0 +1,64 @@
+import type { Priority } from '../lock/lock-engine.js';
+
+/**
+ * The one validated, frozen view of the configuration. Built by `load-settings.ts` from
+ * defaults < properties file < environment < CLI flags; nothing else reads raw keys.
+ */
+export interface Settings {
+  readonly zookeeper: ZooKeeperSettings;
+  readonly elasticsearch: ElasticsearchSettings;
+  readonly proxy: ProxySettings;
+  /** Where the settings were read from (for reload and the startup line). */
+  readonly source: { readonly configFile: string | null };
+}
+
+export interface ZooKeeperSettings {
+  /** `host:port[,host:port...]` as the C client takes it (chroot suffix allowed). */
+  readonly servers: string;
+  readonly sessionTimeoutMs: number;
+  readonly connectionRetry: number;
+  readonly connectionDelayMs: number;
+  readonly foregroundPrefix: string;
+  readonly backgroundPrefix: string;
+  readonly foregroundTimeoutMs: number;
+  readonly backgroundTimeoutMs: number;
+  readonly lockRoot: string;
+  /** `zookeeper.auth=digest:user:password`; lock nodes get a creator-only ACL when set. */
+  readonly auth: { readonly scheme: 'digest'; readonly credentials: string } | null;
+}
+
+export interface ElasticsearchSettings {
+  readonly hosts: readonly URL[];
+  /** `elastic.request.retry.count`: re-queues of a background write whose lock wait timed out. */
+  readonly requestRetryCount: number;
+  readonly ssl: { readonly caFile: string | null; readonly verify: boolean };
+  /** Credentials for the proxy's own cluster calls only, never added to client requests. */
+  readonly auth:
+    | { readonly kind: 'basic'; readonly username: string; readonly password: string }
+    | { readonly kind: 'apiKey'; readonly apiKey: string }
+    | null;
+}
+
+export type ByQueryPolicy = 'passthrough' | 'reject';
+export type LogFormat = 'json' | 'pretty';
+
+export interface ProxySettings {
+  readonly listenHost: string;
+  readonly listenPort: number;
+  readonly adminHost: string;
+  readonly adminPort: number;
+  readonly adminToken: string | null;
+  readonly lockHeader: string;
+  readonly lockDefault: Priority;
+  readonly deadLetterDir: string;
+  readonly deadLetterIndex: string | null;
+  readonly maxBodyBytes: number;
+  readonly logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+  readonly logFormat: LogFormat;
+  readonly slowLockMs: number;
+  readonly byQueryPolicy: ByQueryPolicy;
+  readonly upstreamTimeoutMs: number;
+  readonly shutdownTimeoutMs: number;
+  /** Alias → write-index cache lifetime. */
+  readonly aliasCacheTtlMs: number;
+}

@@ -1,0 +1,34 @@
+/**
+ * Every error code the proxy can answer with, mapped once to the HTTP status and the
+ * Elasticsearch exception type a client sees. Types follow Elasticsearch's own names where one
+ * exists, so clients that switch on `error.type` keep working behind the proxy.
+ */
+export const ERROR_CODES = {
+  CONFIG_INVALID: { status: 500, type: 'settings_exception' },
+  BAD_REQUEST: { status: 400, type: 'illegal_argument_exception' },
+  BAD_LOCK_HEADER: { status: 400, type: 'illegal_argument_exception' },
+  BAD_BULK_BODY: { status: 400, type: 'illegal_argument_exception' },
+  BAD_JSON: { status: 400, type: 'parse_exception' },
+  BODY_TOO_LARGE: { status: 413, type: 'content_too_long_exception' },
+  REQUEST_TIMEOUT: { status: 408, type: 'request_timeout_exception' },
+  BY_QUERY_REJECTED: { status: 403, type: 'security_exception' },
+  LOCK_TIMEOUT: { status: 429, type: 'lock_wait_timeout_exception' },
+  LOCK_UNAVAILABLE: { status: 503, type: 'lock_service_unavailable_exception' },
+  LOCK_LOST: { status: 503, type: 'lock_service_unavailable_exception' },
+  ALIAS_RESOLUTION_FAILED: { status: 503, type: 'alias_resolution_exception' },
+  UPSTREAM_UNREACHABLE: { status: 502, type: 'upstream_unreachable_exception' },
+  UPSTREAM_RESET: { status: 502, type: 'upstream_connection_reset_exception' },
+  UPSTREAM_TIMEOUT: { status: 504, type: 'upstream_timeout_exception' },
+  SHUTTING_DOWN: { status: 503, type: 'node_shutting_down_exception' },
+  INTERNAL: { status: 500, type: 'internal_proxy_exception' },
+} as const satisfies Record<string, { status: number; type: string }>;
+
+export type ErrorCode = keyof typeof ERROR_CODES;
+
+export function statusFor(code: ErrorCode): number {
+  return ERROR_CODES[code].status;
+}
+
+export function elasticsearchTypeFor(code: ErrorCode): string {
+  return ERROR_CODES[code].type;
+}
