@@ -9,7 +9,11 @@ export interface Settings {
   readonly elasticsearch: ElasticsearchSettings;
   readonly proxy: ProxySettings;
   /** Where the settings were read from (for reload and the startup line). */
-  readonly source: { readonly configFile: string | null };
+  readonly source: {
+    readonly configFile: string | null;
+    /** Non-fatal findings of the loader (unknown keys, repeated keys), for the caller to log. */
+    readonly warnings?: readonly string[];
+  };
 }
 
 export interface ZooKeeperSettings {

@@ -9,6 +9,8 @@ export const ERROR_CODES = {
   BAD_LOCK_HEADER: { status: 400, type: 'illegal_argument_exception' },
   BAD_BULK_BODY: { status: 400, type: 'illegal_argument_exception' },
   BAD_JSON: { status: 400, type: 'parse_exception' },
+  /** Elasticsearch answers 406 for a body whose Content-Type it cannot read (RestController). */
+  UNSUPPORTED_CONTENT_TYPE: { status: 406, type: 'media_type_header_exception' },
   BODY_TOO_LARGE: { status: 413, type: 'content_too_long_exception' },
   REQUEST_TIMEOUT: { status: 408, type: 'request_timeout_exception' },
   BY_QUERY_REJECTED: { status: 403, type: 'security_exception' },
@@ -20,6 +22,8 @@ export const ERROR_CODES = {
   UPSTREAM_RESET: { status: 502, type: 'upstream_connection_reset_exception' },
   UPSTREAM_TIMEOUT: { status: 504, type: 'upstream_timeout_exception' },
   SHUTTING_DOWN: { status: 503, type: 'node_shutting_down_exception' },
+  ADMIN_FORBIDDEN: { status: 403, type: 'security_exception' },
+  LOCK_NOT_HELD: { status: 404, type: 'resource_not_found_exception' },
   INTERNAL: { status: 500, type: 'internal_proxy_exception' },
 } as const satisfies Record<string, { status: number; type: string }>;
 

@@ -1,0 +1,31 @@
+# syntax=docker/dockerfile:1
+# es-lock-proxy: build stage compiles TypeScript and the `zookeeper` native binding (the official
+# C client, built from the sources bundled in the npm package: needs python3, make and g++).
+FROM node:20-bookworm-slim AS build
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends python3 make g++ \
+ && rm -rf /var/lib/apt/lists/*
+WORKDIR /app
+COPY package.json package-lock.json ./
+RUN npm ci --no-audit --no-fund
+COPY tsconfig.json tsconfig.build.json ./
+COPY src ./src
+RUN npm run build \
+ && npm prune --omit=dev --no-audit --no-fund
+
+# Runtime stage: same base image, so the native module built above loads as is.
+FROM node:20-bookworm-slim
+ENV NODE_ENV=production
+WORKDIR /app
+COPY --from=build /app/package.json ./package.json
+COPY --from=build /app/node_modules ./node_modules
+COPY --from=build /app/dist ./dist
+COPY config ./config
+# The dead-letter queue (proxy.deadletter.dir, default data/dead-letter) must be writable.
+RUN mkdir -p /app/data/dead-letter && chown -R node:node /app/data
+USER node
+# 9201: the Elasticsearch-facing port. 9202: admin (/healthz, /readyz), bound to 127.0.0.1 by default.
+EXPOSE 9201
+HEALTHCHECK --interval=10s --timeout=5s --start-period=20s --retries=3 \
+  CMD ["node", "-e", "fetch('http://127.0.0.1:9202/readyz').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
+CMD ["node", "dist/cli/main.js", "start", "--config", "/app/config/elasticsearch-details.properties"]

@@ -1,0 +1,120 @@
+import { randomUUID } from 'node:crypto';
+import { hostname } from 'node:os';
+import { performance } from 'node:perf_hooks';
+import pino from 'pino';
+import type { ZooKeeperSettings } from '../../src/config/settings.js';
+import type { LockEngineStats } from '../../src/lock/lock-stats.js';
+import { ZooKeeperLockEngine } from '../../src/lock/zookeeper-lock-engine.js';
+import type { BenchArgs } from './bench-args.js';
+import { type BenchResult, OverlapChecker, percentile } from './bench-result.js';
+
+const WARMUP_OPS = 200;
+
+function settingsFor(zk: string): ZooKeeperSettings {
+  return {
+    servers: zk,
+    sessionTimeoutMs: 10_000,
+    connectionRetry: 5,
+    connectionDelayMs: 1_000,
+    foregroundPrefix: 'A',
+    backgroundPrefix: 'B',
+    foregroundTimeoutMs: 30_000,
+    backgroundTimeoutMs: 30_000,
+    lockRoot: '/es-lock-proxy-bench/locks',
+    auth: null,
+  };
+}
+
+const owner = { host: hostname(), pid: process.pid, requestId: 'bench' };
+
+async function once(engine: ZooKeeperLockEngine, index: string, id: string): Promise<void> {
+  const held = await engine.acquire({ index, id }, 'foreground', { timeoutMs: 30_000, owner });
+  await held.release();
+}
+
+async function sequential(engine: ZooKeeperLockEngine, ops: number, idFor: (i: number) => string, index: string): Promise<number[]> {
+  for (let i = 0; i < WARMUP_OPS; i++) await once(engine, index, `warmup-${idFor(i)}`);
+  const latencies: number[] = [];
+  for (let i = 0; i < ops; i++) {
+    const start = performance.now();
+    await once(engine, index, idFor(i));
+    latencies.push(performance.now() - start);
+  }
+  return latencies;
+}
+
+async function contended(engines: readonly ZooKeeperLockEngine[], args: BenchArgs, keyFor: () => string, perClient: number): Promise<number> {
+  const checker = new OverlapChecker();
+  let started = 0;
+  const worker = async (engine: ZooKeeperLockEngine): Promise<void> => {
+    while (started < args.ops) {
+      started++;
+      const id = keyFor();
+      const held = await engine.acquire({ index: `bench-${args.workload}`, id }, 'foreground', { timeoutMs: 60_000, owner });
+      checker.enter(id);
+      await new Promise<void>((resolve) => setImmediate(resolve));
+      checker.leave(id);
+      await held.release();
+    }
+  };
+  await Promise.all(engines.flatMap((engine) => Array.from({ length: perClient }, () => worker(engine))));
+  return checker.violations;
+}
+
+function perLock(before: LockEngineStats[], after: LockEngineStats[], ops: number): Record<string, number> {
+  const sum = (list: LockEngineStats[], kind: keyof LockEngineStats['zkOps']): number => list.reduce((n, s) => n + s.zkOps[kind], 0);
+  const kinds: (keyof LockEngineStats['zkOps'])[] = ['create', 'delete', 'get', 'getChildren'];
+  return Object.fromEntries(kinds.map((k) => [k, Math.round(((sum(after, k) - sum(before, k)) / ops) * 100) / 100]));
+}
+
+async function connectedEngines(zk: string, count: number): Promise<ZooKeeperLockEngine[]> {
+  const logger = pino({ level: 'warn' }, pino.destination(2));
+  const engines = Array.from({ length: count }, () => new ZooKeeperLockEngine(settingsFor(zk), logger));
+  await Promise.all(engines.map((engine) => once(engine, 'bench-connect', randomUUID())));
+  return engines;
+}
+
+export async function runEsLockBench(zk: string, args: BenchArgs): Promise<BenchResult> {
+  const engines = await connectedEngines(zk, args.clients);
+  const run = randomUUID().slice(0, 8);
+  try {
+    if (args.workload === 'cold' || args.workload === 'warm') {
+      const engine = engines[0]!;
+      const before = [engine.stats()];
+      const latencies = await sequential(engine, args.ops, args.workload === 'cold' ? (i) => `${run}-${i}` : () => `warm-${run}`, `bench-${args.workload}`);
+      latencies.sort((a, b) => a - b);
+      const mean = latencies.reduce((a, b) => a + b, 0) / latencies.length;
+      return {
+        impl: 'es-lock-proxy',
+        workload: args.workload,
+        ops: args.ops,
+        ops_per_s: Math.round(1000 / mean),
+        p50_ms: percentile(latencies, 50),
+        p99_ms: percentile(latencies, 99),
+        violations: 0,
+        clients: 1,
+        zk_ops_per_lock: perLock(before, [engine.stats()], args.ops + WARMUP_OPS),
+      };
+    }
+    const perClient = args.workload === 'hot' ? 1 : args.perClient;
+    const keyFor = args.workload === 'hot' ? () => `hot-${run}` : () => `${run}-${Math.floor(Math.random() * args.keys)}`;
+    await contended(engines, { ...args, ops: Math.min(args.ops, WARMUP_OPS) }, keyFor, perClient);
+    const before = engines.map((e) => e.stats());
+    const start = performance.now();
+    const violations = await contended(engines, args, keyFor, perClient);
+    const elapsed = performance.now() - start;
+    return {
+      impl: 'es-lock-proxy',
+      workload: args.workload,
+      ops: args.ops,
+      ops_per_s: Math.round((args.ops / elapsed) * 1000),
+      p50_ms: null,
+      p99_ms: null,
+      violations,
+      clients: args.clients,
+      zk_ops_per_lock: perLock(before, engines.map((e) => e.stats()), args.ops),
+    };
+  } finally {
+    await Promise.all(engines.map((engine) => engine.close()));
+  }
+}

@@ -1,0 +1,81 @@
+import type { Logger } from 'pino';
+import { loadSettings } from '../../config/load-settings.js';
+import type { Settings } from '../../config/settings.js';
+import { createLogger } from '../../logging/logger.js';
+import { redactSettings, redactUrl } from '../../logging/redact-settings.js';
+import { startProxyRuntime } from '../../server/proxy-runtime.js';
+import type { CliContext, Command, ExitCode } from '../cli-context.js';
+import { UsageError } from '../cli-context.js';
+import { parseCommandArgs } from '../parse-command-args.js';
+import { closeOnShutdownSignal } from '../signals.js';
+
+export const DEFAULT_CONFIG_FILE = 'config/elasticsearch-details.properties';
+
+const USAGE = `Usage: es-lock-proxy start [--config FILE] [--set key=value ...]
+
+Starts the proxy and runs until SIGTERM or SIGINT.
+
+Options:
+  -c, --config FILE     properties file (default: ${DEFAULT_CONFIG_FILE}, relative to the working directory)
+  -s, --set key=value   override one key; repeatable; wins over the file and the environment
+  -h, --help            show this help
+`;
+
+export const startCommand: Command = {
+  name: 'start',
+  summary: 'start the proxy (until SIGTERM/SIGINT)',
+  usage: USAGE,
+  run: runStart,
+};
+
+async function runStart(args: readonly string[], context: CliContext): Promise<ExitCode> {
+  const { values, positionals } = parseCommandArgs('start', args, {
+    config: { type: 'string', short: 'c' },
+    set: { type: 'string', short: 's', multiple: true },
+    help: { type: 'boolean', short: 'h' },
+  });
+  if (values.help === true) {
+    context.stdout.write(USAGE);
+    return 0;
+  }
+  if (positionals.length > 0) throw new UsageError(`start: unexpected argument "${positionals[0]}"`);
+  const settings = loadSettings({
+    configFile: values.config ?? DEFAULT_CONFIG_FILE,
+    env: context.env,
+    flags: values.set ?? [],
+    cwd: context.cwd,
+  });
+  const logger = createLogger({ level: settings.proxy.logLevel, format: settings.proxy.logFormat });
+  for (const warning of settings.source.warnings ?? []) logger.warn(warning);
+  return serve(settings, logger, context);
+}
+
+async function serve(settings: Settings, logger: Logger, context: CliContext): Promise<ExitCode> {
+  let proxy;
+  try {
+    proxy = await startProxyRuntime(settings, logger);
+  } catch (error) {
+    logger.fatal({ err: error }, 'es-lock-proxy failed to start');
+    context.stderr.write(`es-lock-proxy: failed to start: ${error instanceof Error ? error.message : String(error)}\n`);
+    return 1;
+  }
+  // Handlers first: once the startup line is out, a supervisor may signal at any moment.
+  const exitCode = closeOnShutdownSignal(proxy, context.signals, logger);
+  logger.info(
+    {
+      listen: hostPort(proxy.proxyAddress),
+      admin: hostPort(proxy.adminAddress),
+      upstream: settings.elasticsearch.hosts.map(redactUrl),
+      zookeeper: settings.zookeeper.servers,
+      configFile: settings.source.configFile,
+      settings: redactSettings(settings),
+    },
+    'es-lock-proxy started',
+  );
+  return exitCode;
+}
+
+/** `host:port`, with IPv6 addresses bracketed as in URLs. */
+function hostPort(address: { readonly host: string; readonly port: number }): string {
+  return address.host.includes(':') ? `[${address.host}]:${address.port}` : `${address.host}:${address.port}`;
+}

@@ -1,0 +1,68 @@
+import type { ValueOf } from './config-keys.js';
+import type { ElasticsearchSettings, Settings } from './settings.js';
+
+/** Shapes validated key values into the `Settings` object; cross-key rules were checked before. */
+export function buildSettings(value: ValueOf, source: Settings['source']): Settings {
+  return deepFreeze({
+    zookeeper: {
+      servers: value('zookeeper.servers'),
+      sessionTimeoutMs: value('zookeeper.session.timeout'),
+      connectionRetry: value('zookeeper.connection.retry'),
+      connectionDelayMs: value('zookeeper.connection.delay'),
+      foregroundPrefix: value('zookeeper.foregound.lock.prefix'),
+      backgroundPrefix: value('zookeeper.backgound.lock.prefix'),
+      foregroundTimeoutMs: value('zookeeper.foregound.task.timeout'),
+      backgroundTimeoutMs: value('zookeeper.backgound.task.timeout'),
+      lockRoot: value('zookeeper.lock.root'),
+      auth: value('zookeeper.auth'),
+    },
+    elasticsearch: {
+      hosts: value('elasticsearch.hosts'),
+      requestRetryCount: value('elastic.request.retry.count'),
+      ssl: { caFile: value('elasticsearch.ssl.ca'), verify: value('elasticsearch.ssl.verify') },
+      auth: elasticsearchAuth(value),
+    },
+    proxy: {
+      listenHost: value('proxy.listen.host'),
+      listenPort: value('proxy.listen.port'),
+      adminHost: value('proxy.admin.host'),
+      adminPort: value('proxy.admin.port'),
+      adminToken: value('proxy.admin.token'),
+      lockHeader: value('proxy.lock.header'),
+      lockDefault: value('proxy.lock.default'),
+      deadLetterDir: value('proxy.deadletter.dir'),
+      deadLetterIndex: value('proxy.deadletter.index'),
+      maxBodyBytes: value('proxy.max.body.bytes'),
+      logLevel: value('proxy.log.level'),
+      logFormat: value('proxy.log.format'),
+      slowLockMs: value('proxy.log.slow.lock.ms'),
+      byQueryPolicy: value('proxy.byquery.policy'),
+      upstreamTimeoutMs: value('proxy.upstream.timeout.ms'),
+      shutdownTimeoutMs: value('proxy.shutdown.timeout.ms'),
+      aliasCacheTtlMs: value('proxy.alias.cache.ttl.ms'),
+    },
+    source,
+  });
+}
+
+function elasticsearchAuth(value: ValueOf): ElasticsearchSettings['auth'] {
+  const apiKey = value('elasticsearch.auth.api_key');
+  if (apiKey !== null) return { kind: 'apiKey', apiKey };
+  const username = value('elasticsearch.auth.username');
+  const password = value('elasticsearch.auth.password');
+  if (username !== null && password !== null) return { kind: 'basic', username, password };
+  return null;
+}
+
+/**
+ * Freezes the whole tree so no module can change settings another module relies on. URL
+ * objects are frozen too, but their setters still write internal state: treat them as
+ * read-only and derive new URLs with `new URL(path, host)`.
+ */
+function deepFreeze<T>(value: T): T {
+  if (typeof value === 'object' && value !== null && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const child of Object.values(value)) deepFreeze(child);
+  }
+  return value;
+}

@@ -1,0 +1,337 @@
+import {
+  booleanValue,
+  byteSize,
+  host,
+  httpHeaderName,
+  httpUrlList,
+  indexName,
+  integer,
+  lockPrefix,
+  lockRoot,
+  MAX_INT32,
+  nonEmptyText,
+  oneOf,
+  optional,
+  port,
+  secretText,
+  zookeeperAuth,
+  zookeeperServers,
+  type DigestAuth,
+  type ValueParser,
+} from './value-parsers.js';
+import type { ByQueryPolicy, LogFormat, ProxySettings } from './settings.js';
+import type { Priority } from '../lock/lock-engine.js';
+
+/** Whether a changed value can be applied to a running proxy (SIGHUP) or needs a restart. */
+export type ReloadMode = 'live' | 'restart';
+
+export interface KeySpec<T> {
+  /** Other spellings accepted in files, flags and (upper-cased) the environment. */
+  readonly aliases: readonly string[];
+  /** Extra environment variables honoured verbatim, below the `ES_LOCK_PROXY_` name. */
+  readonly envAliases: readonly string[];
+  /** Raw text as it would appear in the file; '' means unset. */
+  readonly defaultValue: string;
+  readonly description: string;
+  /** Values never printed: logs, error messages and the startup line show "[redacted]". */
+  readonly secret: boolean;
+  readonly reload: ReloadMode;
+  readonly parse: ValueParser<T>;
+}
+
+function key<T>(spec: Omit<KeySpec<T>, 'aliases' | 'envAliases' | 'secret'> & Partial<KeySpec<T>>): KeySpec<T> {
+  return { aliases: [], envAliases: [], secret: false, ...spec };
+}
+
+const timeoutMs = integer(0);
+
+/** The parsed type of every key; `null` is "unset" for keys without a default. */
+export interface ConfigValues {
+  readonly 'zookeeper.servers': string;
+  readonly 'zookeeper.session.timeout': number;
+  readonly 'zookeeper.connection.retry': number;
+  readonly 'zookeeper.connection.delay': number;
+  readonly 'zookeeper.foregound.lock.prefix': string;
+  readonly 'zookeeper.backgound.lock.prefix': string;
+  readonly 'zookeeper.foregound.task.timeout': number;
+  readonly 'zookeeper.backgound.task.timeout': number;
+  readonly 'elastic.request.retry.count': number;
+  readonly 'elasticsearch.hosts': URL[];
+  readonly 'elasticsearch.ssl.ca': string | null;
+  readonly 'elasticsearch.ssl.verify': boolean;
+  readonly 'elasticsearch.auth.username': string | null;
+  readonly 'elasticsearch.auth.password': string | null;
+  readonly 'elasticsearch.auth.api_key': string | null;
+  readonly 'proxy.listen.host': string;
+  readonly 'proxy.listen.port': number;
+  readonly 'proxy.admin.host': string;
+  readonly 'proxy.admin.port': number;
+  readonly 'proxy.admin.token': string | null;
+  readonly 'zookeeper.lock.root': string;
+  readonly 'zookeeper.auth': DigestAuth | null;
+  readonly 'proxy.lock.header': string;
+  readonly 'proxy.lock.default': Priority;
+  readonly 'proxy.byquery.policy': ByQueryPolicy;
+  readonly 'proxy.deadletter.dir': string;
+  readonly 'proxy.deadletter.index': string | null;
+  readonly 'proxy.max.body.bytes': number;
+  readonly 'proxy.upstream.timeout.ms': number;
+  readonly 'proxy.shutdown.timeout.ms': number;
+  readonly 'proxy.alias.cache.ttl.ms': number;
+  readonly 'proxy.log.level': ProxySettings['logLevel'];
+  readonly 'proxy.log.format': LogFormat;
+  readonly 'proxy.log.slow.lock.ms': number;
+}
+
+export type ConfigKey = keyof ConfigValues;
+
+/** A getter typed per key, so callers need no casts: `value('proxy.listen.port')` is a number. */
+export type ValueOf = <K extends ConfigKey>(key: K) => ConfigValues[K];
+
+/**
+ * Every configuration key, in the order of the shipped properties file: the original
+ * Contentserv keys first, with their original (mis)spellings canonical, then the proxy's own.
+ * This table is the single source for parsing, environment names, defaults, reload behaviour
+ * and the README's configuration reference (`renderConfigReference`).
+ */
+export const CONFIG_KEYS: { readonly [K in ConfigKey]: KeySpec<ConfigValues[K]> } = {
+  'zookeeper.servers': key({
+    defaultValue: 'localhost:2181',
+    description: 'ZooKeeper ensemble as comma-separated `host:port` pairs, optional `/chroot` suffix.',
+    reload: 'restart',
+    parse: zookeeperServers,
+  }),
+  'zookeeper.session.timeout': key({
+    defaultValue: '5000',
+    description: 'ZooKeeper session timeout in ms (the server clamps it to 2–20 × its tickTime).',
+    reload: 'restart',
+    parse: integer(1),
+  }),
+  'zookeeper.connection.retry': key({
+    defaultValue: '5',
+    description: 'Attempts to open a new ZooKeeper session after it expired or could not be established.',
+    reload: 'restart',
+    parse: integer(0),
+  }),
+  'zookeeper.connection.delay': key({
+    defaultValue: '1000',
+    description: 'Delay in ms between those attempts.',
+    reload: 'restart',
+    parse: timeoutMs,
+  }),
+  'zookeeper.foregound.lock.prefix': key({
+    aliases: ['zookeeper.foreground.lock.prefix'],
+    defaultValue: 'A',
+    description: 'Name prefix of foreground lock nodes; must sort before the background prefix (lower sorts first = higher priority).',
+    reload: 'restart',
+    parse: lockPrefix,
+  }),
+  'zookeeper.backgound.lock.prefix': key({
+    aliases: ['zookeeper.background.lock.prefix'],
+    defaultValue: 'B',
+    description: 'Name prefix of background lock nodes.',
+    reload: 'restart',
+    parse: lockPrefix,
+  }),
+  'zookeeper.foregound.task.timeout': key({
+    aliases: ['zookeeper.foreground.task.timeout'],
+    defaultValue: '2000',
+    description: 'Longest lock wait in ms for a foreground write before it is answered 429.',
+    reload: 'live',
+    parse: timeoutMs,
+  }),
+  'zookeeper.backgound.task.timeout': key({
+    aliases: ['zookeeper.background.task.timeout'],
+    defaultValue: '2000',
+    description: 'Longest lock wait in ms for one attempt of a background write.',
+    reload: 'live',
+    parse: timeoutMs,
+  }),
+  'elastic.request.retry.count': key({
+    defaultValue: '3',
+    description: 'Re-queues of a background write whose lock wait timed out before it goes to the dead-letter queue.',
+    reload: 'live',
+    parse: integer(0, 1000),
+  }),
+  'elasticsearch.hosts': key({
+    defaultValue: 'http://localhost:9200',
+    description: 'Upstream cluster as comma-separated `http://`/`https://` URLs, used round-robin.',
+    reload: 'restart',
+    parse: httpUrlList,
+  }),
+  'elasticsearch.ssl.ca': key({
+    defaultValue: '',
+    description: 'PEM file of the CA that signed the cluster’s certificate (unset: the system CAs).',
+    reload: 'restart',
+    parse: optional(nonEmptyText),
+  }),
+  'elasticsearch.ssl.verify': key({
+    defaultValue: 'true',
+    description: 'Verify the cluster’s TLS certificate and host name (`false` only for testing).',
+    reload: 'restart',
+    parse: booleanValue,
+  }),
+  'elasticsearch.auth.username': key({
+    defaultValue: '',
+    description: 'Basic-auth user for the proxy’s own cluster calls (alias resolution, dead-letter index); never added to client requests.',
+    reload: 'restart',
+    parse: optional(nonEmptyText),
+  }),
+  'elasticsearch.auth.password': key({
+    defaultValue: '',
+    description: 'Password for `elasticsearch.auth.username`.',
+    secret: true,
+    reload: 'restart',
+    parse: optional(secretText),
+  }),
+  'elasticsearch.auth.api_key': key({
+    defaultValue: '',
+    description: 'Encoded API key for the proxy’s own cluster calls (instead of username/password).',
+    secret: true,
+    reload: 'restart',
+    parse: optional(secretText),
+  }),
+  'proxy.listen.host': key({
+    defaultValue: '127.0.0.1',
+    description: 'Address the proxy port binds to (`0.0.0.0` to serve other machines).',
+    reload: 'restart',
+    parse: host,
+  }),
+  'proxy.listen.port': key({
+    defaultValue: '9201',
+    description: 'Port applications use instead of Elasticsearch’s; every path on it belongs to Elasticsearch.',
+    reload: 'restart',
+    parse: port,
+  }),
+  'proxy.admin.host': key({
+    defaultValue: '127.0.0.1',
+    description: 'Address the admin listener (health, readiness, metrics, locks) binds to.',
+    reload: 'restart',
+    parse: host,
+  }),
+  'proxy.admin.port': key({
+    defaultValue: '9202',
+    description: 'Port of the admin listener.',
+    reload: 'restart',
+    parse: port,
+  }),
+  'proxy.admin.token': key({
+    defaultValue: '',
+    description: 'Bearer token required by admin operations that change state (force-release); unset disables them.',
+    secret: true,
+    reload: 'restart',
+    parse: optional(secretText),
+  }),
+  'zookeeper.lock.root': key({
+    defaultValue: '/es-locks',
+    description: 'Znode under which lock nodes are created.',
+    reload: 'restart',
+    parse: lockRoot,
+  }),
+  'zookeeper.auth': key({
+    defaultValue: '',
+    description: '`digest:user:password`; when set, lock nodes get a creator-only ACL.',
+    secret: true,
+    reload: 'restart',
+    parse: optional(zookeeperAuth),
+  }),
+  'proxy.lock.header': key({
+    defaultValue: 'X-Lock-Type',
+    description: 'Request header choosing the lock priority (`foreground`/`background`); stripped before forwarding.',
+    reload: 'restart',
+    parse: httpHeaderName,
+  }),
+  'proxy.lock.default': key({
+    defaultValue: 'foreground',
+    description: 'Priority of writes that carry no lock header.',
+    reload: 'restart',
+    parse: oneOf(['foreground', 'background']),
+  }),
+  'proxy.byquery.policy': key({
+    defaultValue: 'passthrough',
+    description: '`_update_by_query`/`_delete_by_query`/`_reindex` cannot be locked per document: `passthrough` (logged) or `reject` (403).',
+    reload: 'restart',
+    parse: oneOf(['passthrough', 'reject']),
+  }),
+  'proxy.deadletter.dir': key({
+    defaultValue: 'data/dead-letter',
+    description: 'Directory of the dead-letter queue’s JSON-lines files.',
+    reload: 'restart',
+    parse: nonEmptyText,
+  }),
+  'proxy.deadletter.index': key({
+    defaultValue: '',
+    description: 'Elasticsearch index that also receives dead letters, shared by all proxy instances (unset: files only).',
+    reload: 'restart',
+    parse: optional(indexName),
+  }),
+  'proxy.max.body.bytes': key({
+    defaultValue: '100mb',
+    description: 'Largest request body accepted (413 above it), in bytes or with a unit such as `512kb`, `100mb`.',
+    reload: 'restart',
+    parse: byteSize,
+  }),
+  'proxy.upstream.timeout.ms': key({
+    defaultValue: '60000',
+    description: 'Longest wait in ms for the cluster’s response before the client gets a 504.',
+    reload: 'live',
+    parse: integer(1),
+  }),
+  'proxy.shutdown.timeout.ms': key({
+    defaultValue: '30000',
+    description: 'Longest wait in ms for in-flight requests on SIGTERM/SIGINT.',
+    reload: 'live',
+    parse: timeoutMs,
+  }),
+  'proxy.alias.cache.ttl.ms': key({
+    defaultValue: '5000',
+    description: 'How long in ms an alias → write-index resolution is reused.',
+    reload: 'live',
+    parse: timeoutMs,
+  }),
+  'proxy.log.level': key({
+    envAliases: ['LOG_LEVEL'],
+    defaultValue: 'info',
+    description: 'Log level: fatal, error, warn, info, debug, trace or silent (`LOG_LEVEL` also works).',
+    reload: 'live',
+    parse: oneOf(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']),
+  }),
+  'proxy.log.format': key({
+    defaultValue: 'json',
+    description: '`json` (one object per line) or `pretty` (human-readable, for a terminal).',
+    reload: 'restart',
+    parse: oneOf(['json', 'pretty']),
+  }),
+  'proxy.log.slow.lock.ms': key({
+    defaultValue: '500',
+    description: 'Lock waits longer than this many ms are logged at warn instead of info.',
+    reload: 'live',
+    parse: integer(0, MAX_INT32),
+  }),
+};
+
+export const CONFIG_KEY_NAMES: readonly ConfigKey[] = Object.freeze(objectKeys(CONFIG_KEYS));
+
+export const ENV_PREFIX = 'ES_LOCK_PROXY_';
+
+export function envNameOf(name: string): string {
+  return ENV_PREFIX + name.toUpperCase().replace(/\./g, '_');
+}
+
+export function isConfigKey(name: string): name is ConfigKey {
+  return Object.hasOwn(CONFIG_KEYS, name);
+}
+
+/** Maps every accepted spelling (canonical or alias) to its canonical key. */
+export function canonicalKeyOf(name: string): ConfigKey | null {
+  if (isConfigKey(name)) return name;
+  return CONFIG_KEY_NAMES.find((candidate) => specOf(candidate).aliases.includes(name)) ?? null;
+}
+
+export function specOf<K extends ConfigKey>(name: K): KeySpec<ConfigValues[K]> {
+  return CONFIG_KEYS[name];
+}
+
+function objectKeys<T extends object>(value: T): Array<keyof T & string> {
+  return Object.keys(value).filter((name): name is keyof T & string => Object.hasOwn(value, name));
+}

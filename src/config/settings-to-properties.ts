@@ -1,0 +1,49 @@
+import { formatByteSize } from './byte-size.js';
+import type { ConfigKey } from './config-keys.js';
+import type { Settings } from './settings.js';
+
+/**
+ * The inverse of `buildSettings`: every key's effective value as properties-file text ('' when
+ * unset). Reload diffs and the redacted startup line are computed from it, and the unit tests
+ * check that loading this text back yields the same settings, so the two mappings cannot drift.
+ */
+export function settingsToProperties(settings: Settings): Record<ConfigKey, string> {
+  const { zookeeper, elasticsearch, proxy } = settings;
+  const auth = elasticsearch.auth;
+  return {
+    'zookeeper.servers': zookeeper.servers,
+    'zookeeper.session.timeout': String(zookeeper.sessionTimeoutMs),
+    'zookeeper.connection.retry': String(zookeeper.connectionRetry),
+    'zookeeper.connection.delay': String(zookeeper.connectionDelayMs),
+    'zookeeper.foregound.lock.prefix': zookeeper.foregroundPrefix,
+    'zookeeper.backgound.lock.prefix': zookeeper.backgroundPrefix,
+    'zookeeper.foregound.task.timeout': String(zookeeper.foregroundTimeoutMs),
+    'zookeeper.backgound.task.timeout': String(zookeeper.backgroundTimeoutMs),
+    'elastic.request.retry.count': String(elasticsearch.requestRetryCount),
+    'elasticsearch.hosts': elasticsearch.hosts.map((url) => url.href).join(','),
+    'elasticsearch.ssl.ca': elasticsearch.ssl.caFile ?? '',
+    'elasticsearch.ssl.verify': String(elasticsearch.ssl.verify),
+    'elasticsearch.auth.username': auth?.kind === 'basic' ? auth.username : '',
+    'elasticsearch.auth.password': auth?.kind === 'basic' ? auth.password : '',
+    'elasticsearch.auth.api_key': auth?.kind === 'apiKey' ? auth.apiKey : '',
+    'proxy.listen.host': proxy.listenHost,
+    'proxy.listen.port': String(proxy.listenPort),
+    'proxy.admin.host': proxy.adminHost,
+    'proxy.admin.port': String(proxy.adminPort),
+    'proxy.admin.token': proxy.adminToken ?? '',
+    'zookeeper.lock.root': zookeeper.lockRoot,
+    'zookeeper.auth': zookeeper.auth === null ? '' : `${zookeeper.auth.scheme}:${zookeeper.auth.credentials}`,
+    'proxy.lock.header': proxy.lockHeader,
+    'proxy.lock.default': proxy.lockDefault,
+    'proxy.byquery.policy': proxy.byQueryPolicy,
+    'proxy.deadletter.dir': proxy.deadLetterDir,
+    'proxy.deadletter.index': proxy.deadLetterIndex ?? '',
+    'proxy.max.body.bytes': formatByteSize(proxy.maxBodyBytes),
+    'proxy.upstream.timeout.ms': String(proxy.upstreamTimeoutMs),
+    'proxy.shutdown.timeout.ms': String(proxy.shutdownTimeoutMs),
+    'proxy.alias.cache.ttl.ms': String(proxy.aliasCacheTtlMs),
+    'proxy.log.level': proxy.logLevel,
+    'proxy.log.format': proxy.logFormat,
+    'proxy.log.slow.lock.ms': String(proxy.slowLockMs),
+  };
+}

@@ -1,0 +1,54 @@
+import type { ServerResponse } from 'node:http';
+import { elasticsearchTypeFor, statusFor } from '../errors/error-codes.js';
+import { ProxyError } from '../errors/proxy-error.js';
+
+/** Headers on every response the proxy builds itself; the official client requires the first. */
+export const PROXY_RESPONSE_HEADERS: Readonly<Record<string, string>> = Object.freeze({
+  'X-elastic-product': 'Elasticsearch',
+  'content-type': 'application/json',
+});
+
+export interface ElasticsearchErrorBody {
+  readonly error: {
+    readonly root_cause: readonly { readonly type: string; readonly reason: string }[];
+    readonly type: string;
+    readonly reason: string;
+  };
+  readonly status: number;
+}
+
+/** Elasticsearch's own error shape, status and type taken from the error-codes table. */
+export function elasticsearchErrorBody(error: ProxyError): ElasticsearchErrorBody {
+  const type = elasticsearchTypeFor(error.code);
+  const status = statusFor(error.code);
+  return { error: { root_cause: [{ type, reason: error.message }], type, reason: error.message }, status };
+}
+
+/** Anything thrown that is not a ProxyError is an internal fault; its text stays in the logs. */
+export function asProxyError(error: unknown): ProxyError {
+  if (error instanceof ProxyError) return error;
+  return new ProxyError('INTERNAL', 'the proxy failed to handle the request', { cause: error });
+}
+
+/**
+ * Answers with `error` in Elasticsearch's shape. When the response has already started there
+ * is no honest way to report an error, so the connection is cut instead (the client sees a
+ * truncated response rather than a corrupted one).
+ */
+export function sendElasticsearchError(
+  res: ServerResponse,
+  error: ProxyError,
+  extraHeaders: Readonly<Record<string, string>> = {},
+): void {
+  if (res.headersSent) {
+    res.destroy(error);
+    return;
+  }
+  const payload = Buffer.from(JSON.stringify(elasticsearchErrorBody(error)));
+  res.writeHead(statusFor(error.code), {
+    ...PROXY_RESPONSE_HEADERS,
+    ...extraHeaders,
+    'content-length': String(payload.length),
+  });
+  res.end(payload);
+}

@@ -1,0 +1,58 @@
+import type { OutgoingHttpHeaders, ServerResponse } from 'node:http';
+import { PROXY_RESPONSE_HEADERS } from './elasticsearch-error.js';
+import { rawWithoutHopByHop, withoutHopByHop } from './hop-by-hop-headers.js';
+import type { UpstreamResponse } from './upstream-forwarder.js';
+
+/**
+ * Sends a buffered upstream answer to the client as Elasticsearch sent it: status and headers
+ * (hop-by-hop ones excepted), with `content-length` describing `upstream.body` — which the
+ * caller may have rewritten (a merged bulk answer).
+ */
+export function relayUpstreamResponse(res: ServerResponse, upstream: UpstreamResponse): void {
+  if (res.destroyed) return;
+  res.writeHead(upstream.status, headersFor(upstream));
+  res.end(upstream.body);
+}
+
+function headersFor(upstream: UpstreamResponse): string[] {
+  const length = contentLengthFor(upstream);
+  if (upstream.rawHeaders !== undefined) {
+    const raw = rawWithoutHopByHop(upstream.rawHeaders, upstream.headers);
+    const kept: string[] = [];
+    for (let i = 0; i + 1 < raw.length; i += 2) {
+      const name = raw[i] ?? '';
+      if (name.toLowerCase() !== 'content-length') kept.push(name, raw[i + 1] ?? '');
+    }
+    return [...kept, 'content-length', length];
+  }
+  const flat: string[] = [];
+  const headers: OutgoingHttpHeaders = withoutHopByHop(upstream.headers);
+  for (const [name, value] of Object.entries(headers)) {
+    if (value === undefined || name === 'content-length') continue;
+    for (const one of Array.isArray(value) ? value : [String(value)]) flat.push(name, one);
+  }
+  return [...flat, 'content-length', length];
+}
+
+/** An empty body with a declared length is a HEAD answer: its length describes the GET body. */
+function contentLengthFor(upstream: UpstreamResponse): string {
+  const declared = upstream.headers['content-length'];
+  if (upstream.body.length === 0 && declared !== undefined) return declared;
+  return String(upstream.body.length);
+}
+
+/**
+ * Answers with a JSON body the proxy built (a merged bulk answer): Elasticsearch's product and
+ * content-type headers, `body` as given when it is already serialized.
+ */
+export function sendJson(
+  res: ServerResponse,
+  status: number,
+  body: Buffer | string | object,
+  extraHeaders: Readonly<Record<string, string>> = {},
+): void {
+  if (res.destroyed) return;
+  const payload = Buffer.isBuffer(body) ? body : Buffer.from(typeof body === 'string' ? body : JSON.stringify(body));
+  res.writeHead(status, { ...PROXY_RESPONSE_HEADERS, ...extraHeaders, 'content-length': String(payload.length) });
+  res.end(payload);
+}

@@ -1,0 +1,57 @@
+import type { LockOwner, Priority } from './lock-engine.js';
+
+/**
+ * What the engine writes into queue entries and `privateLock`. The `guid` identifies one
+ * acquisition attempt so a node whose create reply was lost can be found again; foreign nodes
+ * (e.g. written by a client following the original document) parse to `null` fields.
+ */
+export interface LockNodeData {
+  readonly guid: string | null;
+  readonly owner: LockOwner | null;
+  readonly priority: Priority | null;
+  readonly acquiredAt: number | null;
+  readonly message: string;
+  /** For `privateLock`: the holder's queue entry name, null on the fast path. */
+  readonly entry: string | null;
+}
+
+export function encodeNodeData(data: LockNodeData): string {
+  return JSON.stringify(data);
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function parseOwner(value: unknown): LockOwner | null {
+  if (!isRecord(value)) return null;
+  const { host, pid, requestId } = value;
+  if (typeof host !== 'string' || typeof pid !== 'number' || typeof requestId !== 'string') return null;
+  return { host, pid, requestId };
+}
+
+function stringOrNull(value: unknown): string | null {
+  return typeof value === 'string' ? value : null;
+}
+
+export function parseNodeData(raw: string | Buffer | null | undefined): LockNodeData {
+  const empty: LockNodeData = { guid: null, owner: null, priority: null, acquiredAt: null, message: '', entry: null };
+  if (raw === null || raw === undefined) return empty;
+  const text = typeof raw === 'string' ? raw : raw.toString('utf8');
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    return { ...empty, message: text };
+  }
+  if (!isRecord(parsed)) return empty;
+  const priority = parsed.priority === 'foreground' || parsed.priority === 'background' ? parsed.priority : null;
+  return {
+    guid: stringOrNull(parsed.guid),
+    owner: parseOwner(parsed.owner),
+    priority,
+    acquiredAt: typeof parsed.acquiredAt === 'number' ? parsed.acquiredAt : null,
+    message: stringOrNull(parsed.message) ?? '',
+    entry: stringOrNull(parsed.entry),
+  };
+}

@@ -1,0 +1,116 @@
+import type { ZkClient } from './zk-client.js';
+
+/** A node above the queue: the persistent lock root chain, then index and document containers. */
+export interface ParentNode {
+  readonly path: string;
+  readonly mode: 'persistent' | 'container';
+}
+
+/** Every parent of the document node of `docPath`'s key, root first. */
+export function parentChain(root: string, index: string, doc: string): ParentNode[] {
+  const chain: ParentNode[] = [];
+  let path = '';
+  for (const part of root.split('/').filter((p) => p !== '')) {
+    path += `/${part}`;
+    chain.push({ path, mode: 'persistent' });
+  }
+  chain.push({ path: index, mode: 'container' }, { path: doc, mode: 'container' });
+  return chain;
+}
+import { isZkCode } from './zk-errors.js';
+
+/**
+ * Which index/document CONTAINER nodes this process believes exist, so a warm key costs no
+ * create. A stale belief (the server reaped an empty container) shows up as NONODE on the
+ * child create; the caller then calls `forget` and tries again.
+ */
+export class ContainerCache {
+  /** `true` once created or seen; a promise while our create is in flight (shared, not repeated). */
+  private readonly known = new Map<string, true | Promise<void>>();
+  private readonly capacity: number;
+  private readonly restrictAcl: boolean;
+
+  constructor(capacity: number, restrictAcl: boolean) {
+    this.capacity = capacity;
+    this.restrictAcl = restrictAcl;
+  }
+
+  /**
+   * Issues (without awaiting in between) the creates still needed for `nodes`, parent first.
+   * Call before queuing the child requests so they are pipelined behind these on the session.
+   */
+  ensure(client: ZkClient, nodes: readonly ParentNode[]): Promise<void> {
+    const pending: Promise<void>[] = [];
+    for (const { path, mode } of nodes) {
+      const state = this.known.get(path);
+      if (state === true) continue;
+      if (state !== undefined) {
+        pending.push(state);
+        continue;
+      }
+      const creating = this.createParent(client, path, mode);
+      this.known.set(path, creating);
+      pending.push(creating);
+    }
+    if (pending.length === 0) return Promise.resolve();
+    return Promise.all(pending).then(() => undefined);
+  }
+
+  forget(nodes: readonly ParentNode[]): void {
+    for (const { path, mode } of nodes) if (mode === 'container') this.known.delete(path);
+  }
+
+  private async createParent(client: ZkClient, path: string, mode: 'persistent' | 'container'): Promise<void> {
+    const created = client.create(path, '', mode);
+    // Pipelined right behind the create; harmless on a node another proxy (same credentials) made.
+    const acl = this.restrictAcl ? client.restrictToCreator(path).catch(() => undefined) : undefined;
+    try {
+      await created;
+    } catch (error) {
+      if (!isZkCode(error, 'NODEEXISTS')) {
+        this.known.delete(path);
+        throw error;
+      }
+    }
+    await acl;
+    this.remember(path);
+  }
+
+  private remember(path: string): void {
+    this.known.delete(path);
+    this.known.set(path, true);
+    if (this.known.size > this.capacity) {
+      const oldest = this.known.keys().next();
+      if (oldest.done !== true) this.known.delete(oldest.value);
+    }
+  }
+}
+
+/** Keys that recently had a holder or a queue: skip the fast path there for a while. */
+export class ContentionHints {
+  private readonly until = new Map<string, number>();
+  private readonly ttlMs: number;
+  private readonly capacity: number;
+
+  constructor(ttlMs: number, capacity: number) {
+    this.ttlMs = ttlMs;
+    this.capacity = capacity;
+  }
+
+  mark(docPath: string): void {
+    this.until.delete(docPath);
+    this.until.set(docPath, Date.now() + this.ttlMs);
+    if (this.until.size > this.capacity) {
+      const oldest = this.until.keys().next();
+      if (oldest.done !== true) this.until.delete(oldest.value);
+    }
+  }
+
+  contended(docPath: string): boolean {
+    const until = this.until.get(docPath);
+    if (until === undefined) return false;
+    if (until > Date.now()) return true;
+    this.until.delete(docPath);
+    return false;
+  }
+}

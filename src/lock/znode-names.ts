@@ -1,0 +1,63 @@
+import { ProxyError } from '../errors/proxy-error.js';
+import type { LockKey } from './lock-engine.js';
+
+/**
+ * Znode layout: `{lockRoot}/{index}/{id}` with both segments percent-encoded, the document node
+ * holding the queue entries (`A-0000000042`) and the `privateLock` arbiter.
+ *
+ * Encoding keeps only `[A-Za-z0-9_-]` and writes every other UTF-8 byte as `%XX`. That makes the
+ * mapping injective (decodable), never yields `.`/`..` (reserved by ZooKeeper), `/`, control or
+ * non-BMP characters, and stays within 3x the 512-byte id limit of Elasticsearch.
+ */
+export const PRIVATE_LOCK = 'privateLock';
+
+const KEEP = /^[A-Za-z0-9_-]$/;
+
+export function encodeSegment(value: string): string {
+  if (value.length === 0) throw new ProxyError('BAD_REQUEST', 'lock key segments must not be empty');
+  let out = '';
+  for (const char of value) {
+    if (KEEP.test(char)) {
+      out += char;
+      continue;
+    }
+    for (const byte of Buffer.from(char, 'utf8')) out += `%${byte.toString(16).toUpperCase().padStart(2, '0')}`;
+  }
+  return out;
+}
+
+export function decodeSegment(encoded: string): string {
+  return decodeURIComponent(encoded);
+}
+
+/** Normalized root without a trailing slash ("/" stays "/"-less: ""). */
+export function normalizeRoot(lockRoot: string): string {
+  const trimmed = lockRoot.replace(/\/+$/, '');
+  if (trimmed !== '' && !trimmed.startsWith('/')) return `/${trimmed}`;
+  return trimmed;
+}
+
+export function indexPath(root: string, index: string): string {
+  return `${root}/${encodeSegment(index)}`;
+}
+
+export function documentPath(root: string, key: LockKey): string {
+  return `${indexPath(root, key.index)}/${encodeSegment(key.id)}`;
+}
+
+/** Canonical key order shared by every process (deadlock freedom of `acquireMany`). */
+export function compareKeys(a: LockKey, b: LockKey): number {
+  if (a.index !== b.index) return a.index < b.index ? -1 : 1;
+  if (a.id !== b.id) return a.id < b.id ? -1 : 1;
+  return 0;
+}
+
+export function keyString(key: LockKey): string {
+  return `${key.index}/${key.id}`;
+}
+
+/** Sorted, duplicates removed. */
+export function canonicalKeys(keys: readonly LockKey[]): LockKey[] {
+  const sorted = [...keys].sort(compareKeys);
+  return sorted.filter((key, i) => i === 0 || compareKeys(sorted[i - 1]!, key) !== 0);
+}

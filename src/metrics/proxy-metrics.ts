@@ -1,0 +1,61 @@
+import { collectDefaultMetrics, Registry } from 'prom-client';
+import type { ErrorCode } from '../errors/error-codes.js';
+import type { LockEngine } from '../lock/lock-engine.js';
+import type { WriteObserver } from '../write/write-observer.js';
+import { instrumentLockEngine } from './instrumented-lock-engine.js';
+import { lockReportObserver } from './lock-report-observer.js';
+import { watchLockService, type WatchableLockEngine } from './lock-service-watch.js';
+import { createMetricSet, type ProxyMetricSet, type RequestKind } from './metric-set.js';
+import { statusClassOf } from './status-class.js';
+
+export interface RenderedMetrics {
+  readonly contentType: string;
+  readonly body: string;
+}
+
+/**
+ * The proxy's Prometheus metrics on a registry of its own (never prom-client's global one), so
+ * several proxies in one process, as in the tests, keep separate counts.
+ */
+export class ProxyMetrics {
+  readonly registry: Registry;
+  private readonly metrics: ProxyMetricSet;
+
+  constructor(options: { readonly processMetrics?: boolean } = {}) {
+    this.registry = new Registry();
+    this.metrics = createMetricSet(this.registry);
+    if (options.processMetrics ?? true) collectDefaultMetrics({ register: this.registry });
+  }
+
+  /** Feeds lock waits, holds and outcomes from the write path's reports. */
+  writeObserver(): WriteObserver {
+    return lockReportObserver(this.metrics);
+  }
+
+  /** Wraps the engine the write path uses so that `lock_waiters` and `locks_held` stay exact. */
+  instrumentLockEngine(engine: LockEngine): LockEngine {
+    return instrumentLockEngine(engine, this.metrics);
+  }
+
+  /** Follows the engine's connection state and session expiries; returns an unsubscribe. */
+  watchLockEngine(engine: WatchableLockEngine): () => void {
+    return watchLockService(engine, this.metrics);
+  }
+
+  /** Called once per answered client request. */
+  requestServed(kind: RequestKind, status: number): void {
+    this.metrics.requests.inc({ kind, status_class: statusClassOf(status) });
+  }
+
+  /** Called once per failed exchange with Elasticsearch (UPSTREAM_UNREACHABLE, _TIMEOUT, _RESET). */
+  upstreamError(code: ErrorCode): void {
+    this.metrics.upstreamErrors.inc({ code });
+  }
+
+  async render(): Promise<RenderedMetrics> {
+    return { contentType: this.registry.contentType, body: await this.registry.metrics() };
+  }
+}
+
+export type { RequestKind, StatusClass } from './metric-set.js';
+export type { SessionExpiryEvents, WatchableLockEngine } from './lock-service-watch.js';

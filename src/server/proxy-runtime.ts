@@ -1,0 +1,86 @@
+import type { Logger } from 'pino';
+import type { Settings } from '../config/settings.js';
+import { createClusterClient } from '../cluster/cluster-client.js';
+import { FileDeadLetterStore } from '../deadletter/file-dead-letter-store.js';
+import { lockInspectionRouter } from '../http/admin/lock-inspection-router.js';
+import { metricsRouter } from '../http/admin/metrics-router.js';
+import { createUpstreamForwarder } from '../http/upstream/node-upstream-forwarder.js';
+import type { LockEngine } from '../lock/lock-engine.js';
+import { ZooKeeperLockEngine } from '../lock/zookeeper-lock-engine.js';
+import { instrumentForwarder } from '../metrics/instrumented-forwarder.js';
+import { ProxyMetrics } from '../metrics/proxy-metrics.js';
+import { AliasResolver, clusterAliasLookup } from '../write/alias-resolver.js';
+import { combineObservers, loggingObserver } from '../write/write-observer.js';
+import { createWriteInterceptor } from '../write/write-path.js';
+import { startProxy, type BoundAddress } from './start-proxy.js';
+
+export interface ProxyRuntime {
+  readonly proxyAddress: BoundAddress;
+  readonly adminAddress: BoundAddress;
+  readonly locks: LockEngine;
+  readonly metrics: ProxyMetrics;
+  /** The settings in force; `applySettings` swaps them for new requests (live reload). */
+  settings(): Settings;
+  applySettings(next: Settings): void;
+  /** Stops accepting, drains in-flight requests, releases every lock, closes the ZooKeeper session. */
+  close(): Promise<void>;
+}
+
+export interface RuntimeOptions {
+  /** Another engine (e.g. in-memory for a single instance); default: ZooKeeper from the settings. */
+  readonly lockEngine?: LockEngine;
+  readonly metrics?: ProxyMetrics;
+}
+
+/** Assembles the product: ZooKeeper locks, the write path, metrics and admin routes around the HTTP edge. */
+export async function startProxyRuntime(initial: Settings, logger: Logger, options: RuntimeOptions = {}): Promise<ProxyRuntime> {
+  let current = initial;
+  const settings = (): Settings => current;
+  const metrics = options.metrics ?? new ProxyMetrics();
+  const engine = options.lockEngine ?? new ZooKeeperLockEngine(initial.zookeeper, logger.child({ component: 'lock' }));
+  const stopWatching = metrics.watchLockEngine(engine);
+  const cluster = createClusterClient(initial.elasticsearch, initial.proxy.upstreamTimeoutMs);
+  const forwarder = instrumentForwarder(createUpstreamForwarder(initial, logger.child({ component: 'upstream' })), metrics);
+  const writeLogger = logger.child({ component: 'write' });
+  try {
+    const proxy = await startProxy(initial, logger, {
+      lockEngine: engine,
+      forwarder,
+      writeInterceptor: createWriteInterceptor({
+        settings,
+        locks: metrics.instrumentLockEngine(engine),
+        forwarder,
+        aliases: new AliasResolver(clusterAliasLookup(cluster), () => current.proxy.aliasCacheTtlMs, writeLogger),
+        deadLetters: new FileDeadLetterStore(initial.proxy.deadLetterDir),
+        observer: combineObservers(loggingObserver(writeLogger, () => current.proxy.slowLockMs), metrics.writeObserver()),
+        requestServed: (kind, status) => metrics.requestServed(kind, status),
+        logger: writeLogger,
+      }),
+      adminRouters: [
+        metricsRouter(metrics),
+        lockInspectionRouter({ locks: engine, adminToken: () => current.proxy.adminToken, logger: logger.child({ component: 'admin' }) }),
+      ],
+    });
+    return {
+      proxyAddress: proxy.proxyAddress,
+      adminAddress: proxy.adminAddress,
+      locks: engine,
+      metrics,
+      settings,
+      applySettings: (next) => {
+        current = next;
+      },
+      close: async () => {
+        await proxy.close();
+        stopWatching();
+        await engine.close();
+        await cluster.close();
+      },
+    };
+  } catch (error) {
+    stopWatching();
+    await engine.close();
+    await cluster.close();
+    throw error;
+  }
+}

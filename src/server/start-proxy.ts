@@ -1,0 +1,111 @@
+import { createServer, type Server } from 'node:http';
+import type { Router } from 'express';
+import type { Logger } from 'pino';
+import type { Settings } from '../config/settings.js';
+import { createAdminApp } from '../http/admin-app.js';
+import { createProxyApp } from '../http/proxy-app.js';
+import { lockEngineCheck, Readiness, upstreamCheck, type ReadinessCheck } from '../http/readiness.js';
+import { createUpstreamForwarder } from '../http/upstream/node-upstream-forwarder.js';
+import type { UpstreamForwarder } from '../http/upstream-forwarder.js';
+import type { WriteInterceptor } from '../http/write-interceptor.js';
+import type { LockEngine } from '../lock/lock-engine.js';
+import { answerClientError } from './client-error.js';
+import { InFlightRequests } from './in-flight-requests.js';
+import { proxyCredentials } from './proxy-credentials.js';
+import { closeServer, listen, type BoundAddress } from './listen.js';
+
+export type { BoundAddress } from './listen.js';
+
+export interface ProxyServices {
+  readonly forwarder: UpstreamForwarder;
+  readonly readiness: Readiness;
+}
+
+export interface StartProxyDeps {
+  /** When given, `/readyz` also requires its state to be `connected`. Closed by its owner, not here. */
+  readonly lockEngine?: LockEngine;
+  /** The write path's hook. */
+  readonly writeInterceptor?: WriteInterceptor;
+  /** Alternative to `writeInterceptor`: built from the forwarder the proxy created (one upstream pool). */
+  readonly createWriteInterceptor?: (services: ProxyServices) => WriteInterceptor;
+  /** Replaces the node:http forwarder (tests). Closed by `close()` all the same. */
+  readonly forwarder?: UpstreamForwarder;
+  /** Extra `/readyz` checks (more can be added later through `readiness.add`). */
+  readonly readinessChecks?: readonly ReadinessCheck[];
+  /** Idle time allowed in the middle of a request body before a 408 (default 30 s). */
+  readonly bodyIdleTimeoutMs?: number;
+  /** Extra admin-port routes (lock inspection, metrics), mounted after /healthz and /readyz. */
+  readonly adminRouters?: readonly Router[];
+}
+
+export interface RunningProxy extends ProxyServices {
+  readonly proxyAddress: BoundAddress;
+  readonly adminAddress: BoundAddress;
+  /** Stops accepting, lets in-flight requests finish (up to `proxy.shutdownTimeoutMs`), closes upstream sockets. */
+  close(): Promise<void>;
+}
+
+/** Binds the proxy port and the admin port; resolves once both listen. Port 0 picks a free port. */
+export async function startProxy(settings: Settings, logger: Logger, deps: StartProxyDeps = {}): Promise<RunningProxy> {
+  const forwarder = deps.forwarder ?? createUpstreamForwarder(settings, logger.child({ component: 'upstream' }));
+  const readiness = new Readiness([
+    upstreamCheck(forwarder, { authorization: proxyCredentials(settings.elasticsearch.auth) }),
+    ...(deps.lockEngine !== undefined ? [lockEngineCheck(deps.lockEngine)] : []),
+    ...(deps.readinessChecks ?? []),
+  ]);
+  const services: ProxyServices = { forwarder, readiness };
+  const writeInterceptor = deps.writeInterceptor ?? deps.createWriteInterceptor?.(services);
+  const inFlight = new InFlightRequests();
+
+  const proxyServer = createServer(
+    createProxyApp({
+      forwarder,
+      logger: logger.child({ component: 'proxy' }),
+      maxBodyBytes: settings.proxy.maxBodyBytes,
+      inFlight,
+      ...(deps.bodyIdleTimeoutMs !== undefined ? { bodyIdleTimeoutMs: deps.bodyIdleTimeoutMs } : {}),
+      ...(writeInterceptor !== undefined ? { writeInterceptor } : {}),
+    }),
+  );
+  proxyServer.on('clientError', answerClientError);
+  const adminServer = createServer(createAdminApp({ readiness, logger: logger.child({ component: 'admin' }), routers: deps.adminRouters ?? [] }));
+
+  const started: Server[] = [];
+  try {
+    const proxyAddress = await listen(proxyServer, settings.proxy.listenHost, settings.proxy.listenPort);
+    started.push(proxyServer);
+    const adminAddress = await listen(adminServer, settings.proxy.adminHost, settings.proxy.adminPort);
+    started.push(adminServer);
+    let closing: Promise<void> | null = null;
+    return {
+      proxyAddress,
+      adminAddress,
+      forwarder,
+      readiness,
+      close: () => (closing ??= shutDown({ proxyServer, adminServer, inFlight, forwarder, timeoutMs: settings.proxy.shutdownTimeoutMs, logger })),
+    };
+  } catch (error) {
+    await Promise.all(started.map((server) => closeServer(server)));
+    await forwarder.close();
+    throw error;
+  }
+}
+
+async function shutDown(parts: {
+  proxyServer: Server;
+  adminServer: Server;
+  inFlight: InFlightRequests;
+  forwarder: UpstreamForwarder;
+  timeoutMs: number;
+  logger: Logger;
+}): Promise<void> {
+  const { proxyServer, adminServer, inFlight, forwarder, timeoutMs, logger } = parts;
+  const proxyClosed = closeServer(proxyServer);
+  proxyServer.closeIdleConnections();
+  const drained = await inFlight.idle(timeoutMs);
+  if (!drained) logger.warn({ inFlight: inFlight.count, timeoutMs }, 'shutdown timeout: cutting the remaining requests');
+  proxyServer.closeAllConnections();
+  adminServer.closeAllConnections();
+  await Promise.all([proxyClosed, closeServer(adminServer)]);
+  await forwarder.close();
+}

@@ -1,0 +1,45 @@
+import type { BulkItem } from '../classify/bulk-parser.js';
+import type { LockKey } from '../lock/lock-engine.js';
+import { describeKey } from './lock-errors-http.js';
+
+/** The per-item result object of a `_bulk` response: `{ "<action>": { _index, _id, status, ... } }`. */
+export type BulkItemResult = Record<string, Record<string, unknown>>;
+
+/** A bulk item with the lock key it needs (`null` for auto-id items, which cannot collide). */
+export interface KeyedBulkItem {
+  readonly item: BulkItem;
+  readonly key: LockKey | null;
+}
+
+export function keyId(key: LockKey): string {
+  return `${key.index}\u0000${key.id}`;
+}
+
+/** Distinct keys of the items, in first-seen order (the engine canonicalises the order). */
+export function distinctKeys(items: readonly KeyedBulkItem[]): LockKey[] {
+  const seen = new Map<string, LockKey>();
+  for (const { key } of items) if (key !== null && !seen.has(keyId(key))) seen.set(keyId(key), key);
+  return [...seen.values()];
+}
+
+/** An item answered by the proxy itself (lock wait timeout, lock service down, upstream failure). */
+export function proxyItemResult(
+  keyed: KeyedBulkItem,
+  status: number,
+  type: string,
+  reason: string,
+): BulkItemResult {
+  return {
+    [keyed.item.action]: {
+      _index: keyed.item.index,
+      _id: keyed.item.id,
+      status,
+      error: { type, reason },
+    },
+  };
+}
+
+export function lockTimeoutItem(keyed: KeyedBulkItem, waitedMs: number): BulkItemResult {
+  const subject = keyed.key === null ? `[${keyed.item.index}]` : describeKey(keyed.key);
+  return proxyItemResult(keyed, 429, 'lock_wait_timeout_exception', `lock wait for document ${subject} timed out after ${waitedMs}ms`);
+}

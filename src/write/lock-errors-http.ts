@@ -1,0 +1,34 @@
+import type { LockKey } from '../lock/lock-engine.js';
+import { ProxyError } from '../errors/proxy-error.js';
+
+/** Keys render as Elasticsearch prints documents: `[index][id]`. */
+export function describeKey(key: LockKey): string {
+  return `[${key.index}][${key.id}]`;
+}
+
+export function lockWaitTimeout(key: LockKey, waitedMs: number): ProxyError {
+  return new ProxyError('LOCK_TIMEOUT', `lock wait for document ${describeKey(key)} timed out after ${waitedMs}ms`, {
+    meta: { index: key.index, id: key.id, waitedMs },
+  });
+}
+
+export function lockLostBeforeForwarding(key: LockKey): ProxyError {
+  return new ProxyError(
+    'LOCK_LOST',
+    `lock on document ${describeKey(key)} was lost before the write was forwarded; nothing was sent to Elasticsearch`,
+    { meta: { index: key.index, id: key.id } },
+  );
+}
+
+/** Seconds a client should wait before retrying after a lock wait timeout (at least 1). */
+export function retryAfterSeconds(timeoutMs: number): string {
+  return String(Math.max(1, Math.ceil(timeoutMs / 1000)));
+}
+
+export function isLockTimeout(error: unknown): error is ProxyError {
+  return error instanceof ProxyError && error.code === 'LOCK_TIMEOUT';
+}
+
+export function isProxyError(error: unknown): error is ProxyError {
+  return error instanceof ProxyError;
+}

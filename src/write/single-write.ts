@@ -1,0 +1,149 @@
+import { sendElasticsearchError } from '../http/elasticsearch-error.js';
+import { relayUpstreamResponse } from '../http/relay-response.js';
+import { ProxyError } from '../errors/proxy-error.js';
+import type { HeldLock, LockKey, Priority } from '../lock/lock-engine.js';
+import type { UpstreamResponse } from '../http/upstream-forwarder.js';
+import { acquireWithRetry } from './acquire-with-retry.js';
+import { deadLetter } from './dead-letter.js';
+import type { InterceptedRequest as ClientExchange } from '../http/write-interceptor.js';
+import { lockLostBeforeForwarding, lockWaitTimeout, retryAfterSeconds } from './lock-errors-http.js';
+import type { LockOutcome } from './write-observer.js';
+import { forwardRequestOf, type WritePathDeps } from './write-path-deps.js';
+
+export interface SingleWriteTarget {
+  /** Index name as the client wrote it (may be an alias). */
+  readonly index: string;
+  readonly id: string;
+}
+
+/**
+ * Lock one document, forward, release when Elasticsearch has answered. The response is
+ * buffered (single-document answers are small) so that the lock is released the moment the
+ * upstream exchange ends, whatever the client does, and so `_index` can be checked against the
+ * alias cache.
+ */
+export async function handleSingleWrite(
+  deps: WritePathDeps,
+  exchange: ClientExchange,
+  target: SingleWriteTarget,
+  priority: Priority,
+): Promise<void> {
+  const key: LockKey = { index: await deps.aliases.lockIndexFor(target.index), id: target.id };
+  const report = reporter(deps, exchange, key, priority);
+  let acquired;
+  try {
+    acquired = await acquireWithRetry(deps, exchange, key, priority, `${exchange.req.method} ${exchange.req.url}`);
+  } catch (error) {
+    report(exchange.clientGone.aborted ? 'aborted' : 'unavailable', 0, 0, null, 1);
+    if (exchange.clientGone.aborted) return;
+    throw error;
+  }
+  if (acquired.kind === 'timed_out') {
+    await answerTimeout(deps, exchange, key, priority, acquired);
+    return;
+  }
+  const { lock } = acquired;
+  const heldSince = Date.now();
+  let outcome: LockOutcome = 'acquired';
+  let upstreamStatus: number | null = null;
+  try {
+    if (lock.lost.aborted) {
+      outcome = 'lost';
+      sendElasticsearchError(exchange.res, lockLostBeforeForwarding(key));
+      return;
+    }
+    const upstream = await forwardOrAnswerError(deps, exchange);
+    releaseInBackground(deps, lock);
+    if (upstream === null) return;
+    upstreamStatus = upstream.status;
+    observeWrittenIndex(deps, target.index, upstream.body);
+    relayUpstreamResponse(exchange.res, upstream);
+  } finally {
+    releaseInBackground(deps, lock);
+    // The write may have overlapped another writer: the oracle of last resort is this error line.
+    if (lock.lost.aborted && outcome === 'acquired') outcome = 'lost';
+    report(outcome, acquired.waitedMs, Date.now() - heldSince, upstreamStatus, acquired.attemptTimes.length, lock.queuePositionOnArrival);
+  }
+}
+
+/** Forwards; an upstream failure is answered in Elasticsearch's shape and yields `null`. */
+async function forwardOrAnswerError(deps: WritePathDeps, exchange: ClientExchange): Promise<UpstreamResponse | null> {
+  try {
+    return await deps.forwarder.exchange(forwardRequestOf(exchange, deps.settings(), { readsAnswer: true }));
+  } catch (error) {
+    if (!(error instanceof ProxyError)) throw error;
+    sendElasticsearchError(exchange.res, error);
+    return null;
+  }
+}
+
+/** Release is off the request path; the engine retries it across reconnects. */
+export function releaseInBackground(deps: WritePathDeps, lock: HeldLock): void {
+  lock.release().catch((error: unknown) => deps.logger.error({ err: error, key: lock.key }, 'lock release failed'));
+}
+
+async function answerTimeout(
+  deps: WritePathDeps,
+  exchange: ClientExchange,
+  key: LockKey,
+  priority: Priority,
+  result: { attemptTimes: readonly number[]; waitedMs: number; timeoutMs: number },
+): Promise<void> {
+  const error = lockWaitTimeout(key, result.waitedMs);
+  const headers: Record<string, string> = { 'Retry-After': retryAfterSeconds(result.timeoutMs) };
+  let outcome: LockOutcome = 'timeout';
+  if (priority === 'background') {
+    headers['X-Dead-Letter-Id'] = await deadLetter(deps, exchange, {
+      body: exchange.body,
+      priority,
+      keys: [key],
+      attemptTimes: result.attemptTimes,
+      lastError: { code: error.code, message: error.message },
+    });
+    outcome = 'dead_lettered';
+  }
+  reporter(deps, exchange, key, priority)(outcome, result.waitedMs, 0, null, result.attemptTimes.length);
+  sendElasticsearchError(exchange.res, error, headers);
+}
+
+function reporter(deps: WritePathDeps, exchange: ClientExchange, key: LockKey, priority: Priority) {
+  return (
+    outcome: LockOutcome,
+    waitMs: number,
+    holdMs: number,
+    upstreamStatus: number | null,
+    attempt: number,
+    queuePosition: number | null = null,
+  ): void =>
+    deps.observer.lockedRequest({
+      requestId: exchange.requestId,
+      method: exchange.req.method ?? '',
+      index: key.index,
+      id: key.id,
+      priority,
+      waitMs,
+      holdMs,
+      queuePosition,
+      outcome,
+      upstreamStatus,
+      attempt,
+    });
+}
+
+/** Feeds the `_index` of a successful answer back to the alias cache. */
+function observeWrittenIndex(deps: WritePathDeps, requestedIndex: string, body: Buffer): void {
+  const writtenIndex = indexOfResponse(body);
+  if (writtenIndex !== null) deps.aliases.observeWrittenIndex(requestedIndex, writtenIndex);
+}
+
+function indexOfResponse(body: Buffer): string | null {
+  try {
+    const parsed: unknown = JSON.parse(body.toString('utf8'));
+    if (typeof parsed === 'object' && parsed !== null && '_index' in parsed && typeof parsed._index === 'string') {
+      return parsed._index;
+    }
+  } catch {
+    // Not JSON (e.g. an error page from something between us and the cluster): nothing to learn.
+  }
+  return null;
+}

@@ -1,0 +1,52 @@
+import { hostname } from 'node:os';
+import type { Logger } from 'pino';
+import type { Settings } from '../config/settings.js';
+import type { UpstreamForwarder, ForwardRequest } from '../http/upstream-forwarder.js';
+import type { LockEngine, LockOwner, Priority } from '../lock/lock-engine.js';
+import type { DeadLetterStore } from '../deadletter/dead-letter-store.js';
+import type { AliasResolver } from './alias-resolver.js';
+import type { InterceptedRequest as ClientExchange } from '../http/write-interceptor.js';
+import type { WriteObserver } from './write-observer.js';
+
+export interface WritePathDeps {
+  /** Read on every request so that live-reloaded timeouts apply to the next request. */
+  readonly settings: () => Settings;
+  readonly locks: LockEngine;
+  readonly forwarder: UpstreamForwarder;
+  readonly aliases: AliasResolver;
+  readonly deadLetters: DeadLetterStore;
+  readonly observer: WriteObserver;
+  /** Called once per request with its kind and the status it was answered with. */
+  readonly requestServed?: (kind: RequestKind, status: number) => void;
+  readonly logger: Logger;
+}
+
+export type RequestKind = 'write' | 'bulk' | 'passthrough' | 'auto_id' | 'by_query';
+
+const HOST = hostname();
+
+export function ownerOf(exchange: ClientExchange): LockOwner {
+  return { host: HOST, pid: process.pid, requestId: exchange.requestId };
+}
+
+export function lockTimeoutMs(settings: Settings, priority: Priority): number {
+  return priority === 'foreground' ? settings.zookeeper.foregroundTimeoutMs : settings.zookeeper.backgroundTimeoutMs;
+}
+
+export interface ForwardShape {
+  /** Another body than the client's (a sub-bulk). */
+  readonly body?: Buffer;
+  /**
+   * The proxy reads the answer (bulk merge, `_index` check): ask for it uncompressed. The
+   * official client sends `accept-encoding: gzip`; a gzipped answer could not be merged.
+   */
+  readonly readsAnswer?: boolean;
+}
+
+/** The request to send upstream: the client's own, minus the proxy's lock header. */
+export function forwardRequestOf(exchange: ClientExchange, settings: Settings, shape: ForwardShape = {}): ForwardRequest {
+  const headers = { ...exchange.req.headers };
+  delete headers[settings.proxy.lockHeader.toLowerCase()];
+  if (shape.readsAnswer === true) delete headers['accept-encoding'];
+  return { method: exchange.req.method ?? 'GET', url: exchange.req.url ?? '/', headers, body: shape.body ?? exchange.body };
+}

@@ -1,0 +1,91 @@
+import { parsePriority } from '../classify/priority-header.js';
+import { classifyRoute, type RouteClassification } from '../classify/route-parser.js';
+import { ProxyError } from '../errors/proxy-error.js';
+import { sendElasticsearchError } from '../http/elasticsearch-error.js';
+import type { Priority } from '../lock/lock-engine.js';
+import { handleBulkWrite } from './bulk-write.js';
+import type { InterceptedRequest as ClientExchange, WriteInterceptor } from '../http/write-interceptor.js';
+import { handleSingleWrite } from './single-write.js';
+import { forwardRequestOf, type RequestKind, type WritePathDeps } from './write-path-deps.js';
+
+export function createWriteInterceptor(deps: WritePathDeps): WriteInterceptor {
+  return async (exchange) => {
+    let kind: RequestKind = 'write';
+    try {
+      const route = classifyRoute(exchange.req.method ?? 'GET', exchange.req.url ?? '/', exchange.req.headers);
+      kind = KIND_OF_ROUTE[route.kind];
+      if (route.kind === 'passthrough') return false;
+      await dispatch(deps, exchange, route, priorityOf(deps, exchange));
+    } catch (error) {
+      answerFailure(deps, exchange, error);
+    } finally {
+      countWhenAnswered(deps, exchange, kind);
+    }
+    return true;
+  };
+}
+
+const KIND_OF_ROUTE: Readonly<Record<RouteClassification['kind'], RequestKind>> = {
+  passthrough: 'passthrough',
+  single: 'write',
+  bulk: 'bulk',
+  'auto-id': 'auto_id',
+  'by-query': 'by_query',
+};
+
+function countWhenAnswered(deps: WritePathDeps, exchange: ClientExchange, kind: RequestKind): void {
+  const { requestServed } = deps;
+  if (requestServed === undefined) return;
+  const { res } = exchange;
+  if (res.writableFinished) requestServed(kind, res.statusCode);
+  else res.once('finish', () => requestServed(kind, res.statusCode));
+}
+
+function priorityOf(deps: WritePathDeps, exchange: ClientExchange): Priority {
+  const { lockHeader, lockDefault } = deps.settings().proxy;
+  return parsePriority(exchange.req.headers[lockHeader.toLowerCase()], lockDefault, lockHeader);
+}
+
+async function dispatch(
+  deps: WritePathDeps,
+  exchange: ClientExchange,
+  route: Exclude<RouteClassification, { kind: 'passthrough' }>,
+  priority: Priority,
+): Promise<void> {
+  switch (route.kind) {
+    case 'single':
+      return handleSingleWrite(deps, exchange, { index: route.index, id: route.id }, priority);
+    case 'bulk':
+      return handleBulkWrite(deps, exchange, route.defaultIndex, priority);
+    case 'auto-id':
+      // A generated id cannot collide with any other write: nothing to lock.
+      await deps.forwarder.pipe(forwardRequestOf(exchange, deps.settings()), exchange.res);
+      return;
+    case 'by-query':
+      return handleByQuery(deps, exchange, route.op);
+  }
+}
+
+async function handleByQuery(deps: WritePathDeps, exchange: ClientExchange, op: string): Promise<void> {
+  if (deps.settings().proxy.byQueryPolicy === 'reject') {
+    throw new ProxyError(
+      'BY_QUERY_REJECTED',
+      `_${op} writes cannot be locked per document and are rejected by this proxy (proxy.byquery.policy=reject)`,
+    );
+  }
+  deps.logger.warn(
+    { requestId: exchange.requestId, method: exchange.req.method, url: exchange.req.url, op },
+    'by-query write passed through without document locks',
+  );
+  await deps.forwarder.pipe(forwardRequestOf(exchange, deps.settings()), exchange.res);
+}
+
+function answerFailure(deps: WritePathDeps, exchange: ClientExchange, error: unknown): void {
+  const proxyError =
+    error instanceof ProxyError
+      ? error
+      : new ProxyError('INTERNAL', 'internal error in the write path', { cause: error });
+  if (proxyError.code === 'INTERNAL') deps.logger.error({ err: error, requestId: exchange.requestId }, 'write path failed');
+  if (exchange.res.headersSent || exchange.res.destroyed) return;
+  sendElasticsearchError(exchange.res, proxyError);
+}

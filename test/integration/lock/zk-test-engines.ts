@@ -1,0 +1,37 @@
+import { randomUUID } from 'node:crypto';
+import pino, { type Logger } from 'pino';
+import type { ZooKeeperSettings } from '../../../src/config/settings.js';
+import { ZooKeeperLockEngine } from '../../../src/lock/zookeeper-lock-engine.js';
+
+export const quietLogger: Logger = pino({ level: 'silent' });
+
+export function zkSettings(servers: string, overrides: Partial<ZooKeeperSettings> = {}): ZooKeeperSettings {
+  return {
+    servers,
+    sessionTimeoutMs: 4_000,
+    connectionRetry: 3,
+    connectionDelayMs: 200,
+    foregroundPrefix: 'A',
+    backgroundPrefix: 'B',
+    foregroundTimeoutMs: 2_000,
+    backgroundTimeoutMs: 2_000,
+    lockRoot: `/es-lock-proxy-test-${randomUUID().slice(0, 8)}/locks`,
+    auth: null,
+    ...overrides,
+  };
+}
+
+/** Engines opened by a test file, all closed by `closeAll` (call it in afterEach/afterAll). */
+export class EnginePool {
+  private readonly engines: ZooKeeperLockEngine[] = [];
+
+  open(settings: ZooKeeperSettings, logger: Logger = quietLogger): ZooKeeperLockEngine {
+    const engine = new ZooKeeperLockEngine(settings, logger);
+    this.engines.push(engine);
+    return engine;
+  }
+
+  async closeAll(): Promise<void> {
+    await Promise.all(this.engines.splice(0).map((engine) => engine.close()));
+  }
+}

@@ -1,0 +1,120 @@
+import { afterEach, describe, expect, inject, it } from 'vitest';
+import { LockTimeoutError } from '../../../src/lock/lock-errors.js';
+import { connectRawClient } from '../../../src/lock/zk-raw-client.js';
+import { documentPath, normalizeRoot } from '../../../src/lock/znode-names.js';
+import { owner, runLockEngineSuite, waitFor } from '../../unit/lock/lock-engine-suite.js';
+import { EnginePool, zkSettings } from './zk-test-engines.js';
+import { SeedAlgorithmClient } from './seed-algorithm-client.js';
+
+const connect = inject('zookeeperConnect');
+const pool = new EnginePool();
+let counter = 0;
+
+afterEach(() => pool.closeAll());
+
+runLockEngineSuite({
+  name: 'ZooKeeper, one session per engine',
+  async engines(count) {
+    const settings = zkSettings(connect, { lockRoot: '/es-lock-proxy-test/suite' });
+    return Array.from({ length: count }, () => pool.open(settings));
+  },
+  index: () => `suite-${process.pid}-${++counter}`,
+});
+
+describe('ZooKeeper engine specifics', () => {
+  it('lays out {root}/{index}/{encoded id} with privateLock and A-/B- queue entries', async () => {
+    const settings = zkSettings(connect);
+    const [a, b] = [pool.open(settings), pool.open(settings)];
+    const key = { index: 'products', id: 'a/b ..' };
+    const raw = await connectRawClient(connect, 4_000);
+    try {
+      const held = await a.acquire(key, 'foreground', { timeoutMs: 2_000, owner: owner('h') });
+      const waiting = b.acquire(key, 'background', { timeoutMs: 5_000, owner: owner('w') });
+      const docPath = `${normalizeRoot(settings.lockRoot)}/products/a%2Fb%20%2E%2E`;
+      expect(documentPath(normalizeRoot(settings.lockRoot), key)).toBe(docPath);
+      await waitFor(async () => (await raw.client.getChildren(docPath)).length === 2);
+      const children = await raw.client.getChildren(docPath);
+      expect(children.sort()).toEqual([expect.stringMatching(/^B-\d{10}$/), 'privateLock']);
+      await held.release();
+      await (await waiting).release();
+      expect(await raw.client.getChildren(docPath)).toEqual([]);
+      expect(a.stats().fastPathAcquisitions).toBe(1);
+    } finally {
+      await raw.close();
+    }
+  });
+
+  it('uncontended acquireMany of 200 keys costs at most 3 writes per key and no queue entries', async () => {
+    const engine = pool.open(zkSettings(connect));
+    const keys = Array.from({ length: 200 }, (_, i) => ({ index: 'bulk', id: `doc-${i}` }));
+    const before = engine.stats();
+    const started = Date.now();
+    const result = await engine.acquireMany(keys, 'background', { timeoutMs: 5_000, owner: owner('bulk') });
+    const acquiredMs = Date.now() - started;
+    await result.releaseAll();
+    const after = engine.stats();
+    const writes = after.zkOps.create + after.zkOps.delete - before.zkOps.create - before.zkOps.delete;
+    expect(result.acquired).toHaveLength(200);
+    expect(writes).toBeLessThanOrEqual(3 * 200 + 3);
+    // Pipelined, not 200 sequential round trips of ~1 ms each plus waits.
+    expect(acquiredMs).toBeLessThan(2_000);
+  });
+
+  it('mutually excludes with a client following the original document on the same znodes', async () => {
+    const settings = zkSettings(connect, { sessionTimeoutMs: 4_000 });
+    const engines = [pool.open(settings), pool.open(settings)];
+    const key = { index: 'seed', id: 'doc-1' };
+    const docPath = documentPath(normalizeRoot(settings.lockRoot), key);
+    const seeds = await Promise.all([0, 1].map(() => connectRawClient(connect, 4_000)));
+    let inside = 0;
+    let overlaps = 0;
+    const critical = async (): Promise<void> => {
+      inside++;
+      if (inside > 1) overlaps++;
+      await new Promise((resolve) => setTimeout(resolve, 1));
+      inside--;
+    };
+    try {
+      const engineWorkers = engines.map(async (engine, n) => {
+        for (let i = 0; i < 10; i++) {
+          const held = await engine.acquire(key, i % 2 === 0 ? 'foreground' : 'background', { timeoutMs: 20_000, owner: owner(`e${n}`) });
+          await critical();
+          await held.release();
+        }
+      });
+      const seedWorkers = seeds.map(async (raw, n) => {
+        const seed = new SeedAlgorithmClient(raw.client, docPath, n === 0 ? 'A' : 'B');
+        for (let i = 0; i < 10; i++) {
+          const node = await seed.lock();
+          await critical();
+          await seed.unlock(node);
+        }
+      });
+      await Promise.all([...engineWorkers, ...seedWorkers]);
+      expect(overlaps).toBe(0);
+      expect(await seeds[0]!.client.getChildren(docPath)).toEqual([]);
+    } finally {
+      await Promise.all(seeds.map((s) => s.close()));
+    }
+  });
+
+  it('a waiter times out without leaving its entry even when the holder is a seed client', async () => {
+    const settings = zkSettings(connect);
+    const engine = pool.open(settings);
+    const key = { index: 'seed', id: 'doc-2' };
+    const docPath = documentPath(normalizeRoot(settings.lockRoot), key);
+    const raw = await connectRawClient(connect, 4_000);
+    try {
+      const seed = new SeedAlgorithmClient(raw.client, docPath, 'B');
+      const node = await seed.lock();
+      await expect(engine.acquire(key, 'foreground', { timeoutMs: 150, owner: owner('x') })).rejects.toBeInstanceOf(LockTimeoutError);
+      expect((await raw.client.getChildren(docPath)).sort()).toEqual([node, 'privateLock']);
+      const inspection = await engine.inspect(key);
+      expect(inspection.holder).not.toBeNull();
+      expect(inspection.queue).toEqual([]);
+      await seed.unlock(node);
+    } finally {
+      await raw.close();
+    }
+  });
+});

@@ -1,0 +1,312 @@
+import { once } from 'node:events';
+import { createServer, type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { DocumentStore, type StoredDocument } from './es-stand-in/document-store.js';
+import { GateSet, type Gate } from './es-stand-in/gates.js';
+import { OverlapDetector, type OverlapReport } from './es-stand-in/overlap-detector.js';
+import { planRoute } from './es-stand-in/routes.js';
+import { splitPath, type StandInRequest } from './es-stand-in/stand-in-request.js';
+
+export type { Gate } from './es-stand-in/gates.js';
+export type { OverlapExample, OverlapReport } from './es-stand-in/overlap-detector.js';
+export type { StandInRequest } from './es-stand-in/stand-in-request.js';
+export type { StoredDocument } from './es-stand-in/document-store.js';
+
+/**
+ * An Elasticsearch stand-in for tests: the document APIs in Elasticsearch's shapes, latency and
+ * gates to widen or hold the window of a write, failure injection, a request log, and the
+ * overlap detector that the serialization tests use as their oracle.
+ */
+export interface EsStandInOptions {
+  /** Delay before answering each write (ms); widens the window an unserialized race needs. */
+  readonly writeLatencyMs?: number;
+  readonly readLatencyMs?: number;
+  /** `version.number` of `GET /`. */
+  readonly version?: string;
+}
+
+export interface LoggedRequest {
+  readonly method: string;
+  readonly url: string;
+  readonly headers: IncomingHttpHeaders;
+  readonly rawHeaders: readonly string[];
+  /** Filled in once the body has been received. */
+  body: Buffer;
+  /** `performance.now()` when the request head arrived / the response finished (null until then). */
+  readonly arrivedAt: number;
+  finishedAt: number | null;
+  status: number | null;
+}
+
+export type FaultKind =
+  /** Body read, then the socket is destroyed before any response byte. */
+  | 'reset-before-headers'
+  /** Headers and part of a body sent, then the socket is destroyed. */
+  | 'reset-mid-response'
+  /** Never answers (the socket stays open until `stop`). */
+  | 'hang';
+
+export interface Fault {
+  readonly kind: FaultKind;
+  readonly match?: (request: StandInRequest) => boolean;
+  /** How many matching requests it applies to (default 1; Infinity for all). */
+  readonly times?: number;
+}
+
+/** Handles a request itself (resolve true) or leaves it to the Elasticsearch routes (false). */
+export type CustomHandler = (request: StandInRequest, res: ServerResponse) => boolean | Promise<boolean>;
+
+export interface EsStandIn {
+  readonly url: string;
+  readonly port: number;
+  writeLatencyMs: number;
+  readLatencyMs: number;
+  readonly requests: readonly LoggedRequest[];
+  readonly overlaps: OverlapReport;
+  readonly maxConcurrentPerDocument: number;
+  readonly writesInFlight: number;
+  /** Stored document (index or alias name), or undefined. */
+  document(index: string, id: string): StoredDocument | undefined;
+  documents(index: string): ReadonlyMap<string, StoredDocument>;
+  defineAlias(alias: string, writeIndex: string, otherIndices?: readonly string[]): void;
+  /** Returns the backing index name. */
+  defineDataStream(name: string): string;
+  /** Holds matching requests (after latency, inside the write window) until released. */
+  gate(match: (request: StandInRequest) => boolean): Gate;
+  gateDocument(index: string, id: string): Gate;
+  injectFault(fault: Fault): void;
+  onRequest(handler: CustomHandler): () => void;
+  /** Stops listening and cuts open connections: new connections are refused. */
+  refuseConnections(): Promise<void>;
+  /** Listens again on the same port. */
+  acceptConnections(): Promise<void>;
+  /** Resolves once a logged request satisfies `predicate` (checked on every arrival). */
+  waitForRequest(predicate: (request: LoggedRequest) => boolean): Promise<LoggedRequest>;
+  /** Clears the request log and the overlap counters (documents stay). */
+  resetLog(): void;
+  stop(): Promise<void>;
+}
+
+export async function startEsStandIn(options: EsStandInOptions = {}): Promise<EsStandIn> {
+  const standIn = new StandInServer(options);
+  await standIn.listen(0);
+  return standIn;
+}
+
+class StandInServer implements EsStandIn {
+  writeLatencyMs: number;
+  readLatencyMs: number;
+  private readonly version: string;
+  private readonly store = new DocumentStore();
+  private readonly detector = new OverlapDetector();
+  private readonly gates = new GateSet();
+  private readonly faults: { fault: Fault; remaining: number }[] = [];
+  private readonly handlers: CustomHandler[] = [];
+  private readonly log: LoggedRequest[] = [];
+  private readonly arrivalWaiters: { predicate: (request: LoggedRequest) => boolean; wake: (request: LoggedRequest) => void }[] = [];
+  private readonly sockets = new Set<Socket>();
+  private readonly server: Server;
+  private boundPort = 0;
+
+  constructor(options: EsStandInOptions) {
+    this.writeLatencyMs = options.writeLatencyMs ?? 0;
+    this.readLatencyMs = options.readLatencyMs ?? 0;
+    this.version = options.version ?? '8.15.0';
+    this.server = createServer((req, res) => {
+      this.handle(req, res).catch((error: unknown) => {
+        if (!res.headersSent) res.writeHead(500, { 'content-type': 'application/json', 'X-elastic-product': 'Elasticsearch' });
+        res.end(JSON.stringify({ error: { type: 'stand_in_failure', reason: String(error) }, status: 500 }));
+      });
+    });
+    // Long enough that the proxy's keep-alive sockets are never closed under it mid-test.
+    this.server.keepAliveTimeout = 60_000;
+    this.server.on('connection', (socket) => {
+      this.sockets.add(socket);
+      socket.once('close', () => this.sockets.delete(socket));
+    });
+  }
+
+  get url(): string {
+    return `http://127.0.0.1:${this.boundPort}`;
+  }
+
+  get port(): number {
+    return this.boundPort;
+  }
+
+  get requests(): readonly LoggedRequest[] {
+    return this.log;
+  }
+
+  get overlaps(): OverlapReport {
+    return this.detector.report;
+  }
+
+  get maxConcurrentPerDocument(): number {
+    return this.detector.maxConcurrentPerDocument;
+  }
+
+  get writesInFlight(): number {
+    return this.detector.inFlightWrites;
+  }
+
+  async listen(port: number): Promise<void> {
+    this.server.listen(port, '127.0.0.1');
+    await once(this.server, 'listening');
+    const address = this.server.address();
+    if (address === null || typeof address === 'string') throw new Error('stand-in has no TCP address');
+    this.boundPort = address.port;
+  }
+
+  document(index: string, id: string): StoredDocument | undefined {
+    return this.store.document(index, id);
+  }
+
+  documents(index: string): ReadonlyMap<string, StoredDocument> {
+    return this.store.documents(index);
+  }
+
+  defineAlias(alias: string, writeIndex: string, otherIndices: readonly string[] = []): void {
+    this.store.defineAlias(alias, writeIndex, otherIndices);
+  }
+
+  defineDataStream(name: string): string {
+    return this.store.defineDataStream(name);
+  }
+
+  gate(match: (request: StandInRequest) => boolean): Gate {
+    return this.gates.add(match);
+  }
+
+  gateDocument(index: string, id: string): Gate {
+    const key = `${this.store.writeIndexOf(index)}/${id}`;
+    return this.gates.add((request) => request.writeKeys.includes(key));
+  }
+
+  injectFault(fault: Fault): void {
+    this.faults.push({ fault, remaining: fault.times ?? 1 });
+  }
+
+  onRequest(handler: CustomHandler): () => void {
+    this.handlers.push(handler);
+    return () => {
+      const position = this.handlers.indexOf(handler);
+      if (position >= 0) this.handlers.splice(position, 1);
+    };
+  }
+
+  async refuseConnections(): Promise<void> {
+    const closed = new Promise<void>((resolve) => this.server.close(() => resolve()));
+    for (const socket of this.sockets) socket.destroy();
+    await closed;
+  }
+
+  async acceptConnections(): Promise<void> {
+    await this.listen(this.boundPort);
+  }
+
+  waitForRequest(predicate: (request: LoggedRequest) => boolean): Promise<LoggedRequest> {
+    const found = this.log.find(predicate);
+    if (found !== undefined) return Promise.resolve(found);
+    return new Promise((wake) => this.arrivalWaiters.push({ predicate, wake }));
+  }
+
+  resetLog(): void {
+    this.log.length = 0;
+    this.detector.reset();
+  }
+
+  async stop(): Promise<void> {
+    this.gates.releaseAll();
+    const closed = this.server.listening ? new Promise<void>((resolve) => this.server.close(() => resolve())) : Promise.resolve();
+    for (const socket of this.sockets) socket.destroy();
+    await closed;
+  }
+
+  private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const entry: LoggedRequest = {
+      method: req.method ?? 'GET',
+      url: req.url ?? '/',
+      headers: req.headers,
+      rawHeaders: req.rawHeaders,
+      body: Buffer.alloc(0),
+      arrivedAt: performance.now(),
+      finishedAt: null,
+      status: null,
+    };
+    this.log.push(entry);
+    res.once('finish', () => {
+      entry.finishedAt = performance.now();
+      entry.status = res.statusCode;
+    });
+    entry.body = await readBody(req);
+    this.notifyArrival(entry);
+
+    const { segments, query } = splitPath(entry.url);
+    const plan = planRoute(this.store, { method: entry.method, segments, query, body: entry.body, version: this.version });
+    const request: StandInRequest = { method: entry.method, url: entry.url, segments, query, headers: req.headers, body: entry.body, writeKeys: plan.writeKeys };
+
+    const fault = this.takeFault(request);
+    if (fault !== null) {
+      applyFault(fault, req, res);
+      return;
+    }
+    for (const handler of [...this.handlers]) {
+      if (await handler(request, res)) return;
+    }
+
+    const endWrite = plan.kind === 'write' ? this.detector.begin(plan.writeKeys, `${entry.method} ${entry.url}`) : () => {};
+    res.once('close', endWrite);
+    const latency = plan.kind === 'write' ? this.writeLatencyMs : this.readLatencyMs;
+    if (latency > 0) await sleep(latency);
+    await this.gates.pass(request);
+    const result = plan.execute();
+    sendJson(res, req, result.status, result.body);
+  }
+
+  private notifyArrival(entry: LoggedRequest): void {
+    for (const waiter of this.arrivalWaiters.filter((w) => w.predicate(entry))) {
+      this.arrivalWaiters.splice(this.arrivalWaiters.indexOf(waiter), 1);
+      waiter.wake(entry);
+    }
+  }
+
+  private takeFault(request: StandInRequest): FaultKind | null {
+    for (const pending of this.faults) {
+      if (pending.remaining <= 0 || (pending.fault.match !== undefined && !pending.fault.match(request))) continue;
+      pending.remaining -= 1;
+      return pending.fault.kind;
+    }
+    return null;
+  }
+}
+
+function applyFault(kind: FaultKind, req: IncomingMessage, res: ServerResponse): void {
+  if (kind === 'hang') return;
+  if (kind === 'reset-before-headers') {
+    req.socket.destroy();
+    return;
+  }
+  res.writeHead(200, { 'content-type': 'application/json', 'X-elastic-product': 'Elasticsearch', 'content-length': '100000' });
+  res.write('{"took":1,"partial":"', () => req.socket.destroy());
+}
+
+/** Vendor media type in, vendor media type out, as Elasticsearch 8 answers the official client. */
+function contentTypeFor(req: IncomingMessage): string {
+  const accept = String(req.headers.accept ?? '');
+  const compatible = /application\/vnd\.elasticsearch\+json;\s*compatible-with=(\d+)/.exec(accept);
+  return compatible === null ? 'application/json' : `application/vnd.elasticsearch+json;compatible-with=${compatible[1]}`;
+}
+
+function sendJson(res: ServerResponse, req: IncomingMessage, status: number, body: unknown): void {
+  const payload = Buffer.from(JSON.stringify(body));
+  res.writeHead(status, { 'content-type': contentTypeFor(req), 'X-elastic-product': 'Elasticsearch', 'content-length': String(payload.length) });
+  res.end(req.method === 'HEAD' ? undefined : payload);
+}
+
+async function readBody(req: IncomingMessage): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of req) chunks.push(Buffer.isBuffer(chunk) ? chunk : Buffer.from(String(chunk)));
+  return Buffer.concat(chunks);
+}

@@ -1,0 +1,244 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { CONFIG_KEY_NAMES, CONFIG_KEYS, envNameOf, type ConfigKey } from '../../../src/config/config-keys.js';
+import type { Settings } from '../../../src/config/settings.js';
+import { settingsToProperties } from '../../../src/config/settings-to-properties.js';
+import { configErrorOf, load, tempConfigDir } from './config-test-helpers.js';
+
+let files: ReturnType<typeof tempConfigDir>;
+beforeEach(() => {
+  files = tempConfigDir();
+});
+afterEach(() => files.cleanup());
+
+describe('defaults', () => {
+  it('are the original file’s values plus the proxy’s own', () => {
+    const settings = load();
+    expect(settings.zookeeper).toEqual({
+      servers: 'localhost:2181',
+      sessionTimeoutMs: 5000,
+      connectionRetry: 5,
+      connectionDelayMs: 1000,
+      foregroundPrefix: 'A',
+      backgroundPrefix: 'B',
+      foregroundTimeoutMs: 2000,
+      backgroundTimeoutMs: 2000,
+      lockRoot: '/es-locks',
+      auth: null,
+    });
+    expect(settings.elasticsearch).toEqual({
+      hosts: [new URL('http://localhost:9200')],
+      requestRetryCount: 3,
+      ssl: { caFile: null, verify: true },
+      auth: null,
+    });
+    expect(settings.proxy).toEqual({
+      listenHost: '127.0.0.1',
+      listenPort: 9201,
+      adminHost: '127.0.0.1',
+      adminPort: 9202,
+      adminToken: null,
+      lockHeader: 'X-Lock-Type',
+      lockDefault: 'foreground',
+      deadLetterDir: 'data/dead-letter',
+      deadLetterIndex: null,
+      maxBodyBytes: 100 * 1024 * 1024,
+      logLevel: 'info',
+      logFormat: 'json',
+      slowLockMs: 500,
+      byQueryPolicy: 'passthrough',
+      upstreamTimeoutMs: 60_000,
+      shutdownTimeoutMs: 30_000,
+      aliasCacheTtlMs: 5000,
+    });
+    expect(settings.source).toEqual({ configFile: null, warnings: [] });
+  });
+});
+
+/** A non-default value for every key and where it must land. */
+const EVERY_KEY: ReadonlyArray<readonly [ConfigKey, string, (s: Settings) => unknown, unknown]> = [
+  ['zookeeper.servers', 'zk1:2181, zk2:2182/chroot', (s) => s.zookeeper.servers, 'zk1:2181,zk2:2182/chroot'],
+  ['zookeeper.session.timeout', '8000', (s) => s.zookeeper.sessionTimeoutMs, 8000],
+  ['zookeeper.connection.retry', '7', (s) => s.zookeeper.connectionRetry, 7],
+  ['zookeeper.connection.delay', '250', (s) => s.zookeeper.connectionDelayMs, 250],
+  ['zookeeper.foregound.lock.prefix', 'F', (s) => s.zookeeper.foregroundPrefix, 'F'],
+  ['zookeeper.backgound.lock.prefix', 'G', (s) => s.zookeeper.backgroundPrefix, 'G'],
+  ['zookeeper.foregound.task.timeout', '1500', (s) => s.zookeeper.foregroundTimeoutMs, 1500],
+  ['zookeeper.backgound.task.timeout', '9000', (s) => s.zookeeper.backgroundTimeoutMs, 9000],
+  ['elastic.request.retry.count', '4', (s) => s.elasticsearch.requestRetryCount, 4],
+  ['elasticsearch.hosts', 'http://es1:9200, https://es2:9243/prefix', (s) => s.elasticsearch.hosts.map(String), ['http://es1:9200/', 'https://es2:9243/prefix']],
+  ['elasticsearch.ssl.ca', '/dev/null', (s) => s.elasticsearch.ssl.caFile, '/dev/null'],
+  ['elasticsearch.ssl.verify', 'FALSE', (s) => s.elasticsearch.ssl.verify, false],
+  ['elasticsearch.auth.username', 'elastic', (s) => s.elasticsearch.auth, { kind: 'basic', username: 'elastic', password: ' p=w:d ' }],
+  ['elasticsearch.auth.password', ' p=w:d ', (s) => s.elasticsearch.auth, { kind: 'basic', username: 'elastic', password: ' p=w:d ' }],
+  ['proxy.listen.host', '0.0.0.0', (s) => s.proxy.listenHost, '0.0.0.0'],
+  ['proxy.listen.port', '19201', (s) => s.proxy.listenPort, 19201],
+  ['proxy.admin.host', '::1', (s) => s.proxy.adminHost, '::1'],
+  ['proxy.admin.port', '19202', (s) => s.proxy.adminPort, 19202],
+  ['proxy.admin.token', 's3cret', (s) => s.proxy.adminToken, 's3cret'],
+  ['zookeeper.lock.root', '/locks/es', (s) => s.zookeeper.lockRoot, '/locks/es'],
+  ['zookeeper.auth', 'digest:proxy:pa:ss', (s) => s.zookeeper.auth, { scheme: 'digest', credentials: 'proxy:pa:ss' }],
+  ['proxy.lock.header', 'X-Priority', (s) => s.proxy.lockHeader, 'X-Priority'],
+  ['proxy.lock.default', 'Background', (s) => s.proxy.lockDefault, 'background'],
+  ['proxy.byquery.policy', 'reject', (s) => s.proxy.byQueryPolicy, 'reject'],
+  ['proxy.deadletter.dir', '/var/lib/dlq', (s) => s.proxy.deadLetterDir, '/var/lib/dlq'],
+  ['proxy.deadletter.index', 'es-lock-proxy-dlq', (s) => s.proxy.deadLetterIndex, 'es-lock-proxy-dlq'],
+  ['proxy.max.body.bytes', '512kb', (s) => s.proxy.maxBodyBytes, 512 * 1024],
+  ['proxy.upstream.timeout.ms', '1000', (s) => s.proxy.upstreamTimeoutMs, 1000],
+  ['proxy.shutdown.timeout.ms', '0', (s) => s.proxy.shutdownTimeoutMs, 0],
+  ['proxy.alias.cache.ttl.ms', '100', (s) => s.proxy.aliasCacheTtlMs, 100],
+  ['proxy.log.level', 'debug', (s) => s.proxy.logLevel, 'debug'],
+  ['proxy.log.format', 'pretty', (s) => s.proxy.logFormat, 'pretty'],
+  ['proxy.log.slow.lock.ms', '50', (s) => s.proxy.slowLockMs, 50],
+];
+
+describe('every key read from a file', () => {
+  const apiKeyLess = EVERY_KEY.map(([key, value]) => `${key}=${value.replace(/^ | $/g, '\\ ')}`).join('\n');
+
+  it.each(EVERY_KEY)('%s', (_key, _value, select, expected) => {
+    const settings = load({ configFile: files.write('all.properties', apiKeyLess) });
+    expect(select(settings)).toEqual(expected);
+  });
+
+  it('elasticsearch.auth.api_key', () => {
+    const settings = load({ configFile: files.write('k.properties', 'elasticsearch.auth.api_key=QUJD==\n') });
+    expect(settings.elasticsearch.auth).toEqual({ kind: 'apiKey', apiKey: 'QUJD==' });
+  });
+
+  it('the table covers every registered key', () => {
+    const covered = new Set<string>([...EVERY_KEY.map(([key]) => key), 'elasticsearch.auth.api_key']);
+    expect(CONFIG_KEY_NAMES.filter((key) => !covered.has(key))).toEqual([]);
+  });
+
+  it('records the absolute path of the file, resolved against cwd', () => {
+    files.write('rel.properties', 'proxy.listen.port=1\n');
+    const settings = load({ configFile: 'rel.properties', cwd: files.dir });
+    expect(settings.source.configFile).toBe(`${files.dir}/rel.properties`);
+    expect(settings.proxy.listenPort).toBe(1);
+  });
+});
+
+describe('aliases (the correctly spelled forms)', () => {
+  const ALIASES = [
+    ['zookeeper.foreground.lock.prefix', 'C', (s: Settings) => s.zookeeper.foregroundPrefix],
+    ['zookeeper.background.lock.prefix', 'D', (s: Settings) => s.zookeeper.backgroundPrefix],
+    ['zookeeper.foreground.task.timeout', '111', (s: Settings) => String(s.zookeeper.foregroundTimeoutMs)],
+    ['zookeeper.background.task.timeout', '222', (s: Settings) => String(s.zookeeper.backgroundTimeoutMs)],
+  ] as const;
+
+  it.each(ALIASES)('%s in a file', (alias, value, select) => {
+    const extra = alias.includes('lock.prefix') ? '\nzookeeper.backgound.lock.prefix=E\n' : '';
+    const settings = load({ configFile: files.write('a.properties', `${alias}=${value}${alias.includes('background.lock') ? '' : extra}`) });
+    expect(select(settings)).toBe(value);
+  });
+
+  it.each(ALIASES)('%s in the environment', (alias, value, select) => {
+    const env = { [envNameOf(alias)]: value, ES_LOCK_PROXY_ZOOKEEPER_BACKGOUND_LOCK_PREFIX: alias.includes('background.lock') ? undefined : 'E' };
+    expect(select(load({ env }))).toBe(value);
+  });
+
+  it.each(ALIASES)('%s in --set', (alias, value, select) => {
+    expect(select(load({ flags: ['zookeeper.backgound.lock.prefix=E', `${alias}=${value}`] }))).toBe(value);
+  });
+
+  it('every alias is registered', () => {
+    const aliases = CONFIG_KEY_NAMES.flatMap((key) => CONFIG_KEYS[key].aliases);
+    expect(aliases.sort()).toEqual(ALIASES.map(([alias]) => alias).sort());
+  });
+
+  it('the same key under both spellings with different values is an error naming both', () => {
+    const file = files.write('both.properties', 'zookeeper.foregound.task.timeout=100\nzookeeper.foreground.task.timeout=200\n');
+    expect(configErrorOf({ configFile: file })).toBe(
+      `zookeeper.foreground.task.timeout=200: expected one spelling per key, but zookeeper.foregound.task.timeout=100 is also set (${file}:1)`,
+    );
+  });
+
+  it('both spellings with the same value are accepted', () => {
+    const file = files.write('both.properties', 'zookeeper.foregound.task.timeout=100\nzookeeper.foreground.task.timeout=100\n');
+    expect(load({ configFile: file }).zookeeper.foregroundTimeoutMs).toBe(100);
+  });
+});
+
+describe('precedence: defaults < file < environment < --set', () => {
+  it('a file beats the default, the environment beats the file, --set beats the environment', () => {
+    const configFile = files.write('p.properties', 'zookeeper.servers=file:1\nproxy.listen.port=1001\nproxy.admin.port=2001\n');
+    const env = { ES_LOCK_PROXY_ZOOKEEPER_SERVERS: 'env:2', ES_LOCK_PROXY_PROXY_LISTEN_PORT: '1002' };
+    const settings = load({ configFile, env, flags: ['zookeeper.servers=flag:3'] });
+    expect(settings.zookeeper.servers).toBe('flag:3');
+    expect(settings.proxy.listenPort).toBe(1002);
+    expect(settings.proxy.adminPort).toBe(2001);
+    expect(settings.zookeeper.sessionTimeoutMs).toBe(5000);
+  });
+
+  it('the environment name of every key is ES_LOCK_PROXY_ + the key upper-cased, dots as underscores', () => {
+    expect(envNameOf('zookeeper.servers')).toBe('ES_LOCK_PROXY_ZOOKEEPER_SERVERS');
+    expect(envNameOf('elasticsearch.auth.api_key')).toBe('ES_LOCK_PROXY_ELASTICSEARCH_AUTH_API_KEY');
+    const names = CONFIG_KEY_NAMES.flatMap((key) => [key, ...CONFIG_KEYS[key].aliases]).map(envNameOf);
+    expect(new Set(names).size).toBe(names.length);
+  });
+
+  it('LOG_LEVEL works, below ES_LOCK_PROXY_PROXY_LOG_LEVEL and above the file; empty LOG_LEVEL is ignored', () => {
+    const configFile = files.write('l.properties', 'proxy.log.level=warn\n');
+    expect(load({ configFile, env: { LOG_LEVEL: 'debug' } }).proxy.logLevel).toBe('debug');
+    expect(load({ configFile, env: { LOG_LEVEL: 'debug', ES_LOCK_PROXY_PROXY_LOG_LEVEL: 'error' } }).proxy.logLevel).toBe('error');
+    expect(load({ configFile, env: { LOG_LEVEL: '' } }).proxy.logLevel).toBe('warn');
+    expect(load({ configFile, env: { LOG_LEVEL: 'debug' }, flags: ['proxy.log.level=trace'] }).proxy.logLevel).toBe('trace');
+  });
+
+  it('an empty override clears an optional key set by the file', () => {
+    const configFile = files.write('t.properties', 'proxy.admin.token=abc\n');
+    expect(load({ configFile }).proxy.adminToken).toBe('abc');
+    expect(load({ configFile, env: { ES_LOCK_PROXY_PROXY_ADMIN_TOKEN: '' } }).proxy.adminToken).toBeNull();
+    expect(load({ configFile, flags: ['proxy.admin.token='] }).proxy.adminToken).toBeNull();
+  });
+
+  it('the last of repeated --set flags wins; a value may contain =', () => {
+    expect(load({ flags: ['proxy.admin.token=a', 'proxy.admin.token=b=c'] }).proxy.adminToken).toBe('b=c');
+  });
+});
+
+describe('warnings (returned, not printed)', () => {
+  it('names unknown keys in the file, the environment and flags, and repeated keys', () => {
+    const configFile = files.write('w.properties', 'zookeeper.server=h:1\nproxy.listen.port=1\nproxy.listen.port=2\n');
+    const settings = load({
+      configFile,
+      env: { ES_LOCK_PROXY_ZOOKEEPER_SERVER: 'x', PATH: '/bin' },
+      flags: ['proxy.lsten.port=3'],
+    });
+    expect(settings.source.warnings).toEqual([
+      `${configFile}:1: unknown key "zookeeper.server" ignored`,
+      `${configFile}:3: "proxy.listen.port" repeats ${configFile}:2; the later value wins`,
+      'environment: unknown variable ES_LOCK_PROXY_ZOOKEEPER_SERVER ignored',
+      '--set: unknown key "proxy.lsten.port" ignored',
+    ]);
+    expect(settings.proxy.listenPort).toBe(2);
+  });
+
+  it('warns when TLS verification is off', () => {
+    expect(load({ flags: ['elasticsearch.ssl.verify=false'] }).source.warnings).toEqual([
+      'elasticsearch.ssl.verify=false: TLS certificates of the cluster are not verified',
+    ]);
+  });
+});
+
+describe('the settings object', () => {
+  it('is deeply frozen', () => {
+    const settings = load();
+    expect(Object.isFrozen(settings)).toBe(true);
+    expect(Object.isFrozen(settings.zookeeper)).toBe(true);
+    expect(Object.isFrozen(settings.elasticsearch.hosts)).toBe(true);
+    expect(Object.isFrozen(settings.elasticsearch.hosts[0])).toBe(true);
+    expect(Object.isFrozen(settings.elasticsearch.ssl)).toBe(true);
+    expect(Object.isFrozen(settings.source.warnings)).toBe(true);
+    expect(Reflect.set(settings.proxy, 'listenPort', 1)).toBe(false);
+    expect(settings.proxy.listenPort).toBe(9201);
+  });
+
+  it('round-trips through settingsToProperties (the two mappings agree for every key)', () => {
+    const configFile = files.write('all.properties', EVERY_KEY.map(([key, value]) => `${key}=${value.replace(/^ | $/g, '\\ ')}`).join('\n'));
+    const original = load({ configFile });
+    const properties = settingsToProperties(original);
+    const text = Object.entries(properties).map(([key, value]) => `${key}=${value.replace(/^ | $/g, '\\ ')}`).join('\n');
+    const reloaded = load({ configFile: files.write('again.properties', text) });
+    expect({ ...reloaded, source: null }).toEqual({ ...original, source: null });
+  });
+});

@@ -1,0 +1,222 @@
+import { describe, expect, it } from 'vitest';
+import type { HeldLock, LockEngine, LockKey, Priority } from '../../../src/lock/lock-engine.js';
+import { LockTimeoutError, LockUnavailableError } from '../../../src/lock/lock-errors.js';
+
+/**
+ * Semantics every LockEngine must show, run against the in-memory engine (unit) and against
+ * several ZooKeeper engines with separate sessions (integration). `engines(n)` returns n engines
+ * sharing one backend (the same instance n times for the memory engine).
+ */
+export interface SuiteTarget {
+  readonly name: string;
+  engines(count: number): Promise<LockEngine[]>;
+  /** A fresh index name so tests never see each other's keys. */
+  index(): string;
+}
+
+export const owner = (requestId: string) => ({ host: 'test-host', pid: 4242, requestId });
+
+export async function waitFor(condition: () => Promise<boolean> | boolean, timeoutMs = 5_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await condition())) {
+    if (Date.now() > deadline) throw new Error('condition not met in time');
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
+async function queueLength(engine: LockEngine, key: LockKey): Promise<number> {
+  return (await engine.inspect(key)).queue.length;
+}
+
+export function runLockEngineSuite(target: SuiteTarget): void {
+  describe(`LockEngine semantics: ${target.name}`, () => {
+    it('never lets two acquirers hold a key at once (several engines, concurrent acquirers)', async () => {
+      const engines = await target.engines(3);
+      const key = { index: target.index(), id: 'shared' };
+      let inside = 0;
+      let overlaps = 0;
+      let granted = 0;
+      const worker = async (engine: LockEngine, n: number): Promise<void> => {
+        for (let i = 0; i < 8; i++) {
+          const priority: Priority = (i + n) % 3 === 0 ? 'foreground' : 'background';
+          const held = await engine.acquire(key, priority, { timeoutMs: 20_000, owner: owner(`w${n}-${i}`) });
+          inside++;
+          if (inside > 1) overlaps++;
+          granted++;
+          await new Promise((resolve) => setImmediate(resolve));
+          inside--;
+          await held.release();
+        }
+      };
+      await Promise.all(engines.flatMap((engine, e) => [0, 1, 2].map((w) => worker(engine, e * 3 + w))));
+      expect(overlaps).toBe(0);
+      expect(granted).toBe(72);
+      expect((await engines[0]!.inspect(key)).holder).toBeNull();
+    });
+
+    it('serves a queued foreground before a queued background, but never preempts the holder', async () => {
+      const [a, b, c] = await target.engines(3);
+      const key = { index: target.index(), id: 'prio' };
+      const holder = await a!.acquire(key, 'background', { timeoutMs: 2_000, owner: owner('holder') });
+      const order: string[] = [];
+      const background = b!.acquire(key, 'background', { timeoutMs: 5_000, owner: owner('bg') }).then((h) => (order.push('bg'), h));
+      await waitFor(async () => (await queueLength(a!, key)) === 1);
+      const foreground = c!.acquire(key, 'foreground', { timeoutMs: 5_000, owner: owner('fg') }).then((h) => (order.push('fg'), h));
+      await waitFor(async () => (await queueLength(a!, key)) === 2);
+      const inspection = await a!.inspect(key);
+      expect(inspection.holder?.owner.requestId).toBe('holder');
+      expect(inspection.queue.map((w) => w.priority)).toEqual(['foreground', 'background']);
+      expect(holder.lost.aborted).toBe(false);
+      expect(order).toEqual([]);
+      await holder.release();
+      const fg = await foreground;
+      expect(order).toEqual(['fg']);
+      expect(fg.queuePositionOnArrival).toBeGreaterThan(0);
+      await fg.release();
+      await (await background).release();
+      expect(order).toEqual(['fg', 'bg']);
+    });
+
+    it('is FIFO within a priority', async () => {
+      const engines = await target.engines(4);
+      const key = { index: target.index(), id: 'fifo' };
+      const holder = await engines[0]!.acquire(key, 'background', { timeoutMs: 2_000, owner: owner('holder') });
+      const order: number[] = [];
+      const waiters: Promise<HeldLock>[] = [];
+      for (let i = 1; i <= 3; i++) {
+        waiters.push(engines[i]!.acquire(key, 'background', { timeoutMs: 5_000, owner: owner(`w${i}`) }).then((h) => (order.push(i), h)));
+        await waitFor(async () => (await queueLength(engines[0]!, key)) === i);
+      }
+      await holder.release();
+      for (const waiter of waiters) await (await waiter).release();
+      expect(order).toEqual([1, 2, 3]);
+    });
+
+    it('times out with LOCK_TIMEOUT and leaves no queue entry behind', async () => {
+      const [a, b] = await target.engines(2);
+      const key = { index: target.index(), id: 'timeout' };
+      const holder = await a!.acquire(key, 'foreground', { timeoutMs: 2_000, owner: owner('holder') });
+      const started = Date.now();
+      const error = await b!.acquire(key, 'background', { timeoutMs: 150, owner: owner('late') }).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(LockTimeoutError);
+      expect((error as LockTimeoutError).code).toBe('LOCK_TIMEOUT');
+      expect(Date.now() - started).toBeLessThan(2_000);
+      expect((await a!.inspect(key)).queue).toEqual([]);
+      await holder.release();
+    });
+
+    it('leaves the queue at once when the signal aborts', async () => {
+      const [a, b] = await target.engines(2);
+      const key = { index: target.index(), id: 'abort' };
+      const holder = await a!.acquire(key, 'foreground', { timeoutMs: 2_000, owner: owner('holder') });
+      const controller = new AbortController();
+      const waiting = b!.acquire(key, 'foreground', { timeoutMs: 10_000, owner: owner('w'), signal: controller.signal });
+      await waitFor(async () => (await queueLength(a!, key)) === 1);
+      const reason = new Error('client went away');
+      controller.abort(reason);
+      await expect(waiting).rejects.toBe(reason);
+      expect((await a!.inspect(key)).queue).toEqual([]);
+      await holder.release();
+      const next = await b!.acquire(key, 'foreground', { timeoutMs: 2_000, owner: owner('next') });
+      await next.release();
+    });
+
+    it('describes the holder in inspect and lists held keys of an index', async () => {
+      const [a] = await target.engines(1);
+      const index = target.index();
+      const held = await a!.acquire({ index, id: 'x' }, 'background', { timeoutMs: 2_000, owner: owner('r1'), message: 'PUT /i/_doc/x' });
+      const inspection = await a!.inspect({ index, id: 'x' });
+      expect(inspection.holder).toMatchObject({ owner: owner('r1'), priority: 'background', message: 'PUT /i/_doc/x' });
+      expect(Math.abs(inspection.holder!.since - held.acquiredAt)).toBeLessThan(1_000);
+      const listed = await a!.listHeld(index, 10);
+      expect(listed.map((l) => l.key.id)).toEqual(['x']);
+      await held.release();
+      await held.release();
+      expect(await a!.listHeld(index, 10)).toEqual([]);
+    });
+
+    it('maps awkward ids to distinct locks and gives them back intact', async () => {
+      const [a, b] = await target.engines(2);
+      const index = target.index();
+      const ids = ['a/b', 'a%2Fb', '..', '.', 'ünïcödé', '😀 non-BMP', 'ctl\u0000\u0007\n', 'x'.repeat(512), 'é'.repeat(256)];
+      const held = await Promise.all(ids.map((id) => a!.acquire({ index, id }, 'foreground', { timeoutMs: 2_000, owner: owner(id) })));
+      for (const id of ids) {
+        const error = await b!.acquire({ index, id }, 'foreground', { timeoutMs: 50, owner: owner('other') }).catch((e: unknown) => e);
+        expect(error).toBeInstanceOf(LockTimeoutError);
+      }
+      const listed = await a!.listHeld(index, 100);
+      expect(listed.map((l) => l.key.id).sort()).toEqual([...ids].sort());
+      await Promise.all(held.map((h) => h.release()));
+    });
+
+    it('acquireMany with overlapping key sets from many callers finishes without deadlock', async () => {
+      const engines = await target.engines(3);
+      const index = target.index();
+      const keys = Array.from({ length: 6 }, (_, i) => ({ index, id: `k${i}` }));
+      const holders = new Map<string, number>();
+      let overlaps = 0;
+      const caller = async (engine: LockEngine, n: number): Promise<void> => {
+        for (let round = 0; round < 4; round++) {
+          const mine = keys.filter((_, i) => (i + n + round) % 3 !== 0).reverse();
+          const result = await engine.acquireMany([...mine, mine[0]!], 'background', { timeoutMs: 20_000, owner: owner(`m${n}`) });
+          expect(result.acquired.map((h) => h.key.id)).toEqual([...mine].reverse().map((k) => k.id));
+          for (const h of result.acquired) {
+            const count = (holders.get(h.key.id) ?? 0) + 1;
+            holders.set(h.key.id, count);
+            if (count > 1) overlaps++;
+          }
+          await new Promise((resolve) => setImmediate(resolve));
+          for (const h of result.acquired) holders.set(h.key.id, holders.get(h.key.id)! - 1);
+          await result.releaseAll();
+        }
+      };
+      await Promise.all(engines.flatMap((engine, e) => [0, 1].map((w) => caller(engine, e * 2 + w))));
+      expect(overlaps).toBe(0);
+    });
+
+    it('acquireMany reports timed-out keys with partial, and fails as a whole without it', async () => {
+      const [a, b] = await target.engines(2);
+      const index = target.index();
+      const [k1, k2, k3] = [{ index, id: '1' }, { index, id: '2' }, { index, id: '3' }];
+      const blocker = await a!.acquire(k2, 'foreground', { timeoutMs: 2_000, owner: owner('blocker') });
+      const partial = await b!.acquireMany([k3, k2, k1], 'background', { timeoutMs: 200, owner: owner('bulk'), partial: true });
+      expect(partial.acquired.map((h) => h.key.id)).toEqual(['1', '3']);
+      expect(partial.timedOut).toEqual([k2]);
+      await partial.releaseAll();
+      const error = await b!.acquireMany([k1, k2, k3], 'background', { timeoutMs: 150, owner: owner('bulk') }).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(LockTimeoutError);
+      const k1Again = await a!.acquire(k1, 'foreground', { timeoutMs: 1_000, owner: owner('after') });
+      await k1Again.release();
+      await blocker.release();
+    });
+
+    it('forceRelease aborts the holder\'s lost signal and lets the next waiter in', async () => {
+      const [a, b] = await target.engines(2);
+      const key = { index: target.index(), id: 'force' };
+      expect(await a!.forceRelease(key)).toBe(false);
+      const holder = await a!.acquire(key, 'background', { timeoutMs: 2_000, owner: owner('stuck') });
+      const next = b!.acquire(key, 'foreground', { timeoutMs: 5_000, owner: owner('next') });
+      await waitFor(async () => (await queueLength(a!, key)) === 1);
+      expect(await b!.forceRelease(key)).toBe(true);
+      await waitFor(() => holder.lost.aborted);
+      expect((holder.lost.reason as { code?: string }).code).toBe('LOCK_LOST');
+      const nextHeld = await next;
+      await holder.release();
+      expect((await a!.inspect(key)).holder?.owner.requestId).toBe('next');
+      await nextHeld.release();
+    });
+
+    it('close releases everything and rejects later acquisitions', async () => {
+      const [a] = await target.engines(1);
+      const closing = await target.engines(1);
+      const engine = closing[0]!;
+      const key = { index: target.index(), id: 'close' };
+      await engine.acquire(key, 'foreground', { timeoutMs: 2_000, owner: owner('c') });
+      await engine.close();
+      expect(engine.state()).toBe('closed');
+      await expect(engine.acquire(key, 'foreground', { timeoutMs: 100, owner: owner('c') })).rejects.toBeInstanceOf(LockUnavailableError);
+      const after = await a!.acquire(key, 'foreground', { timeoutMs: 2_000, owner: owner('after') });
+      await after.release();
+    });
+  });
+}
