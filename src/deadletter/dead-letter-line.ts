@@ -36,7 +36,6 @@ export function parseDeadLetterLine(text: string): DeadLetterLine | string {
 }
 
 function recordOf(value: Record<string, unknown>): DeadLetterRecord {
-  const lastError = field(value, 'lastError', isObject);
   return {
     id: field(value, 'id', isString),
     createdAt: field(value, 'createdAt', isString),
@@ -50,10 +49,14 @@ function recordOf(value: Record<string, unknown>): DeadLetterRecord {
     keys: field(value, 'keys', isKeys),
     attempts: field(value, 'attempts', isCount),
     attemptedAt: field(value, 'attemptedAt', isStrings),
-    lastError: { code: field(lastError, 'code', isString), message: field(lastError, 'message', isString) },
+    lastError: lastErrorOf(field(value, 'lastError', isObject)),
     replayedAt: field(value, 'replayedAt', isNullableString),
     replayStatus: field(value, 'replayStatus', isNullableString),
   };
+}
+
+function lastErrorOf(value: Record<string, unknown>): DeadLetterRecord['lastError'] {
+  return { code: field(value, 'code', isString), message: field(value, 'message', isString) };
 }
 
 function field<T>(object: Record<string, unknown>, name: string, guard: (value: unknown) => value is T): T {

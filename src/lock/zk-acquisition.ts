@@ -431,7 +431,27 @@ export class Acquisition {
     this.ctx.stats.acquisitions++;
     this.ctx.granted(this, held);
     if (!this.holderWatchSet) this.watchHeldPrivateLock();
+    this.leaveQueueWhileHolding();
     return held;
+  }
+
+  /**
+   * privateLock alone now says who holds the lock, so the entry goes right away (off the
+   * request path): the next waiter becomes head and watches privateLock, and the release is a
+   * single delete, which shortens every hand-over by one commit.
+   */
+  private leaveQueueWhileHolding(): void {
+    const entry = this.entry;
+    const lease = this.lease;
+    if (entry === null || lease === null) return;
+    lease.client.delete(`${this.docPath}/${entry}`).then(
+      () => {
+        if (this.entry === entry) this.entry = null;
+      },
+      (error: unknown) => {
+        if (isZkCode(error, 'NONODE') && this.entry === entry) this.entry = null;
+      },
+    );
   }
 
   /**

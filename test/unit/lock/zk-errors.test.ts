@@ -1,0 +1,21 @@
+import { describe, expect, it } from 'vitest';
+import { toZkError } from '../../../src/lock/zk-errors.js';
+
+describe('ZooKeeper rc parsing', () => {
+  it.each([
+    ['-110 node exists', 'NODEEXISTS'],
+    ['-101 no node', 'NONODE'],
+    ['-4 connection loss', 'CONNECTIONLOSS'],
+    ['-112 session expired', 'SESSIONEXPIRED'],
+    ['fn: "a_create" args: "/x" result: "ZINVALIDSTATE -9"', 'INVALIDSTATE'],
+    ['something else entirely', 'SYSTEMERROR'],
+  ])('maps %s to %s', (message, code) => {
+    expect(toZkError(new Error(message)).code).toBe(code);
+  });
+
+  it('classifies connection loss and gone sessions', () => {
+    expect(toZkError(new Error('-4 connection loss')).connectionLost).toBe(true);
+    expect(toZkError(new Error('-112 session expired')).sessionGone).toBe(true);
+    expect(toZkError(new Error('-110 node exists')).connectionLost).toBe(false);
+  });
+});
