@@ -444,14 +444,9 @@ export class Acquisition {
     const entry = this.entry;
     const lease = this.lease;
     if (entry === null || lease === null) return;
-    lease.client.delete(`${this.docPath}/${entry}`).then(
-      () => {
-        if (this.entry === entry) this.entry = null;
-      },
-      (error: unknown) => {
-        if (isZkCode(error, 'NONODE') && this.entry === entry) this.entry = null;
-      },
-    );
+    this.entry = null;
+    const task: CleanupTask = { docPath: this.docPath, guid: this.guid, generation: lease.generation, privateLock: false, entry, sweep: false };
+    void this.ctx.releases.run(task);
   }
 
   /**

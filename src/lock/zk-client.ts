@@ -72,13 +72,48 @@ function parseChildren(value: unknown): string[] {
   return value.filter((child): child is string => typeof child === 'string');
 }
 
+type Completion = (rc: number, text: unknown, ...result: unknown[]) => void;
+type NativeWatcher = (type: number, state: number, path: string) => void;
+
+/**
+ * The binding's native object. Its JS wrapper formats every call with `util.inspect` for a
+ * logger we never set, which costs more CPU than the request itself; we call the native side.
+ */
+interface NativeZk {
+  a_create(path: string, data: string, flags: number, done: Completion): number;
+  a_delete_(path: string, version: number, done: Completion): number;
+  a_get(path: string, watch: boolean, done: Completion): number;
+  aw_get(path: string, watcher: NativeWatcher, done: Completion): number;
+  a_get_children(path: string, watch: boolean, done: Completion): number;
+  aw_get_children(path: string, watcher: NativeWatcher, done: Completion): number;
+}
+
+function call(start: (done: Completion) => number): Promise<unknown[]> {
+  return new Promise((resolve, reject) => {
+    const rc = start((code, text, ...result) => {
+      if (code === 0) resolve(result);
+      else reject(toZkError(new Error(`${code} ${String(text)}`)));
+    });
+    if (typeof rc === 'number' && rc < 0) reject(toZkError(new Error(`${rc} request not queued`)));
+  });
+}
+
+function nodeEvent(onEvent: (type: WatchEventType) => void): NativeWatcher {
+  return (type) => {
+    const eventType = EVENT_TYPES.get(type);
+    if (eventType !== undefined) onEvent(eventType);
+  };
+}
+
 export class ZkClient {
   readonly handle: ZkHandle;
   private readonly stats: LockEngineStats;
+  private readonly native: NativeZk;
 
   constructor(handle: ZkHandle, stats: LockEngineStats) {
     this.handle = handle;
     this.stats = stats;
+    this.native = handle.native;
   }
 
   /** Hex id as in `stat.ephemeralOwner`. */
@@ -95,69 +130,45 @@ export class ZkClient {
 
   async create(path: string, data: string, mode: NodeMode): Promise<string> {
     this.stats.zkOps.create++;
-    try {
-      const created: unknown = await this.handle.create(path, data, MODE_FLAGS[mode]);
-      return typeof created === 'string' ? created : path;
-    } catch (error) {
-      throw toZkError(error);
-    }
+    const [created] = await call((done) => this.native.a_create(path, data, MODE_FLAGS[mode], done));
+    return typeof created === 'string' ? created : path;
   }
+
 
   /** `version` -1 deletes whatever version is there. */
   async delete(path: string, version = -1): Promise<void> {
     this.stats.zkOps.delete++;
-    try {
-      await this.handle.delete_(path, version);
-    } catch (error) {
-      throw toZkError(error);
-    }
+    await call((done) => this.native.a_delete_(path, version, done));
   }
+
 
   async get(path: string): Promise<ZkNode> {
     this.stats.zkOps.get++;
-    try {
-      return parseNode(await this.handle.get(path, false));
-    } catch (error) {
-      throw toZkError(error);
-    }
+    return parseNode(await call((done) => this.native.a_get(path, false, done)));
   }
+
 
   /** Reads a node and leaves a one-shot watch; `onEvent` never sees session events. */
   async getWatched(path: string, onEvent: (type: WatchEventType) => void): Promise<ZkNode> {
     this.stats.zkOps.get++;
-    const watcher = (type: number): void => {
-      const eventType = EVENT_TYPES.get(type);
-      if (eventType !== undefined) onEvent(eventType);
-    };
-    try {
-      return parseNode(await this.handle.w_get(path, watcher));
-    } catch (error) {
-      throw toZkError(error);
-    }
+    return parseNode(await call((done) => this.native.aw_get(path, nodeEvent(onEvent), done)));
   }
+
 
   async getChildren(path: string): Promise<string[]> {
     this.stats.zkOps.getChildren++;
-    try {
-      return parseChildren(await this.handle.get_children(path, false));
-    } catch (error) {
-      throw toZkError(error);
-    }
+    const [children] = await call((done) => this.native.a_get_children(path, false, done));
+    return parseChildren(children);
   }
+
 
   /** Lists children and leaves a one-shot child watch (used by tools following the seed algorithm). */
   async getChildrenWatched(path: string, onEvent: (type: WatchEventType) => void): Promise<string[]> {
     this.stats.zkOps.getChildren++;
-    const watcher = (type: number): void => {
-      const eventType = EVENT_TYPES.get(type);
-      if (eventType !== undefined) onEvent(eventType);
-    };
-    try {
-      return parseChildren(await this.handle.w_get_children(path, watcher));
-    } catch (error) {
-      throw toZkError(error);
-    }
+    const [children] = await call((done) => this.native.aw_get_children(path, nodeEvent(onEvent), done));
+    return parseChildren(children);
   }
+
 
   /** Restricts a node to the identities authenticated on this session (`auth` scheme). */
   async restrictToCreator(path: string): Promise<void> {

@@ -1,5 +1,8 @@
 import type { Logger } from 'pino';
+import { applyLiveChanges } from '../config/live-settings.js';
+import type { ReloadDiff } from '../config/reloadable-diff.js';
 import type { Settings } from '../config/settings.js';
+import { liveLogLevel } from '../logging/live-log-level.js';
 import { createClusterClient } from '../cluster/cluster-client.js';
 import { FileDeadLetterStore } from '../deadletter/file-dead-letter-store.js';
 import { lockInspectionRouter } from '../http/admin/lock-inspection-router.js';
@@ -19,9 +22,13 @@ export interface ProxyRuntime {
   readonly adminAddress: BoundAddress;
   readonly locks: LockEngine;
   readonly metrics: ProxyMetrics;
-  /** The settings in force; `applySettings` swaps them for new requests (live reload). */
+  /** The settings in force for new requests. */
   settings(): Settings;
-  applySettings(next: Settings): void;
+  /**
+   * Takes a freshly loaded configuration: live keys apply to the next request, keys that need a
+   * restart are reported and left as they run.
+   */
+  reload(next: Settings): ReloadDiff;
   /** Stops accepting, drains in-flight requests, releases every lock, closes the ZooKeeper session. */
   close(): Promise<void>;
 }
@@ -35,7 +42,9 @@ export interface RuntimeOptions {
 /** Assembles the product: ZooKeeper locks, the write path, metrics and admin routes around the HTTP edge. */
 export async function startProxyRuntime(initial: Settings, logger: Logger, options: RuntimeOptions = {}): Promise<ProxyRuntime> {
   let current = initial;
+  let draining = false;
   const settings = (): Settings => current;
+  const setLogLevel = liveLogLevel(logger);
   const metrics = options.metrics ?? new ProxyMetrics();
   const engine = options.lockEngine ?? new ZooKeeperLockEngine(initial.zookeeper, logger.child({ component: 'lock' }));
   const stopWatching = metrics.watchLockEngine(engine);
@@ -56,6 +65,7 @@ export async function startProxyRuntime(initial: Settings, logger: Logger, optio
         requestServed: (kind, status) => metrics.requestServed(kind, status),
         logger: writeLogger,
       }),
+      readinessChecks: [{ name: 'draining', check: async () => (draining ? 'shutting down: draining in-flight requests' : null) }],
       adminRouters: [
         metricsRouter(metrics),
         lockInspectionRouter({ locks: engine, adminToken: () => current.proxy.adminToken, logger: logger.child({ component: 'admin' }) }),
@@ -67,10 +77,14 @@ export async function startProxyRuntime(initial: Settings, logger: Logger, optio
       locks: engine,
       metrics,
       settings,
-      applySettings: (next) => {
-        current = next;
+      reload: (next) => {
+        const update = applyLiveChanges(current, next);
+        current = update.settings;
+        setLogLevel(current.proxy.logLevel);
+        return update.diff;
       },
       close: async () => {
+        draining = true;
         await proxy.close();
         stopWatching();
         await engine.close();

@@ -1,4 +1,5 @@
-import { parseBulkBody, sliceBulkBody } from '../classify/bulk-parser.js';
+import { exceedsIdLimit, parseBulkBody, sliceBulkBody, type BulkItem } from '../classify/bulk-parser.js';
+import { checkBulkContentType } from '../classify/content-type.js';
 import { ERROR_CODES } from '../errors/error-codes.js';
 import { ProxyError } from '../errors/proxy-error.js';
 import { sendElasticsearchError } from '../http/elasticsearch-error.js';
@@ -39,10 +40,12 @@ interface BulkRun {
 export async function handleBulkWrite(
   deps: WritePathDeps,
   exchange: ClientExchange,
-  defaultIndex: string | null,
+  route: { readonly defaultIndex: string | null; readonly typed: boolean },
   priority: Priority,
 ): Promise<void> {
-  const items = await keyItems(deps, parseBulkBody(exchange.body, defaultIndex));
+  const { defaultIndex } = route;
+  checkBulkContentType(exchange.req.headers['content-type'], exchange.body.length);
+  const items = await keyItems(deps, parseBulkBody(exchange.body, defaultIndex, { allowTypeMetadata: route.typed }));
   const run: BulkRun = {
     deps,
     exchange,
@@ -77,12 +80,17 @@ export async function handleBulkWrite(
   }
 }
 
-async function keyItems(deps: WritePathDeps, items: ReturnType<typeof parseBulkBody>): Promise<KeyedBulkItem[]> {
-  const names = [...new Set(items.filter((item) => item.id !== null).map((item) => item.index))];
+/**
+ * Items without an id (auto-generated) and with an id Elasticsearch rejects as too long cannot
+ * collide with another write, so they carry no key and are forwarded without a lock.
+ */
+async function keyItems(deps: WritePathDeps, items: readonly BulkItem[]): Promise<KeyedBulkItem[]> {
+  const lockable = (item: BulkItem): item is BulkItem & { id: string } => item.id !== null && !exceedsIdLimit(item.id);
+  const names = [...new Set(items.filter(lockable).map((item) => item.index))];
   const lockIndices = new Map(await Promise.all(names.map(async (name) => [name, await deps.aliases.lockIndexFor(name)] as const)));
   return items.map((item) => ({
     item,
-    key: item.id === null ? null : { index: lockIndices.get(item.index) ?? item.index, id: item.id },
+    key: lockable(item) ? { index: lockIndices.get(item.index) ?? item.index, id: item.id } : null,
   }));
 }
 

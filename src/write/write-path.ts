@@ -1,4 +1,5 @@
 import { parsePriority } from '../classify/priority-header.js';
+import { exceedsIdLimit } from '../classify/bulk-parser.js';
 import { classifyRoute, type RouteClassification } from '../classify/route-parser.js';
 import { ProxyError } from '../errors/proxy-error.js';
 import { sendElasticsearchError } from '../http/elasticsearch-error.js';
@@ -54,13 +55,14 @@ async function dispatch(
 ): Promise<void> {
   switch (route.kind) {
     case 'single':
+      // Elasticsearch rejects ids over 512 bytes without writing anything: no lock to take.
+      if (exceedsIdLimit(route.id)) return forwardUnlocked(deps, exchange);
       return handleSingleWrite(deps, exchange, { index: route.index, id: route.id }, priority);
     case 'bulk':
-      return handleBulkWrite(deps, exchange, route.defaultIndex, priority);
+      return handleBulkWrite(deps, exchange, route, priority);
     case 'auto-id':
       // A generated id cannot collide with any other write: nothing to lock.
-      await deps.forwarder.pipe(forwardRequestOf(exchange, deps.settings()), exchange.res);
-      return;
+      return forwardUnlocked(deps, exchange);
     case 'by-query':
       return handleByQuery(deps, exchange, route.op);
   }
@@ -77,6 +79,10 @@ async function handleByQuery(deps: WritePathDeps, exchange: ClientExchange, op: 
     { requestId: exchange.requestId, method: exchange.req.method, url: exchange.req.url, op },
     'by-query write passed through without document locks',
   );
+  return forwardUnlocked(deps, exchange);
+}
+
+async function forwardUnlocked(deps: WritePathDeps, exchange: ClientExchange): Promise<void> {
   await deps.forwarder.pipe(forwardRequestOf(exchange, deps.settings()), exchange.res);
 }
 

@@ -8,6 +8,7 @@ import type { CliContext, Command, ExitCode } from '../cli-context.js';
 import { UsageError } from '../cli-context.js';
 import { parseCommandArgs } from '../parse-command-args.js';
 import { closeOnShutdownSignal } from '../signals.js';
+import { watchSettings } from '../../server/settings-watcher.js';
 
 export const DEFAULT_CONFIG_FILE = 'config/elasticsearch-details.properties';
 
@@ -39,18 +40,20 @@ async function runStart(args: readonly string[], context: CliContext): Promise<E
     return 0;
   }
   if (positionals.length > 0) throw new UsageError(`start: unexpected argument "${positionals[0]}"`);
-  const settings = loadSettings({
-    configFile: values.config ?? DEFAULT_CONFIG_FILE,
-    env: context.env,
-    flags: values.set ?? [],
-    cwd: context.cwd,
-  });
+  const reread = (): Settings =>
+    loadSettings({
+      configFile: values.config ?? DEFAULT_CONFIG_FILE,
+      env: context.env,
+      flags: values.set ?? [],
+      cwd: context.cwd,
+    });
+  const settings = reread();
   const logger = createLogger({ level: settings.proxy.logLevel, format: settings.proxy.logFormat });
   for (const warning of settings.source.warnings ?? []) logger.warn(warning);
-  return serve(settings, logger, context);
+  return serve(settings, reread, logger, context);
 }
 
-async function serve(settings: Settings, logger: Logger, context: CliContext): Promise<ExitCode> {
+async function serve(settings: Settings, reread: () => Settings, logger: Logger, context: CliContext): Promise<ExitCode> {
   let proxy;
   try {
     proxy = await startProxyRuntime(settings, logger);
@@ -61,6 +64,8 @@ async function serve(settings: Settings, logger: Logger, context: CliContext): P
   }
   // Handlers first: once the startup line is out, a supervisor may signal at any moment.
   const exitCode = closeOnShutdownSignal(proxy, context.signals, logger);
+  const stopWatching = watchSettings({ reread, target: proxy, logger, configFile: settings.source.configFile, signals: context.signals });
+  void exitCode.finally(stopWatching);
   logger.info(
     {
       listen: hostPort(proxy.proxyAddress),

@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { metricsRouter } from '../../../src/http/admin/metrics-router.js';
 import type { HeldLock } from '../../../src/lock/lock-engine.js';
 import { ProxyMetrics } from '../../../src/metrics/proxy-metrics.js';
-import { parsePrometheusText, sampleValue, type Sample } from '../../unit/metrics/prometheus-text.js';
+import { parsePrometheusText, sampleValue, type Sample } from '../../support/prometheus-text.js';
 import { startAdminTestServer } from './admin-test-server.js';
 import { startTestLockEngine } from './test-lock-engine.js';
 

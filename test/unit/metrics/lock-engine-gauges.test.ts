@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ProxyMetrics } from '../../../src/metrics/proxy-metrics.js';
-import { parsePrometheusText, sampleValue } from './prometheus-text.js';
+import { parsePrometheusText, sampleValue } from '../../support/prometheus-text.js';
 import { ScriptedLockEngine } from './scripted-lock-engine.js';
 
 const P = 'es_lock_proxy_';

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { ProxyMetrics } from '../../../src/metrics/proxy-metrics.js';
 import type { LockedRequestReport } from '../../../src/write/write-observer.js';
-import { parsePrometheusText, sampleValue, type Sample } from './prometheus-text.js';
+import { parsePrometheusText, sampleValue, type Sample } from '../../support/prometheus-text.js';
 
 const P = 'es_lock_proxy_';
 

@@ -1,0 +1,102 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { startZooKeeper, type ZooKeeperCluster } from '../test/support/zookeeper-server.js';
+import type { BenchOptions } from './bench-options.js';
+import { numberField, objectField, spawnBenchChild, type BenchChild } from './child-process.js';
+
+export interface ProxyStats {
+  /** ZooKeeper operations issued by the proxy's lock engine since it started. */
+  readonly zkOps: { readonly create: number; readonly delete: number; readonly get: number; readonly getChildren: number };
+  /** Exact lock wait / hold samples (ms) since the previous `proxyStats()` call. */
+  readonly wait: { readonly foreground: number[]; readonly background: number[] };
+  readonly hold: { readonly foreground: number[]; readonly background: number[] };
+}
+
+/** The processes every workload runs against: ZooKeeper, the stand-in, one proxy. */
+export interface BenchEnvironment {
+  readonly zookeeper: string;
+  readonly directUrl: string;
+  readonly proxyUrl: string;
+  /** Clears the stand-in's overlap counters (call before a run). */
+  resetStandIn(): Promise<void>;
+  /** Waits until the stand-in has no write in flight, then reads its overlap count. */
+  overlaps(): Promise<number>;
+  proxyStats(): Promise<ProxyStats>;
+  close(): Promise<void>;
+}
+
+async function getJson(url: string, method = 'GET'): Promise<unknown> {
+  const response = await fetch(url, { method });
+  if (!response.ok) throw new Error(`${method} ${url} → ${response.status}`);
+  return response.json();
+}
+
+function samples(value: unknown, kind: 'wait' | 'hold', priority: 'foreground' | 'background'): number[] {
+  const list = objectField(objectField(objectField(value, 'timings'), kind), priority);
+  return Array.isArray(list) ? list.filter((n): n is number => typeof n === 'number') : [];
+}
+
+function parseProxyStats(value: unknown): ProxyStats {
+  const zk = objectField(objectField(value, 'engine'), 'zkOps');
+  return {
+    zkOps: { create: numberField(zk, 'create'), delete: numberField(zk, 'delete'), get: numberField(zk, 'get'), getChildren: numberField(zk, 'getChildren') },
+    wait: { foreground: samples(value, 'wait', 'foreground'), background: samples(value, 'wait', 'background') },
+    hold: { foreground: samples(value, 'hold', 'foreground'), background: samples(value, 'hold', 'background') },
+  };
+}
+
+export async function startBenchEnvironment(options: BenchOptions): Promise<BenchEnvironment> {
+  const cleanups: (() => Promise<void>)[] = [];
+  const cleanup = async (): Promise<void> => {
+    for (const step of cleanups.reverse()) await step().catch((error: unknown) => console.error('bench cleanup:', error));
+  };
+  try {
+    let zookeeper = options.zk;
+    if (zookeeper === null) {
+      const cluster: ZooKeeperCluster = await startZooKeeper(1);
+      cleanups.push(() => cluster.stop());
+      zookeeper = cluster.connectString;
+    }
+    const standIn: BenchChild<{ port: number }> = await spawnBenchChild(
+      './stand-in-process.ts',
+      { writeMs: options.writeMs, readMs: options.readMs, bulkDocMs: options.bulkDocMs },
+      (line) => ({ port: numberField(line, 'port') }),
+    );
+    cleanups.push(() => standIn.stop());
+    const directUrl = `http://127.0.0.1:${standIn.info.port}`;
+    const deadLetterDir = await mkdtemp(join(tmpdir(), 'es-lock-proxy-bench-dlq-'));
+    cleanups.push(() => rm(deadLetterDir, { recursive: true, force: true }));
+    const profileArgs = options.cpuProf ? ['--cpu-prof', '--cpu-prof-dir', 'bench/results/profiles'] : [];
+    const proxy = await spawnBenchChild(
+      './proxy-process.ts',
+      { zookeeper, lockRoot: `/es-lock-proxy-bench/run-${Date.now().toString(36)}`, upstream: directUrl, deadLetterDir },
+      (line) => ({ proxyPort: numberField(line, 'proxyPort'), statsPort: numberField(line, 'statsPort') }),
+      profileArgs,
+    );
+    cleanups.push(() => proxy.stop());
+    const zk = zookeeper;
+    return {
+      zookeeper: zk,
+      directUrl,
+      proxyUrl: `http://127.0.0.1:${proxy.info.proxyPort}`,
+      resetStandIn: async () => {
+        await getJson(`${directUrl}/_bench/reset`, 'POST');
+      },
+      overlaps: async () => {
+        const deadline = Date.now() + 10_000;
+        for (;;) {
+          const report = await getJson(`${directUrl}/_bench/overlaps`);
+          if (numberField(report, 'writesInFlight') === 0 || Date.now() > deadline) return numberField(report, 'overlaps');
+          await sleep(50);
+        }
+      },
+      proxyStats: async () => parseProxyStats(await getJson(`http://127.0.0.1:${proxy.info.statsPort}/stats`)),
+      close: cleanup,
+    };
+  } catch (error) {
+    await cleanup();
+    throw error;
+  }
+}

@@ -1,0 +1,56 @@
+/**
+ * One proxy instance in its own process for `npm run bench`. Argument: JSON
+ * `{ zookeeper, lockRoot, upstream, deadLetterDir }`. Prints `{"proxyPort","adminPort","statsPort"}`
+ * once its ZooKeeper session is connected. Bench-only listener (not part of the product):
+ * `GET /stats` → lock engine counters, exact lock wait/hold samples since the last call, CPU time.
+ */
+import { createServer } from 'node:http';
+import { pino } from 'pino';
+import { ZooKeeperLockEngine } from '../src/lock/zookeeper-lock-engine.js';
+import { startProxyRuntime } from '../src/server/proxy-runtime.js';
+import { testSettings } from '../test/support/test-settings.js';
+import { waitForLockService } from '../test/support/write-stack.js';
+import { objectField } from './child-process.js';
+import { TimingLockEngine } from './timing-lock-engine.js';
+
+function stringField(value: unknown, name: string): string {
+  const field = objectField(value, name);
+  if (typeof field !== 'string') throw new Error(`proxy-process: missing string ${name}`);
+  return field;
+}
+
+const config: unknown = JSON.parse(process.argv[2] ?? '{}');
+// Long lock timeouts: a flood must queue, not turn into 429s that would flatter the latency.
+const settings = testSettings({
+  zookeeper: {
+    servers: stringField(config, 'zookeeper'),
+    lockRoot: stringField(config, 'lockRoot'),
+    sessionTimeoutMs: 10_000,
+    foregroundTimeoutMs: 60_000,
+    backgroundTimeoutMs: 60_000,
+  },
+  elasticsearch: { hosts: [stringField(config, 'upstream')] },
+  proxy: { deadLetterDir: stringField(config, 'deadLetterDir'), logLevel: 'error', slowLockMs: 60_000 },
+});
+const logger = pino({ level: 'error' }, pino.destination(2));
+const engine = new ZooKeeperLockEngine(settings.zookeeper, logger.child({ component: 'lock' }));
+const timing = new TimingLockEngine(engine);
+const runtime = await startProxyRuntime(settings, logger, { lockEngine: timing });
+await waitForLockService(runtime);
+
+const stats = createServer((_req, res) => {
+  const body = { engine: engine.stats(), timings: timing.takeTimings(), cpu: process.cpuUsage(), rssBytes: process.memoryUsage().rss };
+  res.writeHead(200, { 'content-type': 'application/json' });
+  res.end(JSON.stringify(body));
+});
+stats.listen(0, '127.0.0.1');
+await new Promise((resolve) => stats.once('listening', resolve));
+const statsAddress = stats.address();
+const statsPort = statsAddress !== null && typeof statsAddress === 'object' ? statsAddress.port : -1;
+
+process.on('SIGTERM', () => {
+  stats.close();
+  // exit() (not a signal death) so that --cpu-prof writes its profile.
+  void runtime.close().finally(() => process.exit(0));
+});
+console.log(JSON.stringify({ proxyPort: runtime.proxyAddress.port, adminPort: runtime.adminAddress.port, statsPort }));

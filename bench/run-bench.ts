@@ -1,0 +1,92 @@
+/**
+ * `npm run bench -- [options]` (see bench-options.ts): every workload of issue 6, straight to the
+ * Elasticsearch stand-in and through the proxy in the same run, each component in its own process.
+ * Prints Markdown tables and writes the JSON result (default bench/results/latest.json).
+ */
+import { mkdir, writeFile } from 'node:fs/promises';
+import { cpus, totalmem } from 'node:os';
+import { dirname } from 'node:path';
+import { fourLetterWord } from '../test/support/zookeeper-server.js';
+import { startBenchEnvironment } from './bench-environment.js';
+import { parseBenchOptions, USAGE, type BenchOptions, type WorkloadName } from './bench-options.js';
+import { notesList, resultsTable, targetsTable } from './report.js';
+import type { Workload, WorkloadResult } from './workload-result.js';
+import { bulk } from './workloads/bulk.js';
+import { fgUnderBg } from './workloads/fg-under-bg.js';
+import { lock } from './workloads/lock.js';
+import { passthrough } from './workloads/passthrough.js';
+import { writeHot } from './workloads/write-hot.js';
+import { writeUncontended } from './workloads/write-uncontended.js';
+
+const WORKLOAD_RUNNERS: Record<WorkloadName, Workload> = {
+  passthrough,
+  'write-uncontended': writeUncontended,
+  'write-hot': writeHot,
+  'fg-under-bg': fgUnderBg,
+  bulk,
+  lock,
+};
+
+async function zookeeperVersion(connect: string): Promise<string> {
+  const port = Number(connect.split(',')[0]?.split(':')[1]);
+  const reply = await fourLetterWord(port, 'srvr');
+  return /Zookeeper version: ([^\s,]+)/.exec(reply)?.[1] ?? 'unknown';
+}
+
+async function machine(zookeeper: string): Promise<Record<string, string | number>> {
+  return {
+    cpu: cpus()[0]?.model ?? 'unknown',
+    cores: cpus().length,
+    memoryGiB: Math.round(totalmem() / 2 ** 30),
+    node: process.version,
+    platform: `${process.platform} ${process.arch}`,
+    zookeeper: await zookeeperVersion(zookeeper),
+  };
+}
+
+async function runAll(options: BenchOptions): Promise<void> {
+  const started = Date.now();
+  const env = await startBenchEnvironment(options);
+  const results: WorkloadResult[] = [];
+  let host: Record<string, string | number> = {};
+  try {
+    host = await machine(env.zookeeper);
+    for (const name of options.workloads) {
+      const workloadStarted = Date.now();
+      console.error(`[bench] ${name} ...`);
+      results.push(await WORKLOAD_RUNNERS[name]({ env, options }));
+      console.error(`[bench] ${name} done in ${((Date.now() - workloadStarted) / 1000).toFixed(1)} s`);
+    }
+  } finally {
+    await env.close();
+  }
+  const report = {
+    generatedAt: new Date().toISOString(),
+    totalSeconds: Math.round((Date.now() - started) / 1000),
+    machine: host,
+    options,
+    workloads: Object.fromEntries(results.map((r) => [r.workload, { summary: r.summary, targets: r.targets, notes: r.notes, runs: r.runs }])),
+  };
+  await mkdir(dirname(options.out), { recursive: true });
+  await writeFile(options.out, JSON.stringify(report, null, 2) + '\n');
+  console.log(`\n## Results (${options.durationS} s per run, warm-up ${options.warmupS} s)\n`);
+  console.log(resultsTable(results));
+  console.log('\n## Targets\n');
+  console.log(targetsTable(results));
+  console.log('\n## Method notes\n');
+  console.log(notesList(results));
+  console.log(`\nmachine: ${JSON.stringify(host)}\nwritten: ${options.out} (total ${report.totalSeconds} s)`);
+}
+
+const argv = process.argv.slice(2);
+if (argv.includes('--help')) {
+  console.log(USAGE);
+  process.exit(0);
+}
+runAll(parseBenchOptions(argv)).then(
+  () => process.exit(0),
+  (error: unknown) => {
+    console.error(error);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,98 @@
+import type { ProxyStats } from '../bench-environment.js';
+import type { LoadResult, LoadSpec } from '../load.js';
+import { measuredTogether, randomBelow, round, target, type Workload, type WorkloadContext } from '../workload-result.js';
+
+const INDEX = 'bench-bulk';
+const BULK_SIZE = 1_000;
+const ID_POOL = 10_000;
+const BULK_CONNECTIONS = 2;
+const TRICKLE_CONNECTIONS = 4;
+const TRICKLE_RATE = 50;
+
+/** 1,000 consecutive ids (wrapping) from a random start in the pool, as NDJSON index actions. */
+function bulkBody(): string {
+  const start = randomBelow(ID_POOL);
+  const lines: string[] = [];
+  for (let i = 0; i < BULK_SIZE; i++) {
+    lines.push(`{"index":{"_index":"${INDEX}","_id":"b-${(start + i) % ID_POOL}"}}`, `{"field":"value","n":${i}}`);
+  }
+  return lines.join('\n') + '\n';
+}
+
+function specs(context: WorkloadContext, baseUrl: string): LoadSpec[] {
+  const durationS = context.options.durationS;
+  return [
+    {
+      baseUrl,
+      connections: BULK_CONNECTIONS,
+      durationS,
+      method: 'POST',
+      pathFor: () => '/_bulk',
+      body: bulkBody,
+      headers: { 'content-type': 'application/x-ndjson', 'X-Lock-Type': 'background' },
+    },
+    {
+      baseUrl,
+      connections: TRICKLE_CONNECTIONS,
+      durationS,
+      method: 'PUT',
+      pathFor: () => `/${INDEX}/_doc/b-${randomBelow(ID_POOL)}`,
+      body: () => '{"field":"foreground","n":0}',
+      headers: { 'X-Lock-Type': 'foreground' },
+      overallRate: TRICKLE_RATE,
+    },
+  ];
+}
+
+async function run(context: WorkloadContext, baseUrl: string): Promise<[LoadResult, LoadResult]> {
+  const [bulks, singles] = await measuredTogether(context, specs(context, baseUrl));
+  if (bulks === undefined || singles === undefined) throw new Error('bulk: a load did not run');
+  return [bulks, singles];
+}
+
+function zkDelta(before: ProxyStats, after: ProxyStats): { writes: number; reads: number } {
+  const writes = after.zkOps.create - before.zkOps.create + (after.zkOps.delete - before.zkOps.delete);
+  const reads = after.zkOps.get - before.zkOps.get + (after.zkOps.getChildren - before.zkOps.getChildren);
+  return { writes, reads };
+}
+
+/** Background bulks of 1,000 documents while foreground single writes hit some of the same ids. */
+export const bulk: Workload = async (context) => {
+  const { env, options } = context;
+  const [directBulks, directSingles] = await run(context, env.directUrl);
+  const counted: { before?: ProxyStats } = {};
+  const [proxyBulks, proxySingles] = await measuredTogether(context, specs(context, env.proxyUrl), async () => {
+    counted.before = await env.proxyStats();
+  });
+  if (proxyBulks === undefined || proxySingles === undefined || counted.before === undefined) throw new Error('bulk: the proxy run did not complete');
+  const ops = zkDelta(counted.before, await env.proxyStats());
+  const documents = proxyBulks.ok * BULK_SIZE + proxySingles.ok;
+  const timeRatio = proxyBulks.p50Ms / directBulks.p50Ms;
+  const writesPerDoc = ops.writes / Math.max(1, documents);
+  return {
+    workload: 'bulk',
+    summary: {
+      direct_bulk_p50_ms: round(directBulks.p50Ms),
+      proxy_bulk_p50_ms: round(proxyBulks.p50Ms),
+      bulk_time_ratio: round(timeRatio),
+      direct_docs_per_s: round(directBulks.rps * BULK_SIZE, 0),
+      proxy_docs_per_s: round(proxyBulks.rps * BULK_SIZE, 0),
+      zk_writes_per_doc: round(writesPerDoc),
+      zk_reads_per_doc: round(ops.reads / Math.max(1, documents)),
+      direct_fg_p99_ms: round(directSingles.p99Ms),
+      proxy_fg_p50_ms: round(proxySingles.p50Ms),
+      proxy_fg_p99_ms: round(proxySingles.p99Ms),
+      proxy_bulks: proxyBulks.ok,
+      proxy_non2xx: proxyBulks.non2xx + proxySingles.non2xx + proxyBulks.errors + proxySingles.errors,
+    },
+    runs: { direct_bulks: directBulks, direct_singles: directSingles, proxy_bulks: proxyBulks, proxy_singles: proxySingles },
+    targets: [
+      target('bulk of 1,000 docs <= 1.5x direct (p50 time)', timeRatio, timeRatio <= 1.5),
+      target('bulk <= 3 ZooKeeper writes per document', writesPerDoc, writesPerDoc <= 3),
+    ],
+    notes: [
+      `${BULK_CONNECTIONS} connections of background bulks (${BULK_SIZE} consecutive ids from a pool of ${ID_POOL}); foreground PUTs ${TRICKLE_RATE}/s on random ids of the pool`,
+      `stand-in bulk time = ${options.writeMs} ms + ${options.bulkDocMs} ms per document; ZooKeeper writes = creates + deletes counted by the engine / documents written`,
+    ],
+  };
+};

@@ -1,0 +1,37 @@
+import type { LoadSpec } from '../load.js';
+import { comparison, cycle, measured, target, type Workload } from '../workload-result.js';
+
+const INDEX = 'bench-uncontended';
+const DOCUMENTS = 100_000;
+const CONNECTIONS = 32;
+
+/** Every write locks a different document: the cost of one uncontended lock per write. */
+export const writeUncontended: Workload = async (context) => {
+  const { env, options } = context;
+  const spec = (baseUrl: string, run: string): LoadSpec => {
+    const next = cycle(DOCUMENTS);
+    return {
+      baseUrl,
+      connections: CONNECTIONS,
+      durationS: options.durationS,
+      method: 'PUT',
+      pathFor: () => `/${INDEX}/_doc/${run}-${next()}`,
+      body: () => '{"field":"value","n":1}',
+    };
+  };
+  const direct = await measured(context, spec(env.directUrl, 'd'));
+  const proxy = await measured(context, spec(env.proxyUrl, 'p'));
+  const summary = comparison(direct, proxy);
+  const ratio = summary.throughput_ratio ?? 0;
+  const added = summary.added_p50_ms ?? 0;
+  return {
+    workload: 'write-uncontended',
+    summary,
+    runs: { direct, proxy },
+    targets: [
+      target('write-uncontended throughput >= 0.8x direct', ratio, ratio >= 0.8),
+      target('write-uncontended added p50 <= 1 ms', added, added <= 1),
+    ],
+    notes: [`PUT /${INDEX}/_doc/{id} over ${DOCUMENTS} ids, ${CONNECTIONS} connections, stand-in write time ${options.writeMs} ms`],
+  };
+};
