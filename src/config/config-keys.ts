@@ -274,13 +274,13 @@ export const CONFIG_KEYS: { readonly [K in ConfigKey]: KeySpec<ConfigValues[K]> 
   'proxy.upstream.timeout.ms': key({
     defaultValue: '60000',
     description: 'Longest wait in ms for the cluster’s response before the client gets a 504.',
-    reload: 'live',
+    reload: 'restart',
     parse: integer(1),
   }),
   'proxy.shutdown.timeout.ms': key({
     defaultValue: '30000',
     description: 'Longest wait in ms for in-flight requests on SIGTERM/SIGINT.',
-    reload: 'live',
+    reload: 'restart',
     parse: timeoutMs,
   }),
   'proxy.alias.cache.ttl.ms': key({

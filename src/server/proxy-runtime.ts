@@ -15,7 +15,7 @@ import { ProxyMetrics } from '../metrics/proxy-metrics.js';
 import { AliasResolver, clusterAliasLookup } from '../write/alias-resolver.js';
 import { combineObservers, loggingObserver } from '../write/write-observer.js';
 import { createWriteInterceptor } from '../write/write-path.js';
-import { startProxy, type BoundAddress } from './start-proxy.js';
+import { startProxy, type BoundAddress, type StartProxyDeps } from './start-proxy.js';
 
 export interface ProxyRuntime {
   readonly proxyAddress: BoundAddress;
@@ -37,6 +37,8 @@ export interface RuntimeOptions {
   /** Another engine (e.g. in-memory for a single instance); default: ZooKeeper from the settings. */
   readonly lockEngine?: LockEngine;
   readonly metrics?: ProxyMetrics;
+  /** Client-side time limits of the HTTP edge (defaults: 30 s body idle, 60 s request head). */
+  readonly edge?: Pick<StartProxyDeps, 'bodyIdleTimeoutMs' | 'headersTimeoutMs'>;
 }
 
 /** Assembles the product: ZooKeeper locks, the write path, metrics and admin routes around the HTTP edge. */
@@ -53,6 +55,7 @@ export async function startProxyRuntime(initial: Settings, logger: Logger, optio
   const writeLogger = logger.child({ component: 'write' });
   try {
     const proxy = await startProxy(initial, logger, {
+      ...options.edge,
       lockEngine: engine,
       forwarder,
       writeInterceptor: createWriteInterceptor({

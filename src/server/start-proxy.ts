@@ -1,4 +1,4 @@
-import { createServer, type Server } from 'node:http';
+import { createServer, type Server, type ServerOptions } from 'node:http';
 import type { Router } from 'express';
 import type { Logger } from 'pino';
 import type { Settings } from '../config/settings.js';
@@ -34,6 +34,8 @@ export interface StartProxyDeps {
   readonly readinessChecks?: readonly ReadinessCheck[];
   /** Idle time allowed in the middle of a request body before a 408 (default 30 s). */
   readonly bodyIdleTimeoutMs?: number;
+  /** Time allowed to receive a request head before a 408 (default: Node's 60 s). */
+  readonly headersTimeoutMs?: number;
   /** Extra admin-port routes (lock inspection, metrics), mounted after /healthz and /readyz. */
   readonly adminRouters?: readonly Router[];
 }
@@ -58,6 +60,7 @@ export async function startProxy(settings: Settings, logger: Logger, deps: Start
   const inFlight = new InFlightRequests();
 
   const proxyServer = createServer(
+    edgeServerOptions(deps.headersTimeoutMs),
     createProxyApp({
       forwarder,
       logger: logger.child({ component: 'proxy' }),
@@ -89,6 +92,15 @@ export async function startProxy(settings: Settings, logger: Logger, deps: Start
     await forwarder.close();
     throw error;
   }
+}
+
+/**
+ * Node enforces `headersTimeout` only when it sweeps connections (every 30 s by default), so a
+ * shorter timeout comes with a sweep interval to match.
+ */
+function edgeServerOptions(headersTimeoutMs: number | undefined): ServerOptions {
+  if (headersTimeoutMs === undefined) return {};
+  return { headersTimeout: headersTimeoutMs, connectionsCheckingInterval: Math.max(10, Math.floor(headersTimeoutMs / 4)) };
 }
 
 async function shutDown(parts: {

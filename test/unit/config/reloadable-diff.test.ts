@@ -30,7 +30,6 @@ describe('reloadableDiff', () => {
       { key: 'zookeeper.foregound.task.timeout', from: '2000', to: '500' },
       { key: 'zookeeper.backgound.task.timeout', from: '2000', to: '9000' },
       { key: 'elastic.request.retry.count', from: '3', to: '7' },
-      { key: 'proxy.upstream.timeout.ms', from: '60000', to: '1000' },
       { key: 'proxy.log.level', from: 'info', to: 'debug' },
       { key: 'proxy.log.slow.lock.ms', from: '500', to: '50' },
     ]);
@@ -41,6 +40,7 @@ describe('reloadableDiff', () => {
       { key: 'elasticsearch.hosts', from: 'http://localhost:9200/', to: 'http://other:9200/' },
       { key: 'proxy.listen.port', from: '9201', to: '9301' },
       { key: 'zookeeper.lock.root', from: '/es-locks', to: '/other' },
+      { key: 'proxy.upstream.timeout.ms', from: '60000', to: '1000' },
     ]);
   });
 
@@ -55,14 +55,13 @@ describe('reloadableDiff', () => {
       'zookeeper.servers', 'zookeeper.lock.root', 'zookeeper.foregound.lock.prefix', 'zookeeper.backgound.lock.prefix',
       'zookeeper.auth', 'elasticsearch.auth.username', 'elasticsearch.auth.password', 'elasticsearch.auth.api_key',
       'proxy.admin.token', 'elasticsearch.ssl.ca', 'elasticsearch.ssl.verify', 'zookeeper.session.timeout',
+      'proxy.upstream.timeout.ms', 'proxy.shutdown.timeout.ms',
     ] as const;
     expect(restartOnly.filter((key) => CONFIG_KEYS[key].reload !== 'restart')).toEqual([]);
     expect(CONFIG_KEY_NAMES.filter((key) => CONFIG_KEYS[key].reload === 'live')).toEqual([
       'zookeeper.foregound.task.timeout',
       'zookeeper.backgound.task.timeout',
       'elastic.request.retry.count',
-      'proxy.upstream.timeout.ms',
-      'proxy.shutdown.timeout.ms',
       'proxy.alias.cache.ttl.ms',
       'proxy.log.level',
       'proxy.log.slow.lock.ms',
