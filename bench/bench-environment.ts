@@ -12,6 +12,8 @@ export interface ProxyStats {
   /** Exact lock wait / hold samples (ms) since the previous `proxyStats()` call. */
   readonly wait: { readonly foreground: number[]; readonly background: number[] };
   readonly hold: { readonly foreground: number[]; readonly background: number[] };
+  /** CPU time (user + system) the proxy process has used since it started, ms. */
+  readonly cpuMs: number;
 }
 
 /** The processes every workload runs against: ZooKeeper, the stand-in, one proxy. */
@@ -44,6 +46,7 @@ function parseProxyStats(value: unknown): ProxyStats {
     zkOps: { create: numberField(zk, 'create'), delete: numberField(zk, 'delete'), get: numberField(zk, 'get'), getChildren: numberField(zk, 'getChildren') },
     wait: { foreground: samples(value, 'wait', 'foreground'), background: samples(value, 'wait', 'background') },
     hold: { foreground: samples(value, 'hold', 'foreground'), background: samples(value, 'hold', 'background') },
+    cpuMs: (numberField(objectField(value, 'cpu'), 'user') + numberField(objectField(value, 'cpu'), 'system')) / 1000,
   };
 }
 

@@ -71,9 +71,21 @@ export function randomBelow(size: number): number {
   return Math.floor(Math.random() * size);
 }
 
+/** Measures a proxy run, with the proxy process's CPU time per answered request (warm-up excluded). */
+export async function measuredProxy(context: WorkloadContext, spec: LoadSpec): Promise<{ load: LoadResult; cpuMsPerRequest: number }> {
+  const counted: { cpuMs?: number } = {};
+  const [load] = await measuredTogether(context, [spec], async () => {
+    counted.cpuMs = (await context.env.proxyStats()).cpuMs;
+  });
+  if (load === undefined || counted.cpuMs === undefined) throw new Error('proxy run did not complete');
+  const cpuMs = (await context.env.proxyStats()).cpuMs - counted.cpuMs;
+  return { load, cpuMsPerRequest: cpuMs / Math.max(1, load.requests) };
+}
+
 /** Direct-vs-proxy numbers every HTTP workload reports. */
-export function comparison(direct: LoadResult, proxy: LoadResult): Record<string, number> {
+export function comparison(direct: LoadResult, proxy: LoadResult, proxyCpuMsPerRequest: number): Record<string, number> {
   return {
+    proxy_cpu_ms_per_request: round(proxyCpuMsPerRequest),
     direct_rps: round(direct.rps, 1),
     proxy_rps: round(proxy.rps, 1),
     throughput_ratio: round(proxy.rps / direct.rps),

@@ -1,5 +1,5 @@
 import type { LoadSpec } from '../load.js';
-import { comparison, measured, target, type Workload } from '../workload-result.js';
+import { comparison, measuredProxy, measured, target, type Workload } from '../workload-result.js';
 
 const INDEX = 'bench-search';
 const CONNECTIONS = 64;
@@ -19,8 +19,8 @@ export const passthrough: Workload = async (context) => {
     body: () => '{"query":{"match_all":{}},"size":10}',
   });
   const direct = await measured(context, spec(env.directUrl));
-  const proxy = await measured(context, spec(env.proxyUrl));
-  const summary = comparison(direct, proxy);
+  const { load: proxy, cpuMsPerRequest } = await measuredProxy(context, spec(env.proxyUrl));
+  const summary = comparison(direct, proxy, cpuMsPerRequest);
   return {
     workload: 'passthrough',
     summary,

@@ -5,7 +5,7 @@ const INDEX = 'bench-hot';
 const DOCUMENTS = 8;
 const CONNECTIONS = 32;
 
-async function runCountingOverlaps(context: WorkloadContext, baseUrl: string): Promise<{ load: LoadResult; overlaps: number }> {
+async function runCountingOverlaps(context: WorkloadContext, baseUrl: string): Promise<{ load: LoadResult; overlaps: number; proxyCpuMs: number }> {
   const next = cycle(DOCUMENTS);
   const spec: LoadSpec = {
     baseUrl,
@@ -18,8 +18,10 @@ async function runCountingOverlaps(context: WorkloadContext, baseUrl: string): P
   if (context.options.warmupS > 0) await runLoad({ ...spec, durationS: context.options.warmupS });
   await context.env.overlaps(); // drains the warm-up's writes before the counters are cleared
   await context.env.resetStandIn();
+  const cpuBefore = (await context.env.proxyStats()).cpuMs;
   const load = await runLoad(spec);
-  return { load, overlaps: await context.env.overlaps() };
+  const proxyCpuMs = (await context.env.proxyStats()).cpuMs - cpuBefore;
+  return { load, overlaps: await context.env.overlaps(), proxyCpuMs };
 }
 
 /**
@@ -45,6 +47,7 @@ export const writeHot: Workload = async (context) => {
       proxy_p50_ms: round(proxy.load.p50Ms),
       proxy_p99_ms: round(proxy.load.p99Ms),
       proxy_non2xx: proxy.load.non2xx + proxy.load.errors,
+      proxy_cpu_ms_per_request: round(proxy.proxyCpuMs / Math.max(1, proxy.load.requests)),
     },
     runs: { direct: direct.load, proxy: proxy.load },
     targets: [

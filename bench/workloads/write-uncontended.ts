@@ -1,5 +1,5 @@
 import type { LoadSpec } from '../load.js';
-import { comparison, cycle, measured, target, type Workload } from '../workload-result.js';
+import { comparison, measuredProxy, cycle, measured, target, type Workload } from '../workload-result.js';
 
 const INDEX = 'bench-uncontended';
 const DOCUMENTS = 100_000;
@@ -20,8 +20,8 @@ export const writeUncontended: Workload = async (context) => {
     };
   };
   const direct = await measured(context, spec(env.directUrl, 'd'));
-  const proxy = await measured(context, spec(env.proxyUrl, 'p'));
-  const summary = comparison(direct, proxy);
+  const { load: proxy, cpuMsPerRequest } = await measuredProxy(context, spec(env.proxyUrl, 'p'));
+  const summary = comparison(direct, proxy, cpuMsPerRequest);
   const ratio = summary.throughput_ratio ?? 0;
   const added = summary.added_p50_ms ?? 0;
   return {

@@ -47,6 +47,7 @@ export class ZooKeeperLockEngine implements LockEngine {
   private readonly root: string;
   private readonly prefixes: PrefixRanks;
   private closed = false;
+  private readonly expiryListeners = new Set<() => void>();
 
   constructor(settings: ZooKeeperSettings, logger: Logger) {
     this.settings = settings;
@@ -177,7 +178,14 @@ export class ZooKeeperLockEngine implements LockEngine {
     this.releases.onConnected(lease);
   }
 
+  /** Calls `listener` once per expired session (metrics count them); returns an unsubscribe function. */
+  onSessionExpired(listener: () => void): () => void {
+    this.expiryListeners.add(listener);
+    return () => this.expiryListeners.delete(listener);
+  }
+
   private onExpired(generation: number): void {
+    for (const listener of this.expiryListeners) listener();
     this.releases.onExpired(generation);
     this.loseHeld(generation, 'ZooKeeper session expired');
     const expired = new LockUnavailableError('ZooKeeper session expired while waiting for the lock');

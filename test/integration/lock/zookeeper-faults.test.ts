@@ -83,6 +83,8 @@ describe('ZooKeeper engine under connection faults', () => {
     const held = await engine.acquire(key, 'foreground', { timeoutMs: 2_000, owner: owner('victim') });
     const states: string[] = [];
     engine.onStateChange((state) => states.push(state));
+    let expiries = 0;
+    engine.onSessionExpired(() => expiries++);
     proxy.freeze();
     await waitFor(() => held.lost.aborted, 5_000);
     expect((held.lost.reason as { code?: string }).code).toBe('LOCK_LOST');
@@ -98,6 +100,7 @@ describe('ZooKeeper engine under connection faults', () => {
     expect(again.lost.aborted).toBe(false);
     await again.release();
     expect(engine.stats().sessions).toBe(2);
+    expect(expiries).toBe(1);
   });
 
   it('fails fast with LOCK_UNAVAILABLE and logs the servers when ZooKeeper is unreachable', async () => {
