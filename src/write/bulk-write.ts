@@ -19,6 +19,7 @@ interface BulkRun {
   readonly deps: WritePathDeps;
   readonly exchange: ClientExchange;
   readonly priority: Priority;
+  readonly defaultIndex: string | null;
   readonly items: readonly KeyedBulkItem[];
   readonly results: Map<number, BulkItemResult>;
   took: number;
@@ -50,6 +51,7 @@ export async function handleBulkWrite(
     deps,
     exchange,
     priority,
+    defaultIndex,
     items,
     results: new Map(),
     took: 0,
@@ -59,25 +61,28 @@ export async function handleBulkWrite(
     holdMs: 0,
     lastUpstreamStatus: null,
   };
-  const keys = distinctKeys(items);
   let outcome: LockOutcome = 'acquired';
   try {
     outcome = await runRounds(run);
   } finally {
-    deps.observer.lockedRequest({
-      requestId: exchange.requestId,
-      method: exchange.req.method ?? '',
-      index: defaultIndex ?? '_bulk',
-      documents: keys.length,
-      priority,
-      waitMs: run.waitMs,
-      holdMs: run.holdMs,
-      queuePosition: null,
-      outcome,
-      upstreamStatus: run.lastUpstreamStatus,
-      attempt: 1,
-    });
+    report(run, outcome, distinctKeys(items).length);
   }
+}
+
+function report(run: BulkRun, outcome: LockOutcome, documents: number): void {
+  run.deps.observer.lockedRequest({
+    requestId: run.exchange.requestId,
+    method: run.exchange.req.method ?? '',
+    index: run.defaultIndex ?? '_bulk',
+    documents,
+    priority: run.priority,
+    waitMs: run.waitMs,
+    holdMs: run.holdMs,
+    queuePosition: null,
+    outcome,
+    upstreamStatus: run.lastUpstreamStatus,
+    attempt: run.attemptTimes.length,
+  });
 }
 
 /**
@@ -124,6 +129,7 @@ async function runRounds(run: BulkRun): Promise<LockOutcome> {
       await answerTimedOut(run, waiting);
       return priority === 'background' ? 'dead_lettered' : 'timeout';
     }
+    report(run, 'retried', distinctKeys(waiting).length);
     await delay(backoffDelayMs(round - 1), exchange.clientGone);
     pending = waiting;
   }

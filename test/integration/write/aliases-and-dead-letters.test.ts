@@ -4,7 +4,7 @@ import { afterEach, describe, expect, inject, it } from 'vitest';
 import { runCli } from '../../../src/cli/run-cli.js';
 import { FileDeadLetterStore } from '../../../src/deadletter/file-dead-letter-store.js';
 import { eventually, startWriteStack, type WriteStack } from '../../support/write-stack.js';
-import { BACKGROUND, send } from './write-client.js';
+import { BACKGROUND, ndjson, send } from './write-client.js';
 
 function capture(): { sink: Writable; text: () => string } {
   const chunks: string[] = [];
@@ -107,5 +107,30 @@ describe('aliases and the dead-letter queue', () => {
     expect(replayed[0]!.headers['x-lock-type']).toBeUndefined();
     await eventually(async () => (await store.list()).records.length === 0);
     expect((await store.get(id!))?.replayedAt).not.toBeNull();
+  });
+
+  it('a background bulk retries its unlocked items in new rounds, then dead-letters just those items', async () => {
+    stack = await startWriteStack({
+      zookeeper: inject('zookeeperConnect'),
+      settings: { zookeeper: { backgroundTimeoutMs: 100 }, elasticsearch: { requestRetryCount: 1 } },
+    });
+    const url = stack.urls[0]!;
+    const gate = stack.standIn.gateDocument('products', 'busy');
+    const running = send(url, 'PUT', '/products/_doc/busy', { writer: 'holder' });
+    await gate.arrived(1);
+
+    const body = ndjson([{ index: { _id: 'free' } }, { v: 1 }, { index: { _id: 'busy' } }, { v: 2 }]);
+    const answer = await send(url, 'POST', '/products/_bulk', body, { ...BACKGROUND, 'content-type': 'application/x-ndjson' });
+    expect(answer.status).toBe(200);
+    const items = answer.json.items as Record<string, { status: number }>[];
+    expect(items.map((item) => item.index!.status)).toEqual([201, 429]);
+    const id = answer.headers.get('x-dead-letter-id');
+    expect(id).toBeTruthy();
+    const record = await new FileDeadLetterStore(stack.deadLetterDir).get(id!);
+    expect(record).toMatchObject({ priority: 'background', attempts: 2, keys: [{ index: 'products', id: 'busy' }] });
+    expect(record!.body.data).toBe(ndjson([{ index: { _id: 'busy' } }, { v: 2 }]));
+
+    gate.release();
+    await running;
   });
 });
