@@ -14,6 +14,7 @@ declare module 'autocannon' {
     url: string;
     connections?: number;
     duration?: number;
+    amount?: number;
     overallRate?: number;
     timeout?: number;
     method?: string;

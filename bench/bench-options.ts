@@ -19,10 +19,12 @@ export interface BenchOptions {
   readonly out: string;
   /** Run the proxy with `--cpu-prof` (profiles under bench/results/profiles). */
   readonly cpuProf: boolean;
+  /** Skip the Curator comparison of the lock workloads (the smoke test: javac takes seconds). */
+  readonly curator: boolean;
 }
 
 export const USAGE = `npm run bench -- [--workload ${WORKLOADS.join('|')}[,...]] [--duration S] [--warmup S] [--quick]
-  [--write-ms 5] [--read-ms 1] [--bulk-doc-ms 0.05] [--lock-ops 2000] [--zk HOST:PORT] [--out FILE] [--cpu-prof]`;
+  [--write-ms 5] [--read-ms 1] [--bulk-doc-ms 0.05] [--lock-ops 2000] [--zk HOST:PORT] [--out FILE] [--cpu-prof] [--no-curator]`;
 
 function valueOf(argv: readonly string[], name: string): string | undefined {
   const i = argv.indexOf(`--${name}`);
@@ -50,7 +52,7 @@ function workloadsOf(raw: string | undefined): WorkloadName[] {
 }
 
 export function parseBenchOptions(argv: readonly string[]): BenchOptions {
-  const known = new Set(['--quick', '--cpu-prof', '--help']);
+  const known = new Set(['--quick', '--cpu-prof', '--no-curator', '--help']);
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i] ?? '';
     if (!arg.startsWith('--')) throw new Error(`unexpected argument ${arg}\n${USAGE}`);
@@ -69,5 +71,6 @@ export function parseBenchOptions(argv: readonly string[]): BenchOptions {
     zk: valueOf(argv, 'zk') ?? null,
     out: valueOf(argv, 'out') ?? 'bench/results/latest.json',
     cpuProf: argv.includes('--cpu-prof'),
+    curator: !argv.includes('--no-curator'),
   };
 }

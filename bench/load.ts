@@ -11,6 +11,10 @@ export interface LoadSpec {
   readonly headers?: Record<string, string>;
   /** Requests per second over all connections (a trickle); unlimited when absent. */
   readonly overallRate?: number;
+  /** Stop after this many requests instead of after `durationS` (slow requests such as big bulks). */
+  readonly amount?: number;
+  /** Stops the load early when it settles (a trickle that lasts as long as another load). */
+  readonly stopWhen?: Promise<unknown>;
 }
 
 export interface LoadResult {
@@ -53,6 +57,7 @@ export function runLoad(spec: LoadSpec): Promise<LoadResult> {
         timeout: 60,
         requests: [request],
         ...(spec.overallRate === undefined ? {} : { overallRate: spec.overallRate }),
+        ...(spec.amount === undefined ? {} : { amount: spec.amount }),
       },
       (error: Error | null, result: AutocannonResult) => {
         if (error !== null) {
@@ -74,6 +79,7 @@ export function runLoad(spec: LoadSpec): Promise<LoadResult> {
         });
       },
     );
+    void spec.stopWhen?.finally(() => instance.stop());
     instance.on('response', (_client: unknown, statusCode: number, _bytes: number, responseTimeMs: number) => {
       if (statusCode >= 200 && statusCode < 300) {
         ok++;

@@ -4,13 +4,13 @@
  * Prints Markdown tables and writes the JSON result (default bench/results/latest.json).
  */
 import { mkdir, writeFile } from 'node:fs/promises';
-import { cpus, totalmem } from 'node:os';
+import { cpus, loadavg, totalmem } from 'node:os';
 import { dirname } from 'node:path';
 import { fourLetterWord } from '../test/support/zookeeper-server.js';
 import { startBenchEnvironment } from './bench-environment.js';
 import { parseBenchOptions, USAGE, type BenchOptions, type WorkloadName } from './bench-options.js';
 import { notesList, resultsTable, targetsTable } from './report.js';
-import type { Workload, WorkloadResult } from './workload-result.js';
+import { round, type Workload, type WorkloadResult } from './workload-result.js';
 import { bulk } from './workloads/bulk.js';
 import { fgUnderBg } from './workloads/fg-under-bg.js';
 import { lock } from './workloads/lock.js';
@@ -46,6 +46,7 @@ async function machine(zookeeper: string): Promise<Record<string, string | numbe
 
 async function runAll(options: BenchOptions): Promise<void> {
   const started = Date.now();
+  const loadAtStart = loadavg()[0] ?? 0;
   const env = await startBenchEnvironment(options);
   const results: WorkloadResult[] = [];
   let host: Record<string, string | number> = {};
@@ -63,6 +64,8 @@ async function runAll(options: BenchOptions): Promise<void> {
   const report = {
     generatedAt: new Date().toISOString(),
     totalSeconds: Math.round((Date.now() - started) / 1000),
+    // Other processes on a shared machine skew every number; the 1-minute load average says whether they did.
+    loadAverage1m: { atStart: round(loadAtStart), atEnd: round(loadavg()[0] ?? 0) },
     machine: host,
     options,
     workloads: Object.fromEntries(results.map((r) => [r.workload, { summary: r.summary, targets: r.targets, notes: r.notes, runs: r.runs }])),
@@ -75,7 +78,8 @@ async function runAll(options: BenchOptions): Promise<void> {
   console.log(targetsTable(results));
   console.log('\n## Method notes\n');
   console.log(notesList(results));
-  console.log(`\nmachine: ${JSON.stringify(host)}\nwritten: ${options.out} (total ${report.totalSeconds} s)`);
+  console.log(`\nload average (1 min) at start/end: ${report.loadAverage1m.atStart} / ${report.loadAverage1m.atEnd}`);
+  console.log(`machine: ${JSON.stringify(host)}\nwritten: ${options.out} (total ${report.totalSeconds} s)`);
 }
 
 const argv = process.argv.slice(2);

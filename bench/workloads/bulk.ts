@@ -1,6 +1,6 @@
 import type { ProxyStats } from '../bench-environment.js';
-import type { LoadResult, LoadSpec } from '../load.js';
-import { measuredTogether, randomBelow, round, target, type Workload, type WorkloadContext } from '../workload-result.js';
+import { runLoad, type LoadResult, type LoadSpec } from '../load.js';
+import { randomBelow, round, target, type Workload, type WorkloadContext } from '../workload-result.js';
 
 const INDEX = 'bench-bulk';
 const BULK_SIZE = 1_000;
@@ -19,8 +19,21 @@ function bulkBody(): string {
   return lines.join('\n') + '\n';
 }
 
-function specs(context: WorkloadContext, baseUrl: string): LoadSpec[] {
-  const durationS = context.options.durationS;
+/** Bulks per measured run: about 2 per second of --duration, at least 2 per connection. */
+function bulkCount(durationS: number): number {
+  return Math.max(2 * BULK_CONNECTIONS, Math.round(2 * durationS));
+}
+
+/** A fixed number of bulks (a slow bulk must finish to count), with the trickle running until they are done. */
+async function bulksWithTrickle(baseUrl: string, bulks: number): Promise<[LoadResult, LoadResult]> {
+  const [bulkSpec, trickleSpec] = specs(baseUrl);
+  const bulkRun = runLoad({ ...bulkSpec, amount: bulks });
+  const trickleRun = runLoad({ ...trickleSpec, stopWhen: bulkRun });
+  return [await bulkRun, await trickleRun];
+}
+
+function specs(baseUrl: string): [LoadSpec, LoadSpec] {
+  const durationS = 600;
   return [
     {
       baseUrl,
@@ -44,10 +57,10 @@ function specs(context: WorkloadContext, baseUrl: string): LoadSpec[] {
   ];
 }
 
-async function run(context: WorkloadContext, baseUrl: string): Promise<[LoadResult, LoadResult]> {
-  const [bulks, singles] = await measuredTogether(context, specs(context, baseUrl));
-  if (bulks === undefined || singles === undefined) throw new Error('bulk: a load did not run');
-  return [bulks, singles];
+async function run(context: WorkloadContext, baseUrl: string, afterWarmup: () => Promise<unknown>): Promise<[LoadResult, LoadResult]> {
+  if (context.options.warmupS > 0) await bulksWithTrickle(baseUrl, BULK_CONNECTIONS);
+  await afterWarmup();
+  return bulksWithTrickle(baseUrl, bulkCount(context.options.durationS));
 }
 
 function zkDelta(before: ProxyStats, after: ProxyStats): { writes: number; reads: number } {
@@ -59,12 +72,12 @@ function zkDelta(before: ProxyStats, after: ProxyStats): { writes: number; reads
 /** Background bulks of 1,000 documents while foreground single writes hit some of the same ids. */
 export const bulk: Workload = async (context) => {
   const { env, options } = context;
-  const [directBulks, directSingles] = await run(context, env.directUrl);
+  const [directBulks, directSingles] = await run(context, env.directUrl, async () => undefined);
   const counted: { before?: ProxyStats } = {};
-  const [proxyBulks, proxySingles] = await measuredTogether(context, specs(context, env.proxyUrl), async () => {
+  const [proxyBulks, proxySingles] = await run(context, env.proxyUrl, async () => {
     counted.before = await env.proxyStats();
   });
-  if (proxyBulks === undefined || proxySingles === undefined || counted.before === undefined) throw new Error('bulk: the proxy run did not complete');
+  if (counted.before === undefined) throw new Error('bulk: the proxy run did not complete');
   const ops = zkDelta(counted.before, await env.proxyStats());
   const documents = proxyBulks.ok * BULK_SIZE + proxySingles.ok;
   const timeRatio = proxyBulks.p50Ms / directBulks.p50Ms;
@@ -91,7 +104,7 @@ export const bulk: Workload = async (context) => {
       target('bulk <= 3 ZooKeeper writes per document', writesPerDoc, writesPerDoc <= 3),
     ],
     notes: [
-      `${BULK_CONNECTIONS} connections of background bulks (${BULK_SIZE} consecutive ids from a pool of ${ID_POOL}); foreground PUTs ${TRICKLE_RATE}/s on random ids of the pool`,
+      `${bulkCount(options.durationS)} bulks per way over ${BULK_CONNECTIONS} connections, background (${BULK_SIZE} consecutive ids from a pool of ${ID_POOL}); foreground PUTs ${TRICKLE_RATE}/s on random ids of the pool`,
       `stand-in bulk time = ${options.writeMs} ms + ${options.bulkDocMs} ms per document; ZooKeeper writes = creates + deletes counted by the engine / documents written`,
     ],
   };

@@ -49,9 +49,10 @@ function ratioTarget(goal: string, ours: number | null, theirs: number | null, p
 export const lock: Workload = async ({ env, options }) => {
   const summary: Record<string, number | null> = {};
   const notes: string[] = [`bench:lock --ops ${options.lockOps} per workload (hot: 8 sessions, spread: 4 sessions x 8 acquirers over 10,000 keys)`];
+  if (!options.curator) notes.push('Curator comparison skipped (--no-curator)');
   const results = new Map<string, LockLine | null>();
   for (const workload of LOCK_WORKLOADS) {
-    for (const impl of ['es-lock-proxy', 'curator'] as const) {
+    for (const impl of options.curator ? (['es-lock-proxy', 'curator'] as const) : (['es-lock-proxy'] as const)) {
       const line = await lockBench(env.zookeeper, workload, impl, options.lockOps);
       if (typeof line === 'string') notes.push(`${impl} ${workload}: ${line}`);
       const result = typeof line === 'string' ? null : line;

@@ -35,6 +35,16 @@ export function parseDeadLetterLine(text: string): DeadLetterLine | string {
   }
 }
 
+/** Checks a record read from elsewhere (e.g. an index document's `_source`); a reason string when invalid. */
+export function parseDeadLetterRecord(value: unknown): DeadLetterRecord | string {
+  if (!isObject(value)) return 'not a JSON object';
+  try {
+    return recordOf(value);
+  } catch (error) {
+    return error instanceof Error ? error.message : String(error);
+  }
+}
+
 function recordOf(value: Record<string, unknown>): DeadLetterRecord {
   return {
     id: field(value, 'id', isString),

@@ -2,6 +2,7 @@ import type { DeadLetterRecord } from './dead-letter-record.js';
 
 /** A line of the queue that could not be read (a torn write after a crash, or manual damage). */
 export interface CorruptLine {
+  /** The file name; for the index store, the document (`<index>/_doc/<id>`). */
   readonly file: string;
   /** 1-based. */
   readonly line: number;
@@ -12,6 +13,10 @@ export interface DeadLetterListing {
   /** Oldest first. */
   readonly records: readonly DeadLetterRecord[];
   readonly corruptLines: readonly CorruptLine[];
+  /** True when more records exist than one listing returns (the index store's bound); list again after replaying. */
+  readonly truncated?: boolean;
+  /** Things the reader should know about this listing (e.g. it fell back to local files). */
+  readonly warnings?: readonly string[];
 }
 
 /** Where dead letters are kept: local JSON-lines files, or an Elasticsearch index shared by proxies. */

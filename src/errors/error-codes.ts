@@ -24,6 +24,8 @@ export const ERROR_CODES = {
   SHUTTING_DOWN: { status: 503, type: 'node_shutting_down_exception' },
   ADMIN_FORBIDDEN: { status: 403, type: 'security_exception' },
   LOCK_NOT_HELD: { status: 404, type: 'resource_not_found_exception' },
+  /** The shared dead-letter index could not be read or written (the local files still hold every record). */
+  DEAD_LETTER_INDEX_FAILED: { status: 503, type: 'dead_letter_index_exception' },
   INTERNAL: { status: 500, type: 'internal_proxy_exception' },
 } as const satisfies Record<string, { status: number; type: string }>;
 

@@ -4,7 +4,7 @@ import type { ReloadDiff } from '../config/reloadable-diff.js';
 import type { Settings } from '../config/settings.js';
 import { liveLogLevel } from '../logging/live-log-level.js';
 import { createClusterClient } from '../cluster/cluster-client.js';
-import { FileDeadLetterStore } from '../deadletter/file-dead-letter-store.js';
+import { openDeadLetterStore } from '../deadletter/open-dead-letter-store.js';
 import { lockInspectionRouter } from '../http/admin/lock-inspection-router.js';
 import { metricsRouter } from '../http/admin/metrics-router.js';
 import { createUpstreamForwarder } from '../http/upstream/node-upstream-forwarder.js';
@@ -63,7 +63,7 @@ export async function startProxyRuntime(initial: Settings, logger: Logger, optio
         locks: metrics.instrumentLockEngine(engine),
         forwarder,
         aliases: new AliasResolver(clusterAliasLookup(cluster), () => current.proxy.aliasCacheTtlMs, writeLogger),
-        deadLetters: new FileDeadLetterStore(initial.proxy.deadLetterDir),
+        deadLetters: openDeadLetterStore(initial, { cluster, logger: logger.child({ component: 'deadletter' }) }),
         observer: combineObservers(loggingObserver(writeLogger, () => current.proxy.slowLockMs), metrics.writeObserver()),
         requestServed: (kind, status) => metrics.requestServed(kind, status),
         logger: writeLogger,

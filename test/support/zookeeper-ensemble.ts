@@ -1,5 +1,5 @@
 import { isZkCode } from '../../src/lock/zk-errors.js';
-import { connectRawClient } from '../../src/lock/zk-raw-client.js';
+import { connectRawClient, type RawZkConnection } from '../../src/lock/zk-raw-client.js';
 import { fourLetterWord, restartNode, startZooKeeper, type StartOptions, type ZooKeeperCluster, type ZooKeeperNode } from './zookeeper-server.js';
 
 /**
@@ -72,6 +72,20 @@ function modeOf(srvr: string): string | null {
   return /Mode: (\w+)/.exec(srvr)?.[1] ?? null;
 }
 
+/**
+ * Right after a server restart a new handle's connect request is sometimes left unanswered (seen
+ * with ZooKeeper 3.8 and the C client): a fresh handle succeeds, so try a few short ones.
+ */
+async function connectWithRetry(connectString: string, attempts = 4): Promise<RawZkConnection> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await connectRawClient(connectString, 4_000, 3_000);
+    } catch (error) {
+      if (attempt >= attempts) throw error;
+    }
+  }
+}
+
 export interface ZnodeTree {
   /** Every path under the root (the root excluded), parents before children. */
   readonly paths: readonly string[];
@@ -81,7 +95,7 @@ export interface ZnodeTree {
 
 /** Lists everything under `root` with a fresh session of its own (empty when the root is gone). */
 export async function listZnodes(connectString: string, root: string): Promise<ZnodeTree> {
-  const connection = await connectRawClient(connectString, 4_000);
+  const connection = await connectWithRetry(connectString);
   try {
     const paths: string[] = [];
     const walk = async (path: string): Promise<void> => {

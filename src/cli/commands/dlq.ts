@@ -1,7 +1,9 @@
 import { loadSettings } from '../../config/load-settings.js';
 import type { Settings } from '../../config/settings.js';
 import type { DeadLetterRecord } from '../../deadletter/dead-letter-record.js';
-import { FileDeadLetterStore } from '../../deadletter/file-dead-letter-store.js';
+import type { DeadLetterStore } from '../../deadletter/dead-letter-store.js';
+import type { DeadLetterLogger } from '../../deadletter/mirrored-dead-letter-store.js';
+import { openDeadLetterStore } from '../../deadletter/open-dead-letter-store.js';
 import { replayRecord } from '../../deadletter/replay.js';
 import type { CliContext, Command, ExitCode } from '../cli-context.js';
 import { UsageError } from '../cli-context.js';
@@ -11,7 +13,8 @@ import { DEFAULT_CONFIG_FILE } from './start.js';
 const USAGE = `Usage: es-lock-proxy dlq list [--all] [--config FILE]
        es-lock-proxy dlq replay <id>|--all [--dry-run] [--proxy URL] [--header "Name: value" ...] [--config FILE]
 
-Lists or replays the dead-letter queue (proxy.deadletter.dir).
+Lists or replays the dead-letter queue (proxy.deadletter.dir; with proxy.deadletter.index set, the
+index every proxy instance shares, falling back to the local files when it cannot be read).
 
   list            records not replayed yet (--all: replayed ones too), one line each
   replay <id>     sends the record again THROUGH THE PROXY (it takes the document locks), then
@@ -60,24 +63,39 @@ async function runDlq(args: readonly string[], context: CliContext): Promise<Exi
     flags: values.set ?? [],
     cwd: context.cwd,
   });
-  const store = new FileDeadLetterStore(settings.proxy.deadLetterDir);
-  if (action === 'list') return listRecords(store, values.all === true, context);
-  if (action === 'replay') {
-    if ((id === undefined) === (values.all !== true)) throw new UsageError('dlq replay: give one record id or --all');
+  if (action !== 'list' && action !== 'replay') {
+    throw new UsageError(action === undefined ? 'dlq: missing action (list or replay)' : `dlq: unknown action "${action}"`);
+  }
+  if (action === 'replay' && (id === undefined) === (values.all !== true)) throw new UsageError('dlq replay: give one record id or --all');
+  const store = openDeadLetterStore(settings, { logger: stderrLogger(context) });
+  try {
+    if (action === 'list') return await listRecords(store, values.all === true, context);
     const options = {
       dryRun: values['dry-run'] === true,
       proxyUrl: parseProxyUrl(values.proxy, settings),
       extraHeaders: parseHeaders(values.header ?? []),
     };
-    return replay(store, settings, id ?? null, options, context);
+    return await replay(store, settings, id ?? null, options, context);
+  } finally {
+    await store.close();
   }
-  throw new UsageError(action === undefined ? 'dlq: missing action (list or replay)' : `dlq: unknown action "${action}"`);
 }
 
-async function listRecords(store: FileDeadLetterStore, includeReplayed: boolean, context: CliContext): Promise<ExitCode> {
-  const { records, corruptLines } = await store.list({ includeReplayed });
+/** Index failures of `get` and `markReplayed` reach the operator as one line each (`list` returns its own warnings). */
+function stderrLogger(context: CliContext): DeadLetterLogger {
+  const line = (fields: Record<string, unknown>, message: string): void => {
+    const cause = fields.err instanceof Error ? `: ${fields.err.message}` : '';
+    context.stderr.write(`dlq: ${message}${cause}\n`);
+  };
+  return { warn: line, error: line };
+}
+
+async function listRecords(store: DeadLetterStore, includeReplayed: boolean, context: CliContext): Promise<ExitCode> {
+  const { records, corruptLines, truncated, warnings } = await store.list({ includeReplayed });
   for (const record of records) context.stdout.write(`${describeRecord(record)}\n`);
   for (const corrupt of corruptLines) context.stderr.write(`dlq: skipped unreadable line ${corrupt.file}:${corrupt.line}: ${corrupt.reason}\n`);
+  for (const warning of warnings ?? []) context.stderr.write(`dlq: warning: ${warning}\n`);
+  if (truncated === true) context.stderr.write('dlq: warning: more records exist than one listing shows (oldest first); replay these, then list again\n');
   context.stdout.write(`${records.length} record(s)\n`);
   return 0;
 }
@@ -89,7 +107,7 @@ interface ReplayOptions {
 }
 
 async function replay(
-  store: FileDeadLetterStore,
+  store: DeadLetterStore,
   settings: Settings,
   id: string | null,
   options: ReplayOptions,

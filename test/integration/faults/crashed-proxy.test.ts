@@ -48,8 +48,7 @@ describe('crashed proxy', () => {
       ].join('\n') + '\n',
     );
     child = spawnCli(['start', '--config', configFile, '--set', 'zookeeper.foregound.task.timeout=10000']);
-    const started = JSON.parse(await waitForLine(child, (line) => line.includes('es-lock-proxy started'))) as { listen: string };
-    const crashingUrl = `http://${started.listen}`;
+    const crashingUrl = `http://${listenAddressOf(await waitForLine(child, (line) => line.includes('es-lock-proxy started')))}`;
 
     const gate = stack.standIn.gate((request) => request.headers['x-fault-phase'] === 'crash');
     const doomed: Promise<Outcome>[] = DOCS.map((id) => exchange(`${crashingUrl}/crash/_doc/${id}`, { method: 'PUT', body: '{"by":"crashed"}', headers: CRASH }));
@@ -90,3 +89,10 @@ describe('crashed proxy', () => {
     );
   });
 });
+
+/** `listen` of the CLI's JSON startup line. */
+function listenAddressOf(line: string): string {
+  const parsed: unknown = JSON.parse(line);
+  if (typeof parsed === 'object' && parsed !== null && 'listen' in parsed && typeof parsed.listen === 'string') return parsed.listen;
+  throw new Error(`startup line without a listen address: ${line}`);
+}

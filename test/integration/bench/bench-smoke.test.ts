@@ -1,0 +1,39 @@
+import { execFile } from 'node:child_process';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { describe, expect, inject, it } from 'vitest';
+
+const run = promisify(execFile);
+const WORKLOADS = ['passthrough', 'write-uncontended', 'write-hot', 'fg-under-bg', 'bulk', 'lock'];
+
+function field(value: unknown, name: string): unknown {
+  return typeof value === 'object' && value !== null ? Reflect.get(value, name) : undefined;
+}
+
+/** Keeps `npm run bench` from rotting: every workload for about a second, numbers in the JSON, no race through the proxy. */
+describe('npm run bench (smoke)', () => {
+  it('runs every workload and writes a result with numbers for each', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'es-lock-proxy-bench-smoke-'));
+    const out = join(dir, 'latest.json');
+    try {
+      const args = ['--import', 'tsx', 'bench/run-bench.ts', '--quick', '--warmup', '0', '--lock-ops', '20', '--no-curator', '--zk', inject('zookeeperConnect'), '--out', out];
+      await run(process.execPath, args, { timeout: 90_000, maxBuffer: 16 * 1024 * 1024 });
+      const report: unknown = JSON.parse(await readFile(out, 'utf8'));
+      const workloads = field(report, 'workloads');
+      for (const name of WORKLOADS) {
+        const summary = field(field(workloads, name), 'summary');
+        const values = Object.values(typeof summary === 'object' && summary !== null ? summary : {});
+        expect(values.length, `${name} has numbers`).toBeGreaterThan(0);
+        for (const value of values) expect(typeof value === 'number' || value === null, `${name}: ${String(value)}`).toBe(true);
+      }
+      const hot = field(field(workloads, 'write-hot'), 'summary');
+      expect(field(hot, 'proxy_overlaps')).toBe(0);
+      expect(field(hot, 'proxy_rps')).toBeGreaterThan(0);
+      expect(field(field(field(workloads, 'lock'), 'summary'), 'ours_hot_violations')).toBe(0);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  }, 120_000);
+});

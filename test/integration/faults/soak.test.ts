@@ -1,0 +1,83 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startWriteStack, type WriteStack } from '../../support/write-stack.js';
+import { FAULT_TEST_TICK_MS } from '../../support/zookeeper-ensemble.js';
+import { fourLetterWord, restartNode, startZooKeeper, type ZooKeeperCluster } from '../../support/zookeeper-server.js';
+import { readyz, runLoad, Tally, thousands, waitUntil } from './fault-kit.js';
+
+/** CI-safe by default; `SOAK_SECONDS=60 npx vitest run test/integration/faults/soak.test.ts` for the long form. */
+const SOAK_SECONDS = Number(process.env.SOAK_SECONDS ?? 10);
+const DOCS = Array.from({ length: 12 }, (_, i) => `s${i}`);
+/** Sockets, timers and the ZooKeeper handle come and go with traffic; growth beyond this is a leak. */
+const HANDLE_TOLERANCE = 8;
+/** The lock root is a persistent node created by the first write; everything under it must go. */
+const LOCK_ROOT = 1;
+
+describe('soak', () => {
+  let zk: ZooKeeperCluster;
+  let stack: WriteStack;
+
+  beforeAll(async () => {
+    zk = await startZooKeeper(1, { tickTimeMs: FAULT_TEST_TICK_MS, systemProperties: { 'zookeeper.forceSync': 'no' } });
+    stack = await startWriteStack({
+      zookeeper: zk.connectString,
+      proxies: 2,
+      standIn: { writeLatencyMs: 1 },
+      settings: {
+        zookeeper: { sessionTimeoutMs: 4_000, foregroundTimeoutMs: 3_000, backgroundTimeoutMs: 1_000, connectionRetry: 3, connectionDelayMs: 500 },
+        elasticsearch: { requestRetryCount: 1 },
+      },
+    });
+  }, 60_000);
+
+  afterAll(async () => {
+    await stack?.close();
+    await zk?.stop();
+  });
+
+  it(`${SOAK_SECONDS} s of mixed writes through two proxies with a ZooKeeper restart in the middle`, async () => {
+    const node = zk.nodes[0];
+    if (node === undefined) throw new Error('no ZooKeeper node');
+    const handlesBefore = process.getActiveResourcesInfo().length;
+    const znodesBefore = await znodeCount(node.clientPort);
+    const tally = new Tally();
+    const endsAt = performance.now() + SOAK_SECONDS * 1_000;
+    const load = runLoad({ urls: stack.urls, index: 'soak', docs: DOCS, writers: 16, done: () => performance.now() > endsAt, tally });
+
+    await waitUntil(() => performance.now() > endsAt - (SOAK_SECONDS * 1_000) / 2, SOAK_SECONDS * 1_000, 'mid-run');
+    await node.stop('SIGKILL');
+    await restartNode(node);
+    await load;
+    await waitUntil(async () => (await Promise.all(stack.adminUrls.map(readyz))).every((status) => status === 200), 20_000, 'ready after the soak');
+
+    // Counted with `stat`, not a new client: right after a restart ZooKeeper 3.8 sometimes leaves a
+    // new session's connect request unanswered (see the report); the proxies' sessions are fine.
+    const proxy = stack.proxies[0];
+    if (proxy === undefined) throw new Error('no proxy');
+    const held = async (): Promise<number> =>
+      (await Promise.all(DOCS.map((id) => proxy.locks.inspect({ index: 'soak', id })))).filter((i) => i.holder !== null || i.queue.length > 0).length;
+    const tree = await waitUntil(async () => (await held()) === 0, 10_000, 'no holder or waiter left');
+    let znodesLeft = -1;
+    const reaped = await waitUntil(async () => (znodesLeft = await znodeCount(node.clientPort)) <= znodesBefore + LOCK_ROOT, 15_000, 'znodes back to the count before the run').catch((error: unknown) => {
+      throw new Error(`${String(error)}: ${znodesLeft} znodes, ${znodesBefore} before the run`);
+    });
+    await waitUntil(() => process.getActiveResourcesInfo().length <= handlesBefore + HANDLE_TOLERANCE, 5_000, 'open handles back to the start').catch(() => 0);
+    const handlesAfter = process.getActiveResourcesInfo().length;
+
+    console.log(
+      `soak: ${thousands(tally.total)} writes in ${SOAK_SECONDS} s via 2 proxies, 1 ZooKeeper restart, ${stack.standIn.overlaps.count} overlaps, ` +
+        `${tally.unanswered} unanswered (${tally.statuses()}), handles ${handlesBefore} -> ${handlesAfter}, ` +
+        `no lock holder/waiter ${Math.round(tree)} ms after, znode count back to ${znodesBefore} + the lock root after ${Math.round(reaped)} ms`,
+    );
+    expect(stack.standIn.overlaps.examples).toEqual([]);
+    expect(tally.unansweredExamples).toEqual([]);
+    expect(tally.unexpected).toEqual([]);
+    expect(tally.total).toBeGreaterThan(SOAK_SECONDS * 100);
+    expect(handlesAfter).toBeLessThanOrEqual(handlesBefore + HANDLE_TOLERANCE);
+  });
+});
+
+async function znodeCount(port: number): Promise<number> {
+  const match = /Node count: (\d+)/.exec(await fourLetterWord(port, 'stat'));
+  if (match?.[1] === undefined) throw new Error('ZooKeeper did not report its node count');
+  return Number(match[1]);
+}
