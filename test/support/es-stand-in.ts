@@ -5,7 +5,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { DocumentStore, type StoredDocument } from './es-stand-in/document-store.js';
 import { GateSet, type Gate } from './es-stand-in/gates.js';
 import { OverlapDetector, type OverlapReport } from './es-stand-in/overlap-detector.js';
-import { planRoute } from './es-stand-in/routes.js';
+import { planRoute, requestsCompatibleWith7 } from './es-stand-in/routes.js';
 import { splitPath, type StandInRequest } from './es-stand-in/stand-in-request.js';
 
 export type { Gate } from './es-stand-in/gates.js';
@@ -244,7 +244,14 @@ class StandInServer implements EsStandIn {
     this.notifyArrival(entry);
 
     const { segments, query } = splitPath(entry.url);
-    const plan = planRoute(this.store, { method: entry.method, segments, query, body: entry.body, version: this.version });
+    const plan = planRoute(this.store, {
+      method: entry.method,
+      segments,
+      query,
+      body: entry.body,
+      version: this.version,
+      compatibleWith7: requestsCompatibleWith7(entry.headers),
+    });
     const request: StandInRequest = { method: entry.method, url: entry.url, segments, query, headers: req.headers, body: entry.body, writeKeys: plan.writeKeys };
 
     const fault = this.takeFault(request);

@@ -5,8 +5,7 @@ import fc from 'fast-check';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { startProxyRuntime, type ProxyRuntime } from '../../../src/server/proxy-runtime.js';
-import type { ServerResponse } from 'node:http';
-import { startEsStandIn, type EsStandIn, type StandInRequest } from '../../support/es-stand-in.js';
+import { startEsStandIn, type EsStandIn } from '../../support/es-stand-in.js';
 import { testSettings } from '../../support/test-settings.js';
 import { waitForLockService } from '../../support/write-stack.js';
 import { exchange, isElasticsearchError, Tally, thousands } from './fault-kit.js';
@@ -143,23 +142,6 @@ const bodyArb: fc.Arbitrary<Buffer> = fc.oneof(
   fc.constant(Buffer.alloc(0)),
 );
 
-/**
- * The stand-in serves the typed routes (`/{index}/{type}/{id}`) whatever the headers; Elasticsearch
- * 8 only does in REST compatibility mode (`compatible-with=7` on Accept or Content-Type) and
- * otherwise finds no handler. The proxy rightly passes those through unlocked, so the stand-in
- * must not apply them either. (Our own reading of the rule, independent of the proxy's.)
- */
-function answerTypedRouteLikeElasticsearch8(request: StandInRequest, res: ServerResponse): boolean {
-  const [, type] = request.segments;
-  const typed = request.writeKeys.length > 0 && request.segments.length >= 3 && type !== undefined && !type.startsWith('_');
-  const compatible = [request.headers.accept, request.headers['content-type']].some((value) => /compatible-with\s*=\s*"?\s*7(?![0-9])/i.test(String(value ?? '')));
-  if (!typed || compatible) return false;
-  const body = JSON.stringify({ error: `no handler found for uri [${request.url}] and method [${request.method}]`, status: 400 });
-  res.writeHead(400, { 'content-type': 'application/json', 'X-elastic-product': 'Elasticsearch', 'content-length': String(Buffer.byteLength(body)) });
-  res.end(body);
-  return true;
-}
-
 interface HostileRequest {
   readonly method: string;
   readonly path: Buffer;
@@ -238,7 +220,6 @@ describe('hostile input end to end', () => {
     });
     const edge = { headersTimeoutMs: HEADERS_TIMEOUT_MS, bodyIdleTimeoutMs: BODY_IDLE_TIMEOUT_MS };
     target = await startProxyRuntime(settings, pino({ level: 'silent' }), { edge });
-    standIn.onRequest(answerTypedRouteLikeElasticsearch8);
     hotWriter = await startProxyRuntime(settings, pino({ level: 'silent' }));
     await Promise.all([waitForLockService(target), waitForLockService(hotWriter)]);
   });

@@ -64,8 +64,16 @@ describe('Elasticsearch stand-in', () => {
     const autoId = await put('/products/_doc', { auto: true }, 'POST');
     expect(autoId.status).toBe(201);
 
-    const typed = await put('/products/legacy/9', { t: 1 });
+    const typed = await rawRequest(standIn.url, {
+      method: 'PUT',
+      path: '/products/legacy/9',
+      headers: { 'content-type': 'application/vnd.elasticsearch+json;compatible-with=7' },
+      body: JSON.stringify({ t: 1 }),
+    });
     expect(jsonOf(typed)).toMatchObject({ _type: 'legacy', _id: '9', result: 'created' });
+    // Elasticsearch 8 serves typed routes only in REST compatibility mode.
+    const untyped = await put('/products/legacy/10', { t: 1 });
+    expect(untyped.status).toBe(400);
 
     const got = await rawRequest(standIn.url, { path: '/products/_doc/1' });
     expect(jsonOf(got)).toMatchObject({ found: true, _source: { name: 'a' } });

@@ -7,6 +7,13 @@ export interface RouteInput {
   readonly query: URLSearchParams;
   readonly body: Buffer;
   readonly version: string;
+  /** REST compatibility mode (`compatible-with=7` on Accept or Content-Type): Elasticsearch 8 serves the typed routes only then. */
+  readonly compatibleWith7: boolean;
+}
+
+/** What Elasticsearch 8's RestCompatibleVersionHelper reads from the media-type headers. */
+export function requestsCompatibleWith7(headers: Readonly<Record<string, string | string[] | undefined>>): boolean {
+  return [headers.accept, headers['content-type']].some((value) => /compatible-with\s*=\s*"?\s*7(?![0-9])/i.test(String(value ?? '')));
 }
 
 /** What a request will do, known before it runs: the overlap detector needs the keys up front. */
@@ -50,6 +57,8 @@ export function planRoute(store: DocumentStore, input: RouteInput): RoutePlan {
   // `/{index}/_doc/...` and the typed routes of compatible-with=7 (`_doc` is just one type name).
   const type = second;
   if (type.startsWith('_') && type !== '_doc') return read(() => noHandler(input));
+  const typedOnly = type !== '_doc' || fourth !== undefined || third === '_bulk';
+  if (typedOnly && !input.compatibleWith7) return read(() => noHandler(input));
   if (third === undefined) {
     if (!isMethod(method, 'POST')) return read(() => noHandler(input));
     const autoId = `auto-${Math.random().toString(36).slice(2, 12)}`;
