@@ -95,12 +95,21 @@ export async function startProxy(settings: Settings, logger: Logger, deps: Start
 }
 
 /**
+ * How long an idle client connection is kept. Node's default (5 s) is shorter than what many
+ * clients assume, and a server closing an idle keep-alive socket races a client sending on it:
+ * the request dies with "other side closed" (seen in the soak test). Elasticsearch keeps idle
+ * HTTP connections open, so the proxy outlasts the clients' own idle timeouts instead.
+ */
+export const CLIENT_KEEP_ALIVE_MS = 75_000;
+
+/**
  * Node enforces `headersTimeout` only when it sweeps connections (every 30 s by default), so a
  * shorter timeout comes with a sweep interval to match.
  */
 function edgeServerOptions(headersTimeoutMs: number | undefined): ServerOptions {
-  if (headersTimeoutMs === undefined) return {};
-  return { headersTimeout: headersTimeoutMs, connectionsCheckingInterval: Math.max(10, Math.floor(headersTimeoutMs / 4)) };
+  const keepAlive = { keepAliveTimeout: CLIENT_KEEP_ALIVE_MS };
+  if (headersTimeoutMs === undefined) return keepAlive;
+  return { ...keepAlive, headersTimeout: headersTimeoutMs, connectionsCheckingInterval: Math.max(10, Math.floor(headersTimeoutMs / 4)) };
 }
 
 async function shutDown(parts: {

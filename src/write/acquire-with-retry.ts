@@ -3,6 +3,7 @@ import { backoffDelayMs, delay } from './backoff.js';
 import type { InterceptedRequest as ClientExchange } from '../http/write-interceptor.js';
 import { isLockTimeout } from './lock-errors-http.js';
 import { lockTimeoutMs, ownerOf, type WritePathDeps } from './write-path-deps.js';
+import { singleWriteReporter } from './write-observer.js';
 
 export type SingleAcquireResult =
   | { readonly kind: 'held'; readonly lock: HeldLock; readonly attemptTimes: readonly number[]; readonly waitedMs: number }
@@ -44,19 +45,7 @@ export async function acquireWithRetry(
       if (!isLockTimeout(error)) throw error;
       const retriesLeft = priority === 'background' && attempt <= settings.elasticsearch.requestRetryCount;
       if (!retriesLeft) return { kind: 'timed_out', attemptTimes, waitedMs: Date.now() - startedAt, timeoutMs };
-      deps.observer.lockedRequest({
-        requestId: exchange.requestId,
-        method: exchange.req.method ?? '',
-        index: key.index,
-        id: key.id,
-        priority,
-        waitMs: Date.now() - startedAt,
-        holdMs: 0,
-        queuePosition: null,
-        outcome: 'retried',
-        upstreamStatus: null,
-        attempt,
-      });
+      singleWriteReporter(deps.observer, exchange, key, priority)('retried', Date.now() - startedAt, 0, null, attempt);
       await delay(backoffDelayMs(attempt - 1), exchange.clientGone);
     }
   }

@@ -28,7 +28,3 @@ export function retryAfterSeconds(timeoutMs: number): string {
 export function isLockTimeout(error: unknown): error is ProxyError {
   return error instanceof ProxyError && error.code === 'LOCK_TIMEOUT';
 }
-
-export function isProxyError(error: unknown): error is ProxyError {
-  return error instanceof ProxyError;
-}

@@ -7,7 +7,7 @@ import { acquireWithRetry } from './acquire-with-retry.js';
 import { deadLetter } from './dead-letter.js';
 import type { InterceptedRequest as ClientExchange } from '../http/write-interceptor.js';
 import { lockLostBeforeForwarding, lockWaitTimeout, retryAfterSeconds } from './lock-errors-http.js';
-import type { LockOutcome } from './write-observer.js';
+import { singleWriteReporter, type LockOutcome } from './write-observer.js';
 import { forwardRequestOf, type WritePathDeps } from './write-path-deps.js';
 
 export interface SingleWriteTarget {
@@ -29,7 +29,7 @@ export async function handleSingleWrite(
   priority: Priority,
 ): Promise<void> {
   const key: LockKey = { index: await deps.aliases.lockIndexFor(target.index), id: target.id };
-  const report = reporter(deps, exchange, key, priority);
+  const report = singleWriteReporter(deps.observer, exchange, key, priority);
   let acquired;
   try {
     acquired = await acquireWithRetry(deps, exchange, key, priority, `${exchange.req.method} ${exchange.req.url}`);
@@ -102,32 +102,8 @@ async function answerTimeout(
     });
     outcome = 'dead_lettered';
   }
-  reporter(deps, exchange, key, priority)(outcome, result.waitedMs, 0, null, result.attemptTimes.length);
+  singleWriteReporter(deps.observer, exchange, key, priority)(outcome, result.waitedMs, 0, null, result.attemptTimes.length);
   sendElasticsearchError(exchange.res, error, headers);
-}
-
-function reporter(deps: WritePathDeps, exchange: ClientExchange, key: LockKey, priority: Priority) {
-  return (
-    outcome: LockOutcome,
-    waitMs: number,
-    holdMs: number,
-    upstreamStatus: number | null,
-    attempt: number,
-    queuePosition: number | null = null,
-  ): void =>
-    deps.observer.lockedRequest({
-      requestId: exchange.requestId,
-      method: exchange.req.method ?? '',
-      index: key.index,
-      id: key.id,
-      priority,
-      waitMs,
-      holdMs,
-      queuePosition,
-      outcome,
-      upstreamStatus,
-      attempt,
-    });
 }
 
 /** Feeds the `_index` of a successful answer back to the alias cache. */

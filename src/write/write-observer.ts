@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
-import type { Priority } from '../lock/lock-engine.js';
+import type { InterceptedRequest } from '../http/write-interceptor.js';
+import type { LockKey, Priority } from '../lock/lock-engine.js';
 
 export type LockOutcome = 'acquired' | 'timeout' | 'retried' | 'dead_lettered' | 'lost' | 'aborted' | 'unavailable';
 
@@ -44,4 +45,29 @@ export function combineObservers(...observers: readonly WriteObserver[]): WriteO
       for (const observer of observers) observer.lockedRequest(report);
     },
   };
+}
+
+/** Reports of one single-document write, the fields that do not change bound once. */
+export function singleWriteReporter(observer: WriteObserver, exchange: InterceptedRequest, key: LockKey, priority: Priority) {
+  return (
+    outcome: LockOutcome,
+    waitMs: number,
+    holdMs: number,
+    upstreamStatus: number | null,
+    attempt: number,
+    queuePosition: number | null = null,
+  ): void =>
+    observer.lockedRequest({
+      requestId: exchange.requestId,
+      method: exchange.req.method ?? '',
+      index: key.index,
+      id: key.id,
+      priority,
+      waitMs,
+      holdMs,
+      queuePosition,
+      outcome,
+      upstreamStatus,
+      attempt,
+    });
 }

@@ -1,4 +1,3 @@
-import { loadSettings } from '../../config/load-settings.js';
 import type { Settings } from '../../config/settings.js';
 import type { DeadLetterRecord } from '../../deadletter/dead-letter-record.js';
 import type { DeadLetterStore } from '../../deadletter/dead-letter-store.js';
@@ -8,7 +7,7 @@ import { replayRecord } from '../../deadletter/replay.js';
 import type { CliContext, Command, ExitCode } from '../cli-context.js';
 import { UsageError } from '../cli-context.js';
 import { parseCommandArgs } from '../parse-command-args.js';
-import { DEFAULT_CONFIG_FILE } from './start.js';
+import { DEFAULT_CONFIG_FILE, SETTINGS_OPTIONS, settingsLoader } from '../settings-options.js';
 
 const USAGE = `Usage: es-lock-proxy dlq list [--all] [--config FILE]
        es-lock-proxy dlq replay <id>|--all [--dry-run] [--proxy URL] [--header "Name: value" ...] [--config FILE]
@@ -43,13 +42,11 @@ export const dlqCommand: Command = {
 
 async function runDlq(args: readonly string[], context: CliContext): Promise<ExitCode> {
   const { values, positionals } = parseCommandArgs('dlq', args, {
-    config: { type: 'string', short: 'c' },
-    set: { type: 'string', short: 's', multiple: true },
+    ...SETTINGS_OPTIONS,
     all: { type: 'boolean' },
     'dry-run': { type: 'boolean' },
     proxy: { type: 'string' },
     header: { type: 'string', multiple: true },
-    help: { type: 'boolean', short: 'h' },
   });
   if (values.help === true) {
     context.stdout.write(USAGE);
@@ -57,12 +54,7 @@ async function runDlq(args: readonly string[], context: CliContext): Promise<Exi
   }
   const [action, id, extra] = positionals;
   if (extra !== undefined) throw new UsageError(`dlq: unexpected argument "${extra}"`);
-  const settings = loadSettings({
-    configFile: values.config ?? DEFAULT_CONFIG_FILE,
-    env: context.env,
-    flags: values.set ?? [],
-    cwd: context.cwd,
-  });
+  const settings = settingsLoader(values, context)();
   if (action !== 'list' && action !== 'replay') {
     throw new UsageError(action === undefined ? 'dlq: missing action (list or replay)' : `dlq: unknown action "${action}"`);
   }

@@ -1,5 +1,4 @@
 import type { Logger } from 'pino';
-import { loadSettings } from '../../config/load-settings.js';
 import type { Settings } from '../../config/settings.js';
 import { createLogger } from '../../logging/logger.js';
 import { redactSettings, redactUrl } from '../../logging/redact-settings.js';
@@ -7,10 +6,10 @@ import { startProxyRuntime } from '../../server/proxy-runtime.js';
 import type { CliContext, Command, ExitCode } from '../cli-context.js';
 import { UsageError } from '../cli-context.js';
 import { parseCommandArgs } from '../parse-command-args.js';
+import { DEFAULT_CONFIG_FILE, SETTINGS_OPTIONS, settingsLoader } from '../settings-options.js';
 import { closeOnShutdownSignal } from '../signals.js';
 import { watchSettings } from '../../server/settings-watcher.js';
 
-export const DEFAULT_CONFIG_FILE = 'config/elasticsearch-details.properties';
 
 const USAGE = `Usage: es-lock-proxy start [--config FILE] [--set key=value ...]
 
@@ -30,23 +29,13 @@ export const startCommand: Command = {
 };
 
 async function runStart(args: readonly string[], context: CliContext): Promise<ExitCode> {
-  const { values, positionals } = parseCommandArgs('start', args, {
-    config: { type: 'string', short: 'c' },
-    set: { type: 'string', short: 's', multiple: true },
-    help: { type: 'boolean', short: 'h' },
-  });
+  const { values, positionals } = parseCommandArgs('start', args, SETTINGS_OPTIONS);
   if (values.help === true) {
     context.stdout.write(USAGE);
     return 0;
   }
   if (positionals.length > 0) throw new UsageError(`start: unexpected argument "${positionals[0]}"`);
-  const reread = (): Settings =>
-    loadSettings({
-      configFile: values.config ?? DEFAULT_CONFIG_FILE,
-      env: context.env,
-      flags: values.set ?? [],
-      cwd: context.cwd,
-    });
+  const reread = settingsLoader(values, context);
   const settings = reread();
   const logger = createLogger({ level: settings.proxy.logLevel, format: settings.proxy.logFormat });
   for (const warning of settings.source.warnings ?? []) logger.warn(warning);

@@ -31,8 +31,15 @@ export async function exchange(
     const body = await response.text();
     return { kind: 'answered', answer: { status: response.status, body, ms: performance.now() - started } };
   } catch (error) {
-    return { kind: 'unanswered', error: error instanceof Error ? `${error.name}: ${error.message}` : String(error) };
+    return { kind: 'unanswered', error: describeFailure(error) };
   }
+}
+
+/** fetch hides the socket-level reason in `cause` ("fetch failed" says nothing on its own). */
+function describeFailure(error: unknown): string {
+  if (!(error instanceof Error)) return String(error);
+  const cause = error.cause instanceof Error ? ` (${'code' in error.cause ? String(error.cause.code) + ' ' : ''}${error.cause.message})` : '';
+  return `${error.name}: ${error.message}${cause}`;
 }
 
 /** `{"error":{"root_cause":[...],"type":..,"reason":..},"status":N}` with the status it came with. */

@@ -3,7 +3,7 @@ import { afterEach, describe, expect, inject, it } from 'vitest';
 import { startEsStandIn, type EsStandIn } from '../../support/es-stand-in.js';
 import { send } from '../write/write-client.js';
 import { propertiesText, startProxyProcess, type ProxyProcess } from './proxy-process.js';
-import { lockEntries, znodesUnder } from './znodes.js';
+import { listZnodes } from '../../support/zookeeper-ensemble.js';
 
 const zookeeper = (): string => inject('zookeeperConnect');
 
@@ -35,7 +35,7 @@ describe('a proxy process: shutdown and live tuning', () => {
     const gate = standIn.gate((request) => request.writeKeys.length > 0);
     const writes = ['a', 'b', 'c', 'd/e', 'f'].map((id) => send(proxy.url, 'PUT', `/products/_doc/${encodeURIComponent(id)}`, { id }));
     await gate.arrived(5);
-    expect(lockEntries(await znodesUnder(zookeeper(), lockRoot), lockRoot).length).toBeGreaterThanOrEqual(5);
+    expect((await listZnodes(zookeeper(), lockRoot)).lockNodes.length).toBeGreaterThanOrEqual(5);
 
     proxy.child.kill('SIGTERM');
     await proxy.waitForLog((entry) => entry.msg === 'es-lock-proxy shutting down');
@@ -48,7 +48,7 @@ describe('a proxy process: shutdown and live tuning', () => {
     const statuses = (await Promise.all(writes)).map((response) => response.status);
     expect(statuses).toEqual([201, 201, 201, 201, 201]);
     expect(await proxy.exited).toBe(0);
-    expect(lockEntries(await znodesUnder(zookeeper(), lockRoot), lockRoot)).toEqual([]);
+    expect((await listZnodes(zookeeper(), lockRoot)).lockNodes).toEqual([]);
     expect(standIn.documents('products').size).toBe(5);
   });
 
