@@ -68,25 +68,27 @@ export class RouteTrie<H> {
    * 400 (no handler) or 405 (the path exists for other methods only).
    */
   resolve(method: string, rawPath: string, version: RouteVersion): Resolution<H> {
+    // Split once: every matching mode (and the 405 check) walks the same tokens.
+    const tokens = rawPath.length === 0 ? [] : javaSplitOnSlash(rawPath);
+    let validMethods: Set<string> | null = null;
     for (const mode of MATCHING_MODES) {
       const params = new Map<string, string>();
-      const handler = this.retrieve(rawPath, mode, params)?.handlerFor(method, version) ?? null;
+      const handler = this.retrieve(tokens, mode, params)?.handlerFor(method, version) ?? null;
       if (handler !== null) return { matched: true, handler, params };
-      // RestController stops with 405 when no match of any mode allows the method.
-      if (!this.validMethods(rawPath).has(method)) return { matched: false };
+      // RestController stops with 405 when no match of any mode allows the method (the same set for every mode).
+      validMethods ??= this.validMethods(tokens);
+      if (!validMethods.has(method)) return { matched: false };
     }
     return { matched: false };
   }
 
-  private validMethods(rawPath: string): Set<string> {
+  private validMethods(tokens: readonly string[]): Set<string> {
     const methods = new Set<string>();
-    for (const mode of MATCHING_MODES) for (const m of this.retrieve(rawPath, mode, null)?.methods() ?? []) methods.add(m);
+    for (const mode of MATCHING_MODES) for (const m of this.retrieve(tokens, mode, null)?.methods() ?? []) methods.add(m);
     return methods;
   }
 
-  private retrieve(rawPath: string, mode: MatchingMode, params: Map<string, string> | null): MethodHandlers<H> | null {
-    if (rawPath.length === 0) return null;
-    const tokens = javaSplitOnSlash(rawPath);
+  private retrieve(tokens: readonly string[], mode: MatchingMode, params: Map<string, string> | null): MethodHandlers<H> | null {
     if (tokens.length === 0) return null;
     const walk = new TrieWalk<H>(tokens, mode, params, this.decode);
     return walk.retrieve(this.root, tokens[0] === '' ? 1 : 0);

@@ -9,19 +9,6 @@ export function rawPathOf(rawUrl: string): string {
   return queryStart < 0 ? rawUrl : rawUrl.slice(0, queryStart);
 }
 
-/**
- * Splits a raw path the way Elasticsearch's `PathTrie` does (`String.split("/")`): trailing empty
- * segments vanish (so any number of trailing slashes is tolerated), interior empty segments stay
- * (`/a//b` has an empty second segment, which matches a `{wildcard}` like any other token), and one
- * leading empty segment is skipped when the path starts with `/`.
- *
- * Returns the segments after that leading one; `[]` for `/` and `''`.
- */
-export function splitRawPath(rawPath: string): string[] {
-  const parts = javaSplitOnSlash(rawPath);
-  return parts[0] === '' ? parts.slice(1) : parts;
-}
-
 /** Java's `path.split("/")`: like JavaScript's split, minus every trailing empty string. */
 export function javaSplitOnSlash(path: string): string[] {
   if (path === '') return [''];

@@ -98,7 +98,6 @@ export class FileDeadLetterStore implements DeadLetterStore {
       const rows = text.split('\n');
       rows.forEach((row, index) => {
         const isLast = index === rows.length - 1;
-        if (row === '' && isLast) return;
         if (row === '') return;
         if (isLast) {
           corruptLines.push({ file, line: index + 1, reason: 'torn write: the last line has no newline' });

@@ -45,10 +45,15 @@ export function withoutHopByHop(headers: IncomingHttpHeaders): IncomingHttpHeade
 
 /**
  * `rawHeaders` (`[name, value, name, value, ...]`, original case and repetitions kept, so
- * several `set-cookie` survive) without hop-by-hop ones.
+ * several `set-cookie` survive) without hop-by-hop ones, nor the lower-case names in `alsoDrop`.
  */
-export function rawWithoutHopByHop(rawHeaders: readonly string[], headers: IncomingHttpHeaders): string[] {
+export function rawWithoutHopByHop(
+  rawHeaders: readonly string[],
+  headers: IncomingHttpHeaders,
+  alsoDrop: readonly string[] = [],
+): string[] {
   const listed = connectionListed(headers);
+  for (const name of alsoDrop) listed.add(name);
   const kept: string[] = [];
   for (let i = 0; i + 1 < rawHeaders.length; i += 2) {
     const name = rawHeaders[i] ?? '';

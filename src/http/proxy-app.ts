@@ -5,7 +5,7 @@ import type { Logger } from 'pino';
 import { ProxyError } from '../errors/proxy-error.js';
 import { clientGoneSignal } from './client-gone.js';
 import { asProxyError, sendElasticsearchError } from './elasticsearch-error.js';
-import { DEFAULT_BODY_IDLE_TIMEOUT_MS, readRequestBody } from './request-body.js';
+import { readRequestBody } from './request-body.js';
 import type { UpstreamForwarder } from './upstream-forwarder.js';
 import type { InterceptedRequest, WriteInterceptor } from './write-interceptor.js';
 
@@ -13,6 +13,7 @@ export interface ProxyAppDeps {
   readonly forwarder: UpstreamForwarder;
   readonly logger: Logger;
   readonly maxBodyBytes: number;
+  /** Default: `readRequestBody`'s own (`DEFAULT_BODY_IDLE_TIMEOUT_MS`). */
   readonly bodyIdleTimeoutMs?: number;
   readonly writeInterceptor?: WriteInterceptor;
   /** Told when a request starts and when it is completely over (for graceful shutdown). */
@@ -53,7 +54,7 @@ async function handleProxyRequest(deps: ProxyAppDeps, req: IncomingMessage, res:
 
   let body: Buffer;
   try {
-    body = await readRequestBody(req, { maxBytes: deps.maxBodyBytes, idleTimeoutMs: deps.bodyIdleTimeoutMs ?? DEFAULT_BODY_IDLE_TIMEOUT_MS });
+    body = await readRequestBody(req, { maxBytes: deps.maxBodyBytes, idleTimeoutMs: deps.bodyIdleTimeoutMs });
   } catch (error) {
     answerUnreadableBody(res, asProxyError(error), requestId, log);
     return;

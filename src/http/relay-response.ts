@@ -1,6 +1,6 @@
-import type { OutgoingHttpHeaders, ServerResponse } from 'node:http';
+import type { ServerResponse } from 'node:http';
 import { PROXY_RESPONSE_HEADERS } from './elasticsearch-error.js';
-import { rawWithoutHopByHop, withoutHopByHop } from './hop-by-hop-headers.js';
+import { rawWithoutHopByHop } from './hop-by-hop-headers.js';
 import type { UpstreamResponse } from './upstream-forwarder.js';
 
 /**
@@ -15,23 +15,7 @@ export function relayUpstreamResponse(res: ServerResponse, upstream: UpstreamRes
 }
 
 function headersFor(upstream: UpstreamResponse): string[] {
-  const length = contentLengthFor(upstream);
-  if (upstream.rawHeaders !== undefined) {
-    const raw = rawWithoutHopByHop(upstream.rawHeaders, upstream.headers);
-    const kept: string[] = [];
-    for (let i = 0; i + 1 < raw.length; i += 2) {
-      const name = raw[i] ?? '';
-      if (name.toLowerCase() !== 'content-length') kept.push(name, raw[i + 1] ?? '');
-    }
-    return [...kept, 'content-length', length];
-  }
-  const flat: string[] = [];
-  const headers: OutgoingHttpHeaders = withoutHopByHop(upstream.headers);
-  for (const [name, value] of Object.entries(headers)) {
-    if (value === undefined || name === 'content-length') continue;
-    for (const one of Array.isArray(value) ? value : [String(value)]) flat.push(name, one);
-  }
-  return [...flat, 'content-length', length];
+  return [...rawWithoutHopByHop(upstream.rawHeaders, upstream.headers, ['content-length']), 'content-length', contentLengthFor(upstream)];
 }
 
 /** An empty body with a declared length is a HEAD answer: its length describes the GET body. */

@@ -27,8 +27,8 @@ export interface ForwardOutcome {
 export interface UpstreamResponse {
   readonly status: number;
   readonly headers: IncomingHttpHeaders;
-  /** `[name, value, ...]` as received (original case, repeated headers kept), when available. */
-  readonly rawHeaders?: readonly string[];
+  /** `[name, value, ...]` as received (original case, repeated headers kept). */
+  readonly rawHeaders: readonly string[];
   readonly body: Buffer;
   readonly upstreamHost: string;
 }

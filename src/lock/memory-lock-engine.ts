@@ -14,7 +14,7 @@ import type {
 } from './lock-engine.js';
 import { LockTimeoutError, LockUnavailableError } from './lock-errors.js';
 import { type LockEngineStats, newStats, snapshotStats } from './lock-stats.js';
-import { keyString } from './znode-names.js';
+import { compareKeys, keyString } from './znode-names.js';
 
 interface Waiter {
   readonly priority: Priority;
@@ -39,6 +39,16 @@ interface KeyState {
 }
 
 const PRIORITY_RANK: Record<Priority, number> = { foreground: 0, background: 1 };
+
+/** A waiter that a newcomer of `priority` queues behind (same or higher priority). */
+function servedBefore(waiter: Waiter, priority: Priority): boolean {
+  return PRIORITY_RANK[waiter.priority] <= PRIORITY_RANK[priority];
+}
+
+/** Nobody holds the key and nobody is queued that a newcomer of `priority` must wait for. */
+function isFreeFor(state: KeyState, priority: Priority): boolean {
+  return state.holder === null && !state.queue.some((w) => servedBefore(w, priority));
+}
 
 /**
  * The same contract and semantics as the ZooKeeper engine inside one process: one holder per
@@ -70,9 +80,7 @@ export class MemoryLockEngine implements LockEngine {
     options.signal?.throwIfAborted();
     const state = this.stateOf(key);
     const startedAt = Date.now();
-    if (state.holder === null && !state.queue.some((w) => PRIORITY_RANK[w.priority] <= PRIORITY_RANK[priority])) {
-      return this.grant(state, priority, options, startedAt, 0);
-    }
+    if (isFreeFor(state, priority)) return this.grant(state, priority, options, startedAt, 0);
     return this.enqueue(state, priority, options, startedAt);
   }
 
@@ -82,7 +90,7 @@ export class MemoryLockEngine implements LockEngine {
       {
         tryAcquire: async (key, p, o) => {
           const state = this.stateOf(key);
-          if (state.holder !== null || state.queue.some((w) => PRIORITY_RANK[w.priority] <= PRIORITY_RANK[p])) {
+          if (!isFreeFor(state, p)) {
             this.forgetIfIdle(state);
             return null;
           }
@@ -105,7 +113,7 @@ export class MemoryLockEngine implements LockEngine {
   async listHeld(index: string, limit: number): Promise<readonly LockInspection[]> {
     return [...this.keys.values()]
       .filter((state) => state.key.index === index && state.holder !== null)
-      .sort((a, b) => (a.key.id < b.key.id ? -1 : a.key.id > b.key.id ? 1 : 0))
+      .sort((a, b) => compareKeys(a.key, b.key))
       .slice(0, limit)
       .map((state) => this.describe(state));
   }
@@ -173,7 +181,7 @@ export class MemoryLockEngine implements LockEngine {
 
   private enqueue(state: KeyState, priority: Priority, options: AcquireOptions, startedAt: number): Promise<HeldLock> {
     return new Promise<HeldLock>((resolve, reject) => {
-      const ahead = state.queue.filter((w) => PRIORITY_RANK[w.priority] <= PRIORITY_RANK[priority]).length;
+      const ahead = state.queue.filter((w) => servedBefore(w, priority)).length;
       const leaveQueue = (): void => {
         clearTimeout(timer);
         options.signal?.removeEventListener('abort', onAbort);

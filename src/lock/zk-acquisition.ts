@@ -6,7 +6,7 @@ import { LockTimeoutError, LockUnavailableError } from './lock-errors.js';
 import { encodeNodeData, parseNodeData } from './lock-node-data.js';
 import type { LockEngineStats } from './lock-stats.js';
 import { type PrefixRanks, type QueueEntry, prefixFor, queueFromChildren, rankOf } from './queue-order.js';
-import type { ZkClient, WatchEventType } from './zk-client.js';
+import { type WatchEventType, type ZkClient, childrenOrEmpty } from './zk-client.js';
 import { type ContainerCache, type ContentionHints, type ParentNode, parentChain } from './zk-containers.js';
 import { ZkError, isZkCode, toZkError } from './zk-errors.js';
 import { type CleanupTask, type ReleaseQueue, findOwn } from './zk-release-queue.js';
@@ -34,7 +34,7 @@ class ConnectionDropped extends Error {}
 
 const MAX_CONTAINER_RETRIES = 5;
 /** See watchHeldPrivateLock. */
-export const HOLDER_WATCH_DELAY_MS = 100;
+const HOLDER_WATCH_DELAY_MS = 100;
 
 /**
  * One acquisition attempt of one key (see README "Lock algorithm").
@@ -199,19 +199,14 @@ export class Acquisition {
       const children = client.getChildren(this.docPath);
       this.uncertain = true;
       const created = client.create(this.privatePath, this.nodeData(null), 'ephemeral');
-      const [c, kids, made] = await this.race(Promise.allSettled([containers, children, created]));
+      const [parents, kids, made] = await this.race(Promise.allSettled([containers, children, created]));
       if (made.status === 'fulfilled') {
         this.uncertain = false;
         this.ownsPrivateLock = true;
-        const queue = kids.status === 'fulfilled' ? queueFromChildren(kids.value, this.ctx.prefixes) : [];
         if (kids.status === 'rejected') return this.stepBackUnlessHead();
-        if (queue.some((entry) => this.precedesNewcomer(entry))) {
-          await this.stepBack();
-          return null;
-        }
-        this.positionOnArrival = 0;
-        this.ctx.stats.fastPathAcquisitions++;
-        return this.grant();
+        const held = await this.holdUnlessPreceded(kids.value);
+        if (held !== null) this.ctx.stats.fastPathAcquisitions++;
+        return held;
       }
       const error = toZkError(made.reason);
       if (error.connectionLost) {
@@ -225,17 +220,33 @@ export class Acquisition {
         return null;
       }
       if (!isZkCode(error, 'NONODE')) throw error;
-      this.ctx.containers.forget(this.containerPaths);
-      if (c.status === 'rejected' && !toZkError(c.reason).connectionLost && !isZkCode(c.reason, 'NONODE')) throw c.reason;
+      this.documentMissing(parents);
     }
-    throw new LockUnavailableError(`document node ${this.docPath} keeps disappearing`);
+    throw this.documentKeepsDisappearing();
+  }
+
+  /**
+   * A create under the document node failed with NONODE: the container was reaped under us, so
+   * forget it and retry, unless creating the parents failed for a reason a retry will not fix.
+   */
+  private documentMissing(parents: PromiseSettledResult<void>): void {
+    this.ctx.containers.forget(this.containerPaths);
+    const reason: unknown = parents.status === 'rejected' ? parents.reason : null;
+    if (reason !== null && !toZkError(reason).connectionLost && !isZkCode(reason, 'NONODE')) throw reason;
+  }
+
+  private documentKeepsDisappearing(): LockUnavailableError {
+    return new LockUnavailableError(`document node ${this.docPath} keeps disappearing`);
   }
 
   /** After a recovery found our privateLock: hold it if nobody precedes us, else give it back. */
   private async stepBackUnlessHead(): Promise<HeldLockHandle | null> {
-    const children = await this.race(this.client().getChildren(this.docPath));
-    const queue = queueFromChildren(children, this.ctx.prefixes);
-    if (queue.some((entry) => this.precedesNewcomer(entry))) {
+    return this.holdUnlessPreceded(await this.race(this.client().getChildren(this.docPath)));
+  }
+
+  /** We own privateLock without a queue entry: keep it only if `children` show nobody served first. */
+  private async holdUnlessPreceded(children: readonly string[]): Promise<HeldLockHandle | null> {
+    if (queueFromChildren(children, this.ctx.prefixes).some((entry) => this.precedesNewcomer(entry))) {
       await this.stepBack();
       return null;
     }
@@ -260,13 +271,13 @@ export class Acquisition {
   private async queuePath(): Promise<HeldLockHandle> {
     let children: string[] | null = null;
     for (let attempt = 0; this.entry === null; attempt++) {
-      if (attempt >= MAX_CONTAINER_RETRIES) throw new LockUnavailableError(`document node ${this.docPath} keeps disappearing`);
+      if (attempt >= MAX_CONTAINER_RETRIES) throw this.documentKeepsDisappearing();
       const client = this.client();
       const containers = this.ctx.containers.ensure(client, this.containerPaths);
       this.uncertain = true;
       const created = client.create(`${this.docPath}/${this.prefix}-`, this.nodeData(null), 'ephemeralSequential');
       const listed = client.getChildren(this.docPath);
-      const [, made, kids] = await this.race(Promise.allSettled([containers, created, listed]));
+      const [parents, made, kids] = await this.race(Promise.allSettled([containers, created, listed]));
       if (made.status === 'fulfilled') {
         this.uncertain = false;
         this.entry = made.value.slice(made.value.lastIndexOf('/') + 1);
@@ -280,7 +291,7 @@ export class Acquisition {
       }
       this.uncertain = false;
       if (!isZkCode(error, 'NONODE')) throw error;
-      this.ctx.containers.forget(this.containerPaths);
+      this.documentMissing(parents);
     }
     return this.waitLoop(children);
   }
@@ -400,10 +411,7 @@ export class Acquisition {
         throw new LockUnavailableError('ZooKeeper session expired while acquiring');
       }
       try {
-        const children = await this.race(lease.client.getChildren(this.docPath).catch((error: unknown) => {
-          if (isZkCode(error, 'NONODE')) return [];
-          throw error;
-        }));
+        const children = await this.race(childrenOrEmpty(lease.client, this.docPath));
         const candidates = children.filter((child) => child === PRIVATE_LOCK || child.startsWith(`${this.prefix}-`));
         const mine = await this.race(findOwn(lease.client, this.docPath, this.guid, candidates));
         this.ownsPrivateLock = mine.some((node) => node.name === PRIVATE_LOCK);

@@ -1,6 +1,6 @@
 import ZooKeeper from 'zookeeper';
 import type { LockEngineStats } from './lock-stats.js';
-import { toZkError } from './zk-errors.js';
+import { isZkCode, toZkError } from './zk-errors.js';
 
 /**
  * A typed, counted view of one `zookeeper` handle. Results of the binding are parsed here (it
@@ -29,6 +29,9 @@ export interface ZkNode {
 export type ZkHandle = InstanceType<typeof ZooKeeper>;
 
 const C = ZooKeeper.constants;
+
+/** How long `close` waits for the binding's `close` event, which a dead link may never bring. */
+const CLOSE_WAIT_MS = 1_000;
 
 const MODE_FLAGS: Record<NodeMode, number> = {
   persistent: C.ZOO_PERSISTENT,
@@ -106,7 +109,7 @@ function nodeEvent(onEvent: (type: WatchEventType) => void): NativeWatcher {
 }
 
 export class ZkClient {
-  readonly handle: ZkHandle;
+  private readonly handle: ZkHandle;
   private readonly stats: LockEngineStats;
   private readonly native: NativeZk;
 
@@ -180,6 +183,13 @@ export class ZkClient {
     }
   }
 
+  /** Closes the handle (its ephemeral nodes go with the session); bounded, see CLOSE_WAIT_MS. */
+  async close(): Promise<void> {
+    const closed = new Promise<void>((resolve) => this.handle.once('close', () => resolve()));
+    this.handle.close();
+    await Promise.race([closed, new Promise<void>((resolve) => setTimeout(resolve, CLOSE_WAIT_MS).unref())]);
+  }
+
   /** `add_auth` is callback-only in the binding. */
   addAuth(scheme: string, credentials: string): Promise<void> {
     return new Promise((resolve, reject) => {
@@ -189,5 +199,15 @@ export class ZkClient {
       });
       if (typeof rc === 'number' && rc !== 0) reject(toZkError(new Error(`${rc} add_auth failed`)));
     });
+  }
+}
+
+/** Children of `path`, or none when it does not exist (a reaped container is an empty queue). */
+export async function childrenOrEmpty(client: ZkClient, path: string): Promise<string[]> {
+  try {
+    return await client.getChildren(path);
+  } catch (error) {
+    if (isZkCode(error, 'NONODE')) return [];
+    throw error;
   }
 }

@@ -77,12 +77,17 @@ export class ContainerCache {
   }
 
   private remember(path: string): void {
-    this.known.delete(path);
-    this.known.set(path, true);
-    if (this.known.size > this.capacity) {
-      const oldest = this.known.keys().next();
-      if (oldest.done !== true) this.known.delete(oldest.value);
-    }
+    setBounded(this.known, path, true, this.capacity);
+  }
+}
+
+/** Sets `key` as the newest entry (Map keeps insertion order) and evicts the oldest past `capacity`. */
+function setBounded<K, V>(map: Map<K, V>, key: K, value: V, capacity: number): void {
+  map.delete(key);
+  map.set(key, value);
+  if (map.size > capacity) {
+    const oldest = map.keys().next();
+    if (oldest.done !== true) map.delete(oldest.value);
   }
 }
 
@@ -98,12 +103,7 @@ export class ContentionHints {
   }
 
   mark(docPath: string): void {
-    this.until.delete(docPath);
-    this.until.set(docPath, Date.now() + this.ttlMs);
-    if (this.until.size > this.capacity) {
-      const oldest = this.until.keys().next();
-      if (oldest.done !== true) this.until.delete(oldest.value);
-    }
+    setBounded(this.until, docPath, Date.now() + this.ttlMs, this.capacity);
   }
 
   contended(docPath: string): boolean {

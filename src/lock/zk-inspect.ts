@@ -1,20 +1,11 @@
 import type { LockHolderInfo, LockInspection, LockKey, LockOwner, LockWaiterInfo } from './lock-engine.js';
 import { parseNodeData } from './lock-node-data.js';
 import { type PrefixRanks, priorityOfPrefix, queueFromChildren } from './queue-order.js';
-import type { ZkClient } from './zk-client.js';
+import { type ZkClient, childrenOrEmpty } from './zk-client.js';
 import { isZkCode } from './zk-errors.js';
 import { PRIVATE_LOCK, decodeSegment, documentPath, indexPath } from './znode-names.js';
 
 const UNKNOWN_OWNER: LockOwner = { host: 'unknown', pid: 0, requestId: '' };
-
-async function childrenOrEmpty(client: ZkClient, path: string): Promise<string[]> {
-  try {
-    return await client.getChildren(path);
-  } catch (error) {
-    if (isZkCode(error, 'NONODE')) return [];
-    throw error;
-  }
-}
 
 async function dataOrNull(client: ZkClient, path: string): Promise<{ data: Buffer; ctime: number } | null> {
   try {

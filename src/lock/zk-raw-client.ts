@@ -27,10 +27,6 @@ export async function connectRawClient(servers: string, sessionTimeoutMs: number
   });
   return {
     client,
-    close: async () => {
-      const closed = new Promise<void>((resolve) => zk.once('close', () => resolve()));
-      zk.close();
-      await Promise.race([closed, new Promise<void>((resolve) => setTimeout(resolve, 1_000).unref())]);
-    },
+    close: () => client.close(),
   };
 }

@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 import type { LockEngineStats } from './lock-stats.js';
 import { parseNodeData } from './lock-node-data.js';
 import { parseEntryName } from './queue-order.js';
-import type { ZkClient } from './zk-client.js';
+import { type ZkClient, childrenOrEmpty } from './zk-client.js';
 import { ZkError, isZkCode, toZkError } from './zk-errors.js';
 import type { SessionLease, ZkSession } from './zk-session.js';
 import { PRIVATE_LOCK } from './znode-names.js';
@@ -138,20 +138,13 @@ async function deleteIfPresent(client: ZkClient, path: string, version = -1): Pr
  * Deletes every child of `docPath` written by this attempt (guid) in this session. Pipelined
  * behind any request still in flight on the same session, so it sees that request's effect.
  */
-export async function sweepByGuid(client: ZkClient, docPath: string, guid: string): Promise<string[]> {
-  let children: string[];
-  try {
-    children = await client.getChildren(docPath);
-  } catch (error) {
-    if (isZkCode(error, 'NONODE')) return [];
-    throw error;
-  }
+async function sweepByGuid(client: ZkClient, docPath: string, guid: string): Promise<void> {
+  const children = await childrenOrEmpty(client, docPath);
   const candidates = children.filter((child) => child === PRIVATE_LOCK || parseEntryName(child) !== null);
   const mine = await findOwn(client, docPath, guid, candidates);
   // privateLock first: the head waiter watches it.
   mine.sort((a, b) => (a.name === PRIVATE_LOCK ? -1 : b.name === PRIVATE_LOCK ? 1 : 0));
   await Promise.all(mine.map((node) => deleteIfPresent(client, `${docPath}/${node.name}`, node.version)));
-  return mine.map((node) => node.name);
 }
 
 /** Children of `docPath` among `candidates` that carry `guid` and belong to this session. */

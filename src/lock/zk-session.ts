@@ -116,11 +116,7 @@ export class ZkSession {
     const handle = this.handle;
     this.handle = null;
     this.lease = null;
-    if (handle !== null) {
-      const closed = new Promise<void>((resolve) => handle.handle.once('close', () => resolve()));
-      handle.handle.close();
-      await Promise.race([closed, new Promise<void>((resolve) => setTimeout(resolve, 1_000).unref())]);
-    }
+    if (handle !== null) await handle.close();
     this.setState('closed');
   }
 

@@ -154,7 +154,9 @@ export class ZooKeeperLockEngine implements LockEngine {
     this.closed = true;
     const closing = new LockUnavailableError('lock engine closed');
     for (const attempt of this.active) attempt.abort(closing);
-    await Promise.allSettled([...this.held.values()].map((held) => held.release()));
+    // Not awaited one by one: with ZooKeeper out of reach a release waits for a reconnect that may
+    // never come. The deletions in flight get the drain; closing the session removes the rest.
+    for (const held of [...this.held.values()]) void held.release();
     await this.releases.drain(CLOSE_DRAIN_MS);
     this.releases.abandonAll();
     await this.session.close();

@@ -1,13 +1,13 @@
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import type { LockServiceState, Priority } from '../lock/lock-engine.js';
+import type { RequestKind } from '../write/write-path-deps.js';
 
-/** Request kinds as the edge distinguishes them (the `kind` label of `requests_total`). */
-export type RequestKind = 'write' | 'bulk' | 'passthrough' | 'auto_id' | 'by_query';
 export type StatusClass = '1xx' | '2xx' | '3xx' | '4xx' | '5xx' | 'other';
 
 export const METRIC_PREFIX = 'es_lock_proxy_';
 
 export const PRIORITIES: readonly Priority[] = ['foreground', 'background'];
+/** Every `RequestKind` (the `kind` label of `requests_total`), so each series exists from the start. */
 export const REQUEST_KINDS: readonly RequestKind[] = ['write', 'bulk', 'passthrough', 'auto_id', 'by_query'];
 export const LOCK_SERVICE_STATES: readonly LockServiceState[] = ['connected', 'connecting', 'suspended', 'unavailable', 'closed'];
 const SERVED_STATUS_CLASSES: readonly StatusClass[] = ['2xx', '3xx', '4xx', '5xx'];

@@ -5,7 +5,8 @@ import type { WriteObserver } from '../write/write-observer.js';
 import { instrumentLockEngine } from './instrumented-lock-engine.js';
 import { lockReportObserver } from './lock-report-observer.js';
 import { watchLockService, type WatchableLockEngine } from './lock-service-watch.js';
-import { createMetricSet, type ProxyMetricSet, type RequestKind } from './metric-set.js';
+import type { RequestKind } from '../write/write-path-deps.js';
+import { createMetricSet, type ProxyMetricSet } from './metric-set.js';
 import { statusClassOf } from './status-class.js';
 
 export interface RenderedMetrics {
@@ -56,6 +57,3 @@ export class ProxyMetrics {
     return { contentType: this.registry.contentType, body: await this.registry.metrics() };
   }
 }
-
-export type { RequestKind, StatusClass } from './metric-set.js';
-export type { SessionExpiryEvents, WatchableLockEngine } from './lock-service-watch.js';

@@ -1,3 +1,4 @@
+import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import { elasticsearchErrorBody, PROXY_RESPONSE_HEADERS } from '../http/elasticsearch-error.js';
 import { ProxyError } from '../errors/proxy-error.js';
@@ -22,7 +23,7 @@ export function answerClientError(error: Error, socket: Socket): void {
   const status = code === 'HPE_HEADER_OVERFLOW' ? 431 : body.status;
   const payload = JSON.stringify({ ...body, status });
   const head = [
-    `HTTP/1.1 ${status} ${status === 431 ? 'Request Header Fields Too Large' : status === 408 ? 'Request Timeout' : 'Bad Request'}`,
+    `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? ''}`,
     ...Object.entries(PROXY_RESPONSE_HEADERS).map(([name, value]) => `${name}: ${value}`),
     `content-length: ${Buffer.byteLength(payload)}`,
     'connection: close',

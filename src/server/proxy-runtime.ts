@@ -53,6 +53,12 @@ export async function startProxyRuntime(initial: Settings, logger: Logger, optio
   const cluster = createClusterClient(initial.elasticsearch, initial.proxy.upstreamTimeoutMs);
   const forwarder = instrumentForwarder(createUpstreamForwarder(initial, logger.child({ component: 'upstream' })), metrics);
   const writeLogger = logger.child({ component: 'write' });
+  // What the runtime opened beside the HTTP edge: released the same way on close and on a failed start.
+  const closeShared = async (): Promise<void> => {
+    stopWatching();
+    await engine.close();
+    await cluster.close();
+  };
   try {
     const proxy = await startProxy(initial, logger, {
       ...options.edge,
@@ -89,15 +95,11 @@ export async function startProxyRuntime(initial: Settings, logger: Logger, optio
       close: async () => {
         draining = true;
         await proxy.close();
-        stopWatching();
-        await engine.close();
-        await cluster.close();
+        await closeShared();
       },
     };
   } catch (error) {
-    stopWatching();
-    await engine.close();
-    await cluster.close();
+    await closeShared();
     throw error;
   }
 }

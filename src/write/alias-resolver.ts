@@ -10,7 +10,6 @@ export type AliasLookup = (name: string) => Promise<AliasTargets | null>;
 
 interface CacheEntry {
   readonly lockIndex: string;
-  readonly viaAlias: boolean;
   readonly expiresAt: number;
 }
 
@@ -73,7 +72,6 @@ export class AliasResolver {
     }
     const entry: CacheEntry = {
       lockIndex: targets === null ? name : (writeIndexOf(targets) ?? name),
-      viaAlias: targets !== null,
       expiresAt: this.now() + this.ttlMs(),
     };
     this.cache.set(name, entry);

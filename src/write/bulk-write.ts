@@ -126,11 +126,11 @@ async function runRounds(run: BulkRun): Promise<LockOutcome> {
     if (waiting.length === 0) break;
     const retry = priority === 'background' && round <= deps.settings().elasticsearch.requestRetryCount;
     if (!retry) {
-      await answerTimedOut(run, waiting);
-      return priority === 'background' ? 'dead_lettered' : 'timeout';
+      return answerTimedOut(run, waiting);
     }
     report(run, 'retried', distinctKeys(waiting).length);
-    await delay(backoffDelayMs(round - 1), exchange.clientGone);
+    // A client that hangs up during the backoff is gone, not an internal error.
+    if (!(await delay(backoffDelayMs(round - 1), exchange.clientGone).then(() => true, () => false))) return 'aborted';
     pending = waiting;
   }
   sendMerged(run);
@@ -199,19 +199,26 @@ function recordFailure(run: BulkRun, items: readonly KeyedBulkItem[], error: Pro
   for (const keyed of items) run.results.set(keyed.item.position, proxyItemResult(keyed, status, type, error.message));
 }
 
-async function answerTimedOut(run: BulkRun, waiting: readonly KeyedBulkItem[]): Promise<void> {
+/** Per-item 429s for the items still waiting; background ones go to the dead-letter queue. */
+async function answerTimedOut(run: BulkRun, waiting: readonly KeyedBulkItem[]): Promise<LockOutcome> {
   for (const keyed of waiting) run.results.set(keyed.item.position, lockTimeoutItem(keyed, run.waitMs));
   const headers: Record<string, string> = {};
+  let outcome: LockOutcome = 'timeout';
   if (run.priority === 'background') {
-    headers['X-Dead-Letter-Id'] = await deadLetter(run.deps, run.exchange, {
+    const deadLetterId = await deadLetter(run.deps, run.exchange, {
       body: sliceBulkBody(run.exchange.body, waiting.map((keyed) => keyed.item)),
       priority: run.priority,
       keys: distinctKeys(waiting),
       attemptTimes: run.attemptTimes,
       lastError: { code: 'LOCK_TIMEOUT', message: `lock wait for ${waiting.length} documents timed out after ${run.waitMs}ms` },
     });
+    if (deadLetterId !== null) {
+      headers['X-Dead-Letter-Id'] = deadLetterId;
+      outcome = 'dead_lettered';
+    }
   }
   sendMerged(run, headers);
+  return outcome;
 }
 
 function sendMerged(run: BulkRun, headers: Record<string, string> = {}): void {

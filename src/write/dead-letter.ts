@@ -13,15 +13,27 @@ export interface GivenUpWrite {
   readonly lastError: { readonly code: string; readonly message: string };
 }
 
-/** Durably records a write the proxy gave up on; resolves to the record id for `X-Dead-Letter-Id`. */
-export async function deadLetter(deps: WritePathDeps, exchange: ClientExchange, write: GivenUpWrite): Promise<string> {
+/**
+ * Durably records a write the proxy gave up on; resolves to the record id for `X-Dead-Letter-Id`,
+ * or null when the queue could not be written. The client still gets its 429 then (a 5xx would
+ * misreport a bulk whose other items were written); the loss is logged at error with the keys.
+ */
+export async function deadLetter(deps: WritePathDeps, exchange: ClientExchange, write: GivenUpWrite): Promise<string | null> {
   const record = createDeadLetterRecord({
     method: exchange.req.method ?? 'POST',
     url: exchange.req.url ?? '/',
     headers: exchange.req.headers,
     ...write,
   });
-  await deps.deadLetters.append(record);
+  try {
+    await deps.deadLetters.append(record);
+  } catch (error) {
+    deps.logger.error(
+      { err: error, requestId: exchange.requestId, keys: record.keys.slice(0, 10), attempts: record.attempts },
+      'dead-letter queue write failed: the write was answered 429 but is not recorded for replay',
+    );
+    return null;
+  }
   deps.logger.warn(
     { requestId: exchange.requestId, deadLetterId: record.id, keys: record.keys.slice(0, 10), attempts: record.attempts },
     'write dead-lettered after its lock retries were exhausted',

@@ -78,7 +78,7 @@ async function forwardOrAnswerError(deps: WritePathDeps, exchange: ClientExchang
 }
 
 /** Release is off the request path; the engine retries it across reconnects. */
-export function releaseInBackground(deps: WritePathDeps, lock: HeldLock): void {
+function releaseInBackground(deps: WritePathDeps, lock: HeldLock): void {
   lock.release().catch((error: unknown) => deps.logger.error({ err: error, key: lock.key }, 'lock release failed'));
 }
 
@@ -93,14 +93,17 @@ async function answerTimeout(
   const headers: Record<string, string> = { 'Retry-After': retryAfterSeconds(result.timeoutMs) };
   let outcome: LockOutcome = 'timeout';
   if (priority === 'background') {
-    headers['X-Dead-Letter-Id'] = await deadLetter(deps, exchange, {
+    const deadLetterId = await deadLetter(deps, exchange, {
       body: exchange.body,
       priority,
       keys: [key],
       attemptTimes: result.attemptTimes,
       lastError: { code: error.code, message: error.message },
     });
-    outcome = 'dead_lettered';
+    if (deadLetterId !== null) {
+      headers['X-Dead-Letter-Id'] = deadLetterId;
+      outcome = 'dead_lettered';
+    }
   }
   singleWriteReporter(deps.observer, exchange, key, priority)(outcome, result.waitedMs, 0, null, result.attemptTimes.length);
   sendElasticsearchError(exchange.res, error, headers);

@@ -21,6 +21,7 @@ export interface WritePathDeps {
   readonly logger: Logger;
 }
 
+/** Request kinds as the edge distinguishes them (the `kind` label of `requests_total`). */
 export type RequestKind = 'write' | 'bulk' | 'passthrough' | 'auto_id' | 'by_query';
 
 const HOST = hostname();

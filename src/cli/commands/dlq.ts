@@ -105,16 +105,17 @@ async function replay(
   options: ReplayOptions,
   context: CliContext,
 ): Promise<ExitCode> {
-  const records = id === null ? (await store.list()).records : [await store.get(id)];
-  if (records.some((record) => record === null)) {
+  const records = id === null ? (await store.list()).records : [await store.get(id)].filter((record) => record !== null);
+  if (records.length === 0 && id !== null) {
     context.stderr.write(`es-lock-proxy: dlq replay: no dead-letter record with id "${id}"\n`);
     return 1;
   }
   context.stderr.write('dlq: warning: replaying re-applies old writes over anything written since\n');
+  const hasAuthorization = 'authorization' in lowerKeys(options.extraHeaders);
   let failures = 0;
-  for (const record of records as DeadLetterRecord[]) {
+  for (const record of records) {
     if (record.replayedAt !== null && id !== null) context.stderr.write(`dlq: warning: ${record.id} was already replayed at ${record.replayedAt}\n`);
-    if (record.hadCredentials && !('authorization' in lowerKeys(options.extraHeaders))) {
+    if (record.hadCredentials && !hasAuthorization) {
       context.stderr.write(`dlq: warning: ${record.id} was sent with credentials, which are not stored; pass --header "Authorization: ..."\n`);
     }
     if (options.dryRun) {
@@ -139,7 +140,12 @@ function describeRecord(record: DeadLetterRecord): string {
 
 /** A replayed bulk answered 200 may still have failed items (e.g. the lock timed out again). */
 function bulkHadErrors(body: string): boolean {
-  return /^\{"took":\d+,"errors":true/.test(body) || /"errors"\s*:\s*true/.test(body.slice(0, 200));
+  try {
+    const answer: unknown = JSON.parse(body);
+    return typeof answer === 'object' && answer !== null && 'errors' in answer && answer.errors === true;
+  } catch {
+    return false;
+  }
 }
 
 function parseProxyUrl(value: string | undefined, settings: Settings): URL {

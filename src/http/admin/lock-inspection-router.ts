@@ -2,6 +2,7 @@ import { Router, type Request, type Response } from 'express';
 import type { Logger } from 'pino';
 import { ProxyError } from '../../errors/proxy-error.js';
 import type { LockEngine, LockKey } from '../../lock/lock-engine.js';
+import { sendJson } from '../admin-app.js';
 import { asProxyError, sendElasticsearchError } from '../elasticsearch-error.js';
 import { requireAdminToken } from './admin-token.js';
 import { parseListQuery, parseLockAdminPath, splitUrl } from './lock-admin-path.js';
@@ -75,8 +76,4 @@ function answerError(deps: LockInspectionDeps, res: Response, error: unknown): v
   const proxyError = asProxyError(error);
   if (proxyError.code === 'INTERNAL') deps.logger.error({ err: error }, 'lock inspection failed');
   sendElasticsearchError(res, proxyError);
-}
-
-function sendJson(res: Response, status: number, body: unknown): void {
-  res.status(status).set({ 'content-type': 'application/json', 'cache-control': 'no-store' }).send(JSON.stringify(body));
 }

@@ -36,9 +36,9 @@ export class HostPool {
     const start = this.cursor;
     this.cursor = (this.cursor + 1) % this.hosts.length;
     const rotated = [...this.hosts.slice(start), ...this.hosts.slice(0, start)];
-    const healthy = rotated.filter((host) => !this.isDown(host));
-    const down = rotated.filter((host) => this.isDown(host));
-    return [...healthy, ...down];
+    // Read once per host: a timer running out between two reads would leave the host out entirely.
+    const down = new Set(rotated.filter((host) => this.isDown(host)));
+    return [...rotated.filter((host) => !down.has(host)), ...down];
   }
 
   markDown(host: UpstreamHost): void {
@@ -49,7 +49,7 @@ export class HostPool {
     this.downUntil.delete(host);
   }
 
-  isDown(host: UpstreamHost): boolean {
+  private isDown(host: UpstreamHost): boolean {
     const until = this.downUntil.get(host);
     return until !== undefined && until > this.now();
   }

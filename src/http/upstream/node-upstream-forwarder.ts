@@ -2,6 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { finished } from 'node:stream';
 import type { Logger } from 'pino';
 import type { Settings } from '../../config/settings.js';
+import { statusFor } from '../../errors/error-codes.js';
 import { ProxyError } from '../../errors/proxy-error.js';
 import { sendElasticsearchError } from '../elasticsearch-error.js';
 import { rawWithoutHopByHop } from '../hop-by-hop-headers.js';
@@ -36,16 +37,13 @@ export class NodeUpstreamForwarder implements UpstreamForwarder {
     const opened = await this.open(request);
     if (opened.kind === 'error') {
       if (!res.destroyed) sendElasticsearchError(res, opened.error);
-      return { status: statusOf(opened.error), reachedUpstream: opened.reachedUpstream, upstreamHost: opened.host?.label ?? null, error: opened.error };
+      return { status: statusFor(opened.error.code), reachedUpstream: opened.reachedUpstream, upstreamHost: opened.host?.label ?? null, error: opened.error };
     }
     const { response, host } = opened;
     const status = response.statusCode ?? 502;
     const streamError = await relayStreaming(response, res);
     if (streamError === null) return { status, reachedUpstream: true, upstreamHost: host.label, error: null };
-    const error = new ProxyError('UPSTREAM_RESET', `Elasticsearch node [${host.label}] closed the connection mid-response`, {
-      cause: streamError,
-      meta: { upstreamHost: host.label },
-    });
+    const error = cutMidResponse(host, streamError);
     this.options.logger?.warn({ err: streamError, upstreamHost: host.label, url: request.url }, 'upstream response cut short');
     return { status, reachedUpstream: true, upstreamHost: host.label, error };
   }
@@ -58,10 +56,7 @@ export class NodeUpstreamForwarder implements UpstreamForwarder {
       const body = await readAll(response);
       return { status: response.statusCode ?? 502, headers: response.headers, rawHeaders: response.rawHeaders, body, upstreamHost: host.label };
     } catch (cause) {
-      throw new ProxyError('UPSTREAM_RESET', `Elasticsearch node [${host.label}] closed the connection mid-response`, {
-        cause,
-        meta: { upstreamHost: host.label },
-      });
+      throw cutMidResponse(host, cause);
     }
   }
 
@@ -102,8 +97,11 @@ export function createUpstreamForwarder(settings: Settings, logger?: Logger): No
   });
 }
 
-function statusOf(error: ProxyError): number {
-  return error.code === 'UPSTREAM_TIMEOUT' ? 504 : error.code === 'BAD_REQUEST' ? 400 : 502;
+function cutMidResponse(host: UpstreamHost, cause: unknown): ProxyError {
+  return new ProxyError('UPSTREAM_RESET', `Elasticsearch node [${host.label}] closed the connection mid-response`, {
+    cause,
+    meta: { upstreamHost: host.label },
+  });
 }
 
 /**

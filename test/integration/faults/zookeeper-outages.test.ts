@@ -4,6 +4,7 @@ import { listZnodes, startEnsemble, type Ensemble } from '../../support/zookeepe
 import { exchange, isElasticsearchError, readyz, runLoad, Tally, thousands, waitUntil } from './fault-kit.js';
 
 const SESSION_TIMEOUT_MS = 4_000;
+const LOCK_WAIT_TIMEOUT_MS = 3_000;
 const DOCS = ['f1', 'f2', 'f3', 'f/4', 'f5'];
 
 /**
@@ -23,8 +24,8 @@ describe('ZooKeeper outages under two proxies', () => {
       settings: {
         zookeeper: {
           sessionTimeoutMs: SESSION_TIMEOUT_MS,
-          foregroundTimeoutMs: 3_000,
-          backgroundTimeoutMs: 3_000,
+          foregroundTimeoutMs: LOCK_WAIT_TIMEOUT_MS,
+          backgroundTimeoutMs: LOCK_WAIT_TIMEOUT_MS,
           connectionRetry: 3,
           connectionDelayMs: 500,
         },
@@ -115,7 +116,9 @@ describe('ZooKeeper outages under two proxies', () => {
       if (write.kind !== 'answered') continue;
       expect(write.answer.status).toBe(503);
       expect(isElasticsearchError(write.answer, ['lock_service_unavailable_exception'])).toBe(true);
-      expect(write.answer.ms).toBeLessThan(500);
+      // Failed on the unavailable lock service, not after queueing for a lock: a behaviour, not a
+      // speed figure (those live in the benchmarks; a wall-clock bound tighter than this flaked).
+      expect(write.answer.ms).toBeLessThan(LOCK_WAIT_TIMEOUT_MS);
     }
     expect(forwardedWrites).toBe(0);
     expect(read.kind === 'answered' ? read.answer.status : 0).toBe(200);

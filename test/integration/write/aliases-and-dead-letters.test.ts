@@ -1,4 +1,8 @@
+import { mkdtemp, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Writable } from 'node:stream';
+import { pino } from 'pino';
 import { EventEmitter } from 'node:events';
 import { afterEach, describe, expect, inject, it } from 'vitest';
 import { runCli } from '../../../src/cli/run-cli.js';
@@ -129,6 +133,33 @@ describe('aliases and the dead-letter queue', () => {
     const record = await new FileDeadLetterStore(stack.deadLetterDir).get(id!);
     expect(record).toMatchObject({ priority: 'background', attempts: 2, keys: [{ index: 'products', id: 'busy' }] });
     expect(record!.body.data).toBe(ndjson([{ index: { _id: 'busy' } }, { v: 2 }]));
+
+    gate.release();
+    await running;
+  });
+
+  it('when the dead-letter queue cannot be written, the write is still answered 429 (never 5xx) and the loss is logged', async () => {
+    const blocker = join(await mkdtemp(join(tmpdir(), 'es-lock-proxy-dlq-blocked-')), 'not-a-directory');
+    await writeFile(blocker, 'a file where the queue directory should be');
+    const lines: string[] = [];
+    stack = await startWriteStack({
+      zookeeper: inject('zookeeperConnect'),
+      settings: { zookeeper: { backgroundTimeoutMs: 100 }, elasticsearch: { requestRetryCount: 0 }, proxy: { deadLetterDir: join(blocker, 'dlq') } },
+      logger: pino({ level: 'error' }, { write: (line: string) => lines.push(line) }),
+    });
+    const url = stack.urls[0]!;
+    const gate = stack.standIn.gateDocument('products', 'busy');
+    const running = send(url, 'PUT', '/products/_doc/busy', { writer: 'holder' });
+    await gate.arrived(1);
+
+    const single = await send(url, 'PUT', '/products/_doc/busy', { writer: 'late' }, BACKGROUND);
+    expect(single.status).toBe(429);
+    expect(single.headers.get('x-dead-letter-id')).toBeNull();
+    const body = ndjson([{ index: { _id: 'free' } }, { v: 1 }, { index: { _id: 'busy' } }, { v: 2 }]);
+    const bulk = await send(url, 'POST', '/products/_bulk', body, { ...BACKGROUND, 'content-type': 'application/x-ndjson' });
+    expect(bulk.status).toBe(200);
+    expect((bulk.json.items as Record<string, { status: number }>[]).map((item) => item.index!.status)).toEqual([201, 429]);
+    expect(lines.filter((line) => line.includes('dead-letter queue write failed'))).toHaveLength(2);
 
     gate.release();
     await running;
