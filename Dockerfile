@@ -7,6 +7,8 @@ RUN apt-get update \
  && rm -rf /var/lib/apt/lists/*
 WORKDIR /app
 COPY package.json package-lock.json ./
+# The postinstall step patches and rebuilds the zookeeper binding (see README).
+COPY scripts/patch-zookeeper-binding.mjs ./scripts/
 RUN npm ci --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src

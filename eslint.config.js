@@ -15,4 +15,8 @@ export default tseslint.config(
     files: ['test/**', 'bench/**'],
     rules: { 'no-console': 'off' },
   },
+  {
+    files: ['scripts/**/*.mjs'],
+    languageOptions: { globals: { process: 'readonly', console: 'readonly' } },
+  },
 );

@@ -51,35 +51,6 @@ export function sendRawBytes(port: number, options: RawSendOptions): Promise<Raw
   });
 }
 
-/**
- * A connection opened now and used later: `send` writes one request (with `connection: close`)
- * and reads the reply until the server closes. Lets a test create its socket before it starts a
- * fault, so the socket's file descriptor cannot be one the fault makes the ZooKeeper C client
- * recycle in this same process (see the README's "Known issues").
- */
-export async function openRawConnection(port: number): Promise<{ send(request: Buffer, timeoutMs?: number): Promise<RawReply> }> {
-  const socket = connect(port, '127.0.0.1');
-  await new Promise<void>((resolve, reject) => socket.once('connect', resolve).once('error', reject));
-  const chunks: Buffer[] = [];
-  socket.on('data', (chunk: Buffer) => chunks.push(chunk));
-  return {
-    send: (request, timeoutMs = 30_000) => {
-      const started = performance.now();
-      return new Promise((resolve) => {
-        const finish = (): void => {
-          clearTimeout(timer);
-          socket.destroy();
-          resolve(parseReply(Buffer.concat(chunks).toString('latin1'), performance.now() - started));
-        };
-        const timer = setTimeout(finish, timeoutMs);
-        socket.once('close', finish);
-        socket.once('error', finish);
-        socket.write(request);
-      });
-    },
-  };
-}
-
 function parseReply(text: string, ms: number): RawReply {
   const match = /^HTTP\/1\.[01] (\d{3})/.exec(text);
   if (match === null) return { status: 0, headers: new Map(), body: '', empty: true, ms };

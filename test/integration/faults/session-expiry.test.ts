@@ -11,7 +11,6 @@ import { waitForLockService } from '../../support/write-stack.js';
 import { listZnodes } from '../../support/zookeeper-ensemble.js';
 import { startZooKeeper, type ZooKeeperCluster } from '../../support/zookeeper-server.js';
 import { captureLogs, exchange, isElasticsearchError, LEVEL, waitUntil } from './fault-kit.js';
-import { httpRequestBytes, openRawConnection } from './raw-http.js';
 
 const SESSION_TIMEOUT_MS = 2_000;
 const IN_FLIGHT = { 'x-fault-phase': 'in-flight' };
@@ -60,6 +59,7 @@ describe('session expiry while holding locks', () => {
 
   it('marks the held lock lost, forwards nothing unlocked, logs the key, and reconnects with a new session', async () => {
     const urlA = `http://127.0.0.1:${a.proxyAddress.port}`;
+    const urlB = `http://127.0.0.1:${b.proxyAddress.port}`;
     expect((await exchange(`${urlA}/expiry/_doc/warm`, { method: 'PUT', body: '{}' })).kind).toBe('answered');
 
     // k1: a write A has forwarded, held inside Elasticsearch (gate). k2: a lock A holds through the
@@ -74,8 +74,6 @@ describe('session expiry while holding locks', () => {
     const queued = exchange(`${urlA}/expiry/_doc/k2`, { method: 'PUT', body: '{"from":"a-queued"}' }, 30_000);
     await waitUntil(async () => (await b.locks.inspect({ index: 'expiry', id: 'k2' })).queue.length === 1, 5_000, 'queued write in the ZooKeeper queue');
 
-    // Opened before the freeze: see openRawConnection.
-    const toB = await openRawConnection(b.proxyAddress.port);
     const frozenAt = performance.now();
     forwarder.freeze();
     await new Promise<void>((resolve) => direct.lost.addEventListener('abort', () => resolve(), { once: true }));
@@ -84,7 +82,7 @@ describe('session expiry while holding locks', () => {
 
     // B's write to k1 gets the lock once ZooKeeper expired A's session, while A's k1 write is still
     // inside Elasticsearch: the overlap a lock cannot prevent (documented in the README).
-    const overtaking = await toB.send(httpRequestBytes('PUT', '/expiry/_doc/k1', [['content-type', 'application/json']], Buffer.from('{"from":"b"}')));
+    const overtaking = await exchange(`${urlB}/expiry/_doc/k1`, { method: 'PUT', body: '{"from":"b"}' }, 30_000);
     const overtookAfterMs = performance.now() - frozenAt;
     gate.release();
     const inFlightAnswer = await inFlight;
@@ -94,7 +92,7 @@ describe('session expiry while holding locks', () => {
     await waitUntil(() => a.locks.state() === 'connected', 15_000, 'A connected again');
     const afterwards = await exchange(`${urlA}/expiry/_doc/k2`, { method: 'PUT', body: '{"from":"a-new-session"}' });
 
-    expect(overtaking.status).toBe(201);
+    expect(overtaking.kind === 'answered' && overtaking.answer.status).toBe(201);
     expect(overtookAfterMs).toBeGreaterThan(SESSION_TIMEOUT_MS * 0.9);
     // Applied after B's write created the document: Elasticsearch saw both, in the wrong order.
     expect(inFlightAnswer.kind === 'answered' && inFlightAnswer.answer.status).toBe(200);
