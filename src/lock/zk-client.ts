@@ -91,27 +91,12 @@ interface NativeZk {
   aw_get_children(path: string, watcher: NativeWatcher, done: Completion): number;
 }
 
-/**
- * Runs `work` after the binding's current callback has returned. The binding calls into JS from
- * inside `zookeeper_process` — e.g. the CONNECTIONLOSS completions right after the C client closed
- * its socket, while the binding's libuv poll handle still watches that descriptor number. Code
- * running then (promise continuations included) may open a socket that gets the same number; when
- * the binding stops its stale poll handle, libuv drops the new socket's registration and the socket
- * never sees data again. (The other path to the same hazard is patched in the binding itself:
- * scripts/patch-zookeeper-binding.mjs.) So every callback only schedules its work.
- */
-export function afterZooKeeperCallback(work: () => void): void {
-  setImmediate(work);
-}
-
 function call(start: (done: Completion) => number): Promise<unknown[]> {
   return new Promise((resolve, reject) => {
-    const rc = start((code, text, ...result) =>
-      afterZooKeeperCallback(() => {
-        if (code === 0) resolve(result);
-        else reject(toZkError(new Error(`${code} ${String(text)}`)));
-      }),
-    );
+    const rc = start((code, text, ...result) => {
+      if (code === 0) resolve(result);
+      else reject(toZkError(new Error(`${code} ${String(text)}`)));
+    });
     if (typeof rc === 'number' && rc < 0) reject(toZkError(new Error(`${rc} request not queued`)));
   });
 }
@@ -119,7 +104,7 @@ function call(start: (done: Completion) => number): Promise<unknown[]> {
 function nodeEvent(onEvent: (type: WatchEventType) => void): NativeWatcher {
   return (type) => {
     const eventType = EVENT_TYPES.get(type);
-    if (eventType !== undefined) afterZooKeeperCallback(() => onEvent(eventType));
+    if (eventType !== undefined) onEvent(eventType);
   };
 }
 
@@ -191,13 +176,11 @@ export class ZkClient {
   /** Restricts a node to the identities authenticated on this session (`auth` scheme). */
   async restrictToCreator(path: string): Promise<void> {
     this.stats.zkOps.setAcl++;
-    const outcome = await new Promise<unknown>((resolve) => {
-      this.handle.set_acl(path, -1, [C.ZOO_CREATOR_ALL_ACL]).then(
-        () => afterZooKeeperCallback(() => resolve(null)),
-        (error: unknown) => afterZooKeeperCallback(() => resolve(toZkError(error))),
-      );
-    });
-    if (outcome !== null) throw outcome;
+    try {
+      await this.handle.set_acl(path, -1, [C.ZOO_CREATOR_ALL_ACL]);
+    } catch (error) {
+      throw toZkError(error);
+    }
   }
 
   /** Closes the handle (its ephemeral nodes go with the session); bounded, see CLOSE_WAIT_MS. */
@@ -210,12 +193,10 @@ export class ZkClient {
   /** `add_auth` is callback-only in the binding. */
   addAuth(scheme: string, credentials: string): Promise<void> {
     return new Promise((resolve, reject) => {
-      const rc: unknown = this.handle.add_auth(scheme, credentials, (code: number, text: unknown) =>
-        afterZooKeeperCallback(() => {
-          if (code === 0) resolve();
-          else reject(toZkError(new Error(`${code} ${String(text)}`)));
-        }),
-      );
+      const rc: unknown = this.handle.add_auth(scheme, credentials, (code: number, text: unknown) => {
+        if (code === 0) resolve();
+        else reject(toZkError(new Error(`${code} ${String(text)}`)));
+      });
       if (typeof rc === 'number' && rc !== 0) reject(toZkError(new Error(`${rc} add_auth failed`)));
     });
   }

@@ -4,7 +4,7 @@ import type { ZooKeeperSettings } from '../config/settings.js';
 import type { LockServiceState } from './lock-engine.js';
 import { LockUnavailableError } from './lock-errors.js';
 import type { LockEngineStats } from './lock-stats.js';
-import { afterZooKeeperCallback, ZkClient } from './zk-client.js';
+import { ZkClient } from './zk-client.js';
 
 /**
  * The C client reports a frozen link only after 2/3 of the session timeout without a reply, so
@@ -145,12 +145,9 @@ export class ZkSession {
     try {
       const zk = new ZooKeeper({ connect: this.settings.servers, timeout: this.settings.sessionTimeoutMs, debug_level: 0 });
       handle = new ZkClient(zk, this.stats);
-      // Session events come from inside the binding's processing too: see afterZooKeeperCallback.
-      zk.on('connect', () => afterZooKeeperCallback(() => void this.onConnect(handle, generation)));
-      zk.on('connecting', () => afterZooKeeperCallback(() => this.onConnecting(generation)));
-      zk.on('close', (_zk: unknown, code: unknown) =>
-        afterZooKeeperCallback(() => this.onClose(generation, typeof code === 'number' ? code : 0)),
-      );
+      zk.on('connect', () => void this.onConnect(handle, generation));
+      zk.on('connecting', () => this.onConnecting(generation));
+      zk.on('close', (_zk: unknown, code: unknown) => this.onClose(generation, typeof code === 'number' ? code : 0));
       zk.init({});
     } catch (error) {
       this.logger.error({ err: error, servers: this.settings.servers }, 'cannot create a ZooKeeper handle; retrying');
