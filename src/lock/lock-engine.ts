@@ -1,5 +1,3 @@
-import type { LockEngineStats } from './lock-stats.js';
-
 /**
  * The contract every lock implementation honours (ZooKeeper for production, in-memory for a
  * single instance and unit tests). Semantics:
@@ -95,12 +93,4 @@ export interface LockEngine {
   onStateChange(listener: (state: LockServiceState) => void): () => void;
   /** Releases every held lock and closes the backend session (ephemeral nodes vanish at once). */
   close(): Promise<void>;
-}
-
-/**
- * Optional capability of an engine: plain counters for benchmarks and the metrics module
- * (ZooKeeper operations by kind, acquisitions, timeouts, ...). See `lock-stats.ts`.
- */
-export interface LockEngineWithStats extends LockEngine {
-  stats(): LockEngineStats;
 }
