@@ -12,7 +12,7 @@ import type { LockEngine } from '../lock/lock-engine.js';
 import { ZooKeeperLockEngine } from '../lock/zookeeper-lock-engine.js';
 import { instrumentForwarder } from '../metrics/instrumented-forwarder.js';
 import { ProxyMetrics } from '../metrics/proxy-metrics.js';
-import { AliasResolver, clusterAliasLookup } from '../write/alias-resolver.js';
+import { ALIAS_LOOKUP_CONCURRENCY, AliasResolver, clusterAliasLookup } from '../write/alias-resolver.js';
 import { combineObservers, loggingObserver } from '../write/write-observer.js';
 import { createWriteInterceptor } from '../write/write-path.js';
 import { startProxy, type BoundAddress, type StartProxyDeps } from './start-proxy.js';
@@ -68,7 +68,12 @@ export async function startProxyRuntime(initial: Settings, logger: Logger, optio
         settings,
         locks: metrics.instrumentLockEngine(engine),
         forwarder,
-        aliases: new AliasResolver(clusterAliasLookup(cluster), () => current.proxy.aliasCacheTtlMs, writeLogger),
+        aliases: new AliasResolver({
+          lookup: clusterAliasLookup(cluster),
+          ttlMs: () => current.proxy.aliasCacheTtlMs,
+          capacity: initial.proxy.aliasCacheSize,
+          concurrency: ALIAS_LOOKUP_CONCURRENCY,
+        }),
         deadLetters: openDeadLetterStore(initial, { cluster, logger: logger.child({ component: 'deadletter' }) }),
         observer: combineObservers(loggingObserver(writeLogger, () => current.proxy.slowLockMs), metrics.writeObserver()),
         requestServed: (kind, status) => metrics.requestServed(kind, status),

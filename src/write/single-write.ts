@@ -56,7 +56,6 @@ export async function handleSingleWrite(
     releaseInBackground(deps, lock);
     if (upstream === null) return;
     upstreamStatus = upstream.status;
-    observeWrittenIndex(deps, target.index, upstream.body);
     relayUpstreamResponse(exchange.res, upstream);
   } finally {
     releaseInBackground(deps, lock);
@@ -107,22 +106,4 @@ async function answerTimeout(
   }
   singleWriteReporter(deps.observer, exchange, key, priority)(outcome, result.waitedMs, 0, null, result.attemptTimes.length);
   sendElasticsearchError(exchange.res, error, headers);
-}
-
-/** Feeds the `_index` of a successful answer back to the alias cache. */
-function observeWrittenIndex(deps: WritePathDeps, requestedIndex: string, body: Buffer): void {
-  const writtenIndex = indexOfResponse(body);
-  if (writtenIndex !== null) deps.aliases.observeWrittenIndex(requestedIndex, writtenIndex);
-}
-
-function indexOfResponse(body: Buffer): string | null {
-  try {
-    const parsed: unknown = JSON.parse(body.toString('utf8'));
-    if (typeof parsed === 'object' && parsed !== null && '_index' in parsed && typeof parsed._index === 'string') {
-      return parsed._index;
-    }
-  } catch {
-    // Not JSON (e.g. an error page from something between us and the cluster): nothing to learn.
-  }
-  return null;
 }

@@ -44,6 +44,7 @@ export function planRoute(store: DocumentStore, input: RouteInput): RoutePlan {
 
   const index = first;
   if (second === undefined) return indexLevel(store, index, input);
+  if (second === '_alias' && third === undefined && isMethod(method, 'GET', 'HEAD')) return read(() => store.aliasesOfName(index));
   if (second === '_bulk' && third === undefined && isMethod(method, 'POST', 'PUT')) return bulkPlan(store, input, index);
   if (second === '_search' || second === '_count') return read(() => search(store, index, input, second === '_count'));
   if (second === '_update_by_query' && isMethod(method, 'POST')) return byQuery(store, index, 'updated');
