@@ -101,7 +101,7 @@ export interface EsStandIn {
   defineAlias(alias: string, writeIndex: string, otherIndices?: readonly string[]): void;
   /** Returns the backing index name. */
   defineDataStream(name: string): string;
-  /** Holds matching requests (after latency, inside the write window) until released. */
+  /** Holds matching requests after their latency until released: a held write is in flight, applied on release. */
   gate(match: (request: StandInRequest) => boolean): Gate;
   gateDocument(index: string, id: string): Gate;
   injectFault(fault: Fault): void;

@@ -285,6 +285,11 @@ describe('Elasticsearch stand-in: optimistic concurrency control', () => {
       lines: [{ delete: { _index: 'bulk-400', _id: '' } }, { index: { _index: 'bulk-400', _id: 'a', version: 2 } }, { v: 1 }],
       body: invalid('id is missing', CAS_ONLY),
     },
+    {
+      name: 'an array _id',
+      lines: [{ index: { _index: 'bulk-400', _id: [] } }, { v: 1 }],
+      body: illegal('Malformed action/metadata line [1], expected a simple value for field [_id] but found [START_ARRAY]'),
+    },
     { name: 'an unknown metadata key', lines: [{ index: { _index: 'bulk-400', _id: 'a', foo: 1 } }, { v: 1 }], body: illegal('Action/metadata line [1] contains an unknown parameter [foo]') },
     { name: 'an unknown action', lines: [{ upsert: { _index: 'bulk-400', _id: 'a' } }, { v: 1 }], body: illegal('Malformed action/metadata line [1], expected field [create], [delete], [index] or [update] but found [upsert]') },
     { name: 'no actions', lines: [], body: invalid('no requests added') },

@@ -86,8 +86,8 @@ function parseActionLine(text: string, line: number, compatibleWith7: boolean): 
   if (!isJsonObject(meta)) return { failure: illegalArgument(`Malformed action/metadata line [${line}], expected START_OBJECT but found [${tokenOf(meta)}]`) };
   for (const [key, value] of Object.entries(meta)) {
     if (!METADATA_KEYS.has(key) && !(key === '_type' && compatibleWith7)) return { failure: illegalArgument(`Action/metadata line [${line}] contains an unknown parameter [${key}]`) };
-    if (isJsonObject(value) && key !== '_source' && key !== 'dynamic_templates') {
-      return { failure: illegalArgument(`Malformed action/metadata line [${line}], expected a simple value for field [${key}] but found [START_OBJECT]`) };
+    if ((isJsonObject(value) || Array.isArray(value)) && key !== '_source' && key !== 'dynamic_templates') {
+      return { failure: illegalArgument(`Malformed action/metadata line [${line}], expected a simple value for field [${key}] but found [${tokenOf(value)}]`) };
     }
   }
   return { action, meta, line };
