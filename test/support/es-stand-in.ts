@@ -4,29 +4,44 @@ import type { Socket } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { DocumentStore, type StoredDocument } from './es-stand-in/document-store.js';
 import { GateSet, type Gate } from './es-stand-in/gates.js';
-import { OverlapDetector, type OverlapReport } from './es-stand-in/overlap-detector.js';
-import { planRoute, requestsCompatibleWith7 } from './es-stand-in/routes.js';
+import { OverlapDetector, type OverlapReport, type PendingWrite } from './es-stand-in/overlap-detector.js';
+import { planRoute, requestsCompatibleWith7, type WritePlan } from './es-stand-in/routes.js';
 import { splitPath, type StandInRequest } from './es-stand-in/stand-in-request.js';
+import { WriteHistory, type AppliedOverlap, type AppliedWrite } from './es-stand-in/write-history.js';
 
+export type { WriteAction } from './es-stand-in/document-write.js';
 export type { Gate } from './es-stand-in/gates.js';
-export type { OverlapExample, OverlapReport } from './es-stand-in/overlap-detector.js';
+export type { OverlapExample, OverlapReport, PendingWrite } from './es-stand-in/overlap-detector.js';
 export type { StandInRequest } from './es-stand-in/stand-in-request.js';
 export type { StoredDocument } from './es-stand-in/document-store.js';
+export type { AppliedOverlap, AppliedWrite, WriteRequestInfo } from './es-stand-in/write-history.js';
 
 /**
- * An Elasticsearch stand-in for tests: the document APIs in Elasticsearch's shapes, latency and
+ * An Elasticsearch stand-in for tests: the document APIs in Elasticsearch 8's shapes with its
+ * optimistic concurrency control (`_seq_no`/`_primary_term`, `if_seq_no`, `version_type`,
+ * op_type=create, 409 version_conflict_engine_exception), realtime GET and `_mget`, latency and
  * gates to widen or hold the window of a write, failure injection, a request log, and the
- * overlap detector that the serialization tests use as their oracle.
+ * serialization oracle.
+ *
+ * The oracle: a write arrives (its body is in, past fault injection and custom handlers), waits
+ * its latency and any gate, and is applied at the END of that delay, atomically (a bulk's items
+ * in item order at one instant). Its application interval is [arrived, applied]; two writes to
+ * one document whose intervals intersect overlap. A write whose client hung up is still applied,
+ * as Elasticsearch applies it.
  */
 export interface EsStandInOptions {
-  /** Delay before answering each write (ms); widens the window an unserialized race needs. */
+  /** Delay before each write is applied and answered (ms); widens the window an unserialized race needs. */
   readonly writeLatencyMs?: number;
   readonly readLatencyMs?: number;
   /** `version.number` of `GET /`. */
   readonly version?: string;
+  /** `index.gc_deletes`: how long a delete tombstone keeps its version (default 60 s, as Elasticsearch). */
+  readonly gcDeletesMs?: number;
 }
 
 export interface LoggedRequest {
+  /** The stand-in's number for the request (1, 2, …), as `AppliedWrite.request.id` names it. */
+  readonly id: number;
   readonly method: string;
   readonly url: string;
   readonly headers: IncomingHttpHeaders;
@@ -63,16 +78,30 @@ export interface EsStandIn {
   writeLatencyMs: number;
   readLatencyMs: number;
   readonly requests: readonly LoggedRequest[];
+  /** Pairs of writes to one document with intersecting application intervals (counted as the later one arrives). */
   readonly overlaps: OverlapReport;
+  /** Most writes ever in flight on one document at once (1 when serialized). */
   readonly maxConcurrentPerDocument: number;
+  /** Writes arrived and not applied yet, one per document they write. */
   readonly writesInFlight: number;
-  /** Stored document (index or alias name), or undefined. */
+  /** Live document (index or alias name), or undefined (never written, or deleted). */
   document(index: string, id: string): StoredDocument | undefined;
   documents(index: string): ReadonlyMap<string, StoredDocument>;
+  /**
+   * Every write applied to the document (index or alias name), in application order, each with its
+   * interval, request, body and outcome. Failed writes (409, 404 …) are in it: they reached the document.
+   */
+  history(index: string, id: string): readonly AppliedWrite[];
+  /** Overlaps among applied writes, each with both writes (pairs from different requests). */
+  appliedOverlaps(): readonly AppliedOverlap[];
+  /** Writes that have arrived and are not applied yet. */
+  pendingWrites(): readonly PendingWrite[];
+  /** Resolves once an applied write (already recorded or future) satisfies `predicate`. */
+  waitForApplied(predicate: (write: AppliedWrite) => boolean): Promise<AppliedWrite>;
   defineAlias(alias: string, writeIndex: string, otherIndices?: readonly string[]): void;
   /** Returns the backing index name. */
   defineDataStream(name: string): string;
-  /** Holds matching requests (after latency, inside the write window) until released. */
+  /** Holds matching requests after their latency until released: a held write is in flight, applied on release. */
   gate(match: (request: StandInRequest) => boolean): Gate;
   gateDocument(index: string, id: string): Gate;
   injectFault(fault: Fault): void;
@@ -83,7 +112,7 @@ export interface EsStandIn {
   acceptConnections(): Promise<void>;
   /** Resolves once a logged request satisfies `predicate` (checked on every arrival). */
   waitForRequest(predicate: (request: LoggedRequest) => boolean): Promise<LoggedRequest>;
-  /** Clears the request log and the overlap counters (documents stay). */
+  /** Clears the request log, the overlap counters and the histories (documents stay; writes in flight stay tracked). */
   resetLog(): void;
   stop(): Promise<void>;
 }
@@ -98,8 +127,12 @@ class StandInServer implements EsStandIn {
   writeLatencyMs: number;
   readLatencyMs: number;
   private readonly version: string;
-  private readonly store = new DocumentStore();
+  private readonly store: DocumentStore;
   private readonly detector = new OverlapDetector();
+  private readonly writeHistory = new WriteHistory();
+  /** Orders arrivals and applications exactly (timestamps can tie). */
+  private events = 0;
+  private requestCount = 0;
   private readonly gates = new GateSet();
   private readonly faults: { fault: Fault; remaining: number }[] = [];
   private readonly handlers: CustomHandler[] = [];
@@ -113,6 +146,7 @@ class StandInServer implements EsStandIn {
     this.writeLatencyMs = options.writeLatencyMs ?? 0;
     this.readLatencyMs = options.readLatencyMs ?? 0;
     this.version = options.version ?? '8.15.0';
+    this.store = new DocumentStore({ gcDeletesMs: options.gcDeletesMs ?? 60_000 });
     this.server = createServer((req, res) => {
       this.handle(req, res).catch((error: unknown) => {
         if (!res.headersSent) res.writeHead(500, { 'content-type': 'application/json', 'X-elastic-product': 'Elasticsearch' });
@@ -167,6 +201,22 @@ class StandInServer implements EsStandIn {
     return this.store.documents(index);
   }
 
+  history(index: string, id: string): readonly AppliedWrite[] {
+    return this.writeHistory.history(`${this.store.writeIndexOf(index)}/${id}`);
+  }
+
+  appliedOverlaps(): readonly AppliedOverlap[] {
+    return this.writeHistory.overlaps();
+  }
+
+  pendingWrites(): readonly PendingWrite[] {
+    return this.detector.pending();
+  }
+
+  waitForApplied(predicate: (write: AppliedWrite) => boolean): Promise<AppliedWrite> {
+    return this.writeHistory.waitFor(predicate);
+  }
+
   defineAlias(alias: string, writeIndex: string, otherIndices: readonly string[] = []): void {
     this.store.defineAlias(alias, writeIndex, otherIndices);
   }
@@ -215,6 +265,7 @@ class StandInServer implements EsStandIn {
   resetLog(): void {
     this.log.length = 0;
     this.detector.reset();
+    this.writeHistory.reset();
   }
 
   async stop(): Promise<void> {
@@ -225,7 +276,9 @@ class StandInServer implements EsStandIn {
   }
 
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    this.requestCount += 1;
     const entry: LoggedRequest = {
+      id: this.requestCount,
       method: req.method ?? 'GET',
       url: req.url ?? '/',
       headers: req.headers,
@@ -263,13 +316,40 @@ class StandInServer implements EsStandIn {
       if (await handler(request, res)) return;
     }
 
-    const endWrite = plan.kind === 'write' ? this.detector.begin(plan.writeKeys, `${entry.method} ${entry.url}`) : () => {};
-    res.once('close', endWrite);
-    const latency = plan.kind === 'write' ? this.writeLatencyMs : this.readLatencyMs;
-    if (latency > 0) await sleep(latency);
+    if (plan.kind === 'write') {
+      await this.write(entry, request, plan, res, req);
+      return;
+    }
+    if (this.readLatencyMs > 0) await sleep(this.readLatencyMs);
     await this.gates.pass(request);
     const result = plan.execute();
     sendJson(res, req, result.status, result.body);
+  }
+
+  /** In flight from arrival until applied at the end of its delay; answered after. */
+  private async write(entry: LoggedRequest, request: StandInRequest, plan: WritePlan, res: ServerResponse, req: IncomingMessage): Promise<void> {
+    const opaqueId = req.headers['x-opaque-id'];
+    const info = { id: entry.id, method: entry.method, url: entry.url, opaqueId: typeof opaqueId === 'string' ? opaqueId : null };
+    const arrivedAt = performance.now();
+    const arrivedTick = this.nextEvent();
+    const endInFlight = this.detector.begin(plan.writeKeys, { id: entry.id, label: `${entry.method} ${entry.url}` }, arrivedAt);
+    let response;
+    try {
+      if (this.writeLatencyMs > 0) await sleep(this.writeLatencyMs);
+      await this.gates.pass(request);
+      // Applied, recorded and taken out of flight in one synchronous step: nothing interleaves.
+      const applied = plan.apply();
+      this.writeHistory.record({ request: info, arrivedAt, arrivedTick, appliedAt: performance.now(), appliedTick: this.nextEvent(), writes: applied.writes });
+      response = applied.response;
+    } finally {
+      endInFlight();
+    }
+    sendJson(res, req, response.status, response.body);
+  }
+
+  private nextEvent(): number {
+    this.events += 1;
+    return this.events;
   }
 
   private notifyArrival(entry: LoggedRequest): void {

@@ -98,6 +98,12 @@ describe('session expiry while holding locks', () => {
     expect(inFlightAnswer.kind === 'answered' && inFlightAnswer.answer.status).toBe(200);
     expect(standIn.overlaps.count).toBe(1);
     expect(standIn.overlaps.examples[0]?.key).toBe('expiry/k1');
+    // A's write, released from the gate, landed last: the document ends with its stale content.
+    expect(standIn.history('expiry', 'k1').map((write) => [write.body, write.result])).toEqual([
+      [{ from: 'b' }, 'created'],
+      [{ from: 'a' }, 'updated'],
+    ]);
+    expect(standIn.document('expiry', 'k1')?.source).toEqual({ from: 'a' });
 
     expect(queuedAnswer.kind).toBe('answered');
     if (queuedAnswer.kind === 'answered') {

@@ -1,85 +1,172 @@
-import { randomBytes } from 'node:crypto';
-import { DocumentStore, failure, isJsonObject, type JsonObject, type OperationResult } from './document-store.js';
+import type { DocumentStore } from './document-store.js';
+import { resolveCreateVersion, updateSpecOf, validationErrorsOf, type DocumentWrite, type WriteAction } from './document-write.js';
+import { errorResult, illegalArgument, isJsonObject, validationFailure, type JsonObject, type OperationResult } from './es-errors.js';
+import { MATCH_ANY } from './version-rules.js';
+import { applyWrite, type WriteOutcome } from './write-engine.js';
+import { parseConditions, parseInt32, rawConditionsOfMeta } from './write-params.js';
+import { autoId } from './single-writes.js';
 
-type BulkAction = 'index' | 'create' | 'update' | 'delete';
-
-export interface BulkItem {
-  readonly action: BulkAction;
-  /** Index or alias as written by the client (or the path's). */
-  readonly target: string;
+/** One action of a `_bulk`, in request order. */
+export interface BulkEntry {
+  /** The key of its item in the answer (`index` with op_type=create answers as `create`). */
+  readonly action: WriteAction;
+  readonly index: string;
   readonly id: string;
-  readonly autoId: boolean;
-  readonly meta: JsonObject;
-  readonly source: unknown;
+  readonly write: DocumentWrite;
+  /** Set when the item fails before it reaches a shard (an empty `_id`): it writes nothing. */
+  readonly itemFailure: OperationResult | null;
 }
 
-const ACTIONS: readonly BulkAction[] = ['index', 'create', 'update', 'delete'];
+const ACTIONS: readonly string[] = ['index', 'create', 'update', 'delete'];
+const METADATA_KEYS = new Set([
+  '_index',
+  '_id',
+  'routing',
+  'op_type',
+  'version',
+  'version_type',
+  'if_seq_no',
+  'if_primary_term',
+  'retry_on_conflict',
+  'pipeline',
+  '_source',
+  'require_alias',
+  'require_data_stream',
+  'list_executed_pipelines',
+  'dynamic_templates',
+]);
 
-function isBulkAction(name: string | undefined): name is BulkAction {
-  return ACTIONS.some((action) => action === name);
-}
-
-/** Parses NDJSON bulk bodies; an unusable line fails the whole request, as in Elasticsearch. */
-export function parseBulk(body: Buffer, pathIndex: string | undefined): BulkItem[] | OperationResult {
+/**
+ * Parses and validates an NDJSON bulk body as `BulkRequestParser` and `BulkRequest.validate` do:
+ * a malformed line or a value that does not parse fails the whole request (400
+ * illegal_argument_exception), and so does any item's validation error (400
+ * action_request_validation_exception listing every message). An index/create item with an empty
+ * `_id` is the exception: it fails alone, as its item (400 "if _id is specified it must not be empty").
+ */
+export function parseBulk(store: DocumentStore, body: Buffer, pathIndex: string | undefined, compatibleWith7: boolean): BulkEntry[] | OperationResult {
   const lines = body.toString('utf8').split('\n').map((line) => line.replace(/\r$/, ''));
-  const items: BulkItem[] = [];
+  const entries: BulkEntry[] = [];
+  const errors: string[] = [];
   for (let i = 0; i < lines.length; i += 1) {
-    const line = lines[i] ?? '';
-    if (line.trim() === '') continue;
-    const parsed = parseLine(line);
-    const action = isJsonObject(parsed) ? Object.keys(parsed)[0] : undefined;
-    if (!isJsonObject(parsed) || !isBulkAction(action)) {
-      return failure(400, 'illegal_argument_exception', `Malformed action/metadata line [${i + 1}], expected an action`);
-    }
-    const meta = parsed[action];
-    if (!isJsonObject(meta)) return failure(400, 'illegal_argument_exception', `Malformed action/metadata line [${i + 1}]`);
-    const target = typeof meta._index === 'string' ? meta._index : pathIndex;
-    if (target === undefined) return failure(400, 'action_request_validation_exception', `Validation Failed: 1: index is missing;`);
+    if ((lines[i] ?? '').trim() === '') continue;
+    const header = parseActionLine(lines[i] ?? '', i + 1, compatibleWith7);
+    if ('failure' in header) return header.failure;
     let source: unknown = null;
-    if (action !== 'delete') {
+    if (header.action !== 'delete') {
       i += 1;
       source = parseLine(lines[i] ?? '');
-      if (source === undefined) return failure(400, 'x_content_parse_exception', `Malformed source line [${i + 1}]`);
+      if (source === undefined) return errorResult(400, { type: 'x_content_parse_exception', reason: `Malformed source line [${i + 1}]` });
     }
-    const explicitId = typeof meta._id === 'string' ? meta._id : null;
-    if (explicitId === null && (action === 'update' || action === 'delete')) {
-      return failure(400, 'action_request_validation_exception', `Validation Failed: 1: id is missing;`);
-    }
-    items.push({
-      action,
-      target,
-      id: explicitId ?? randomBytes(10).toString('base64url'),
-      autoId: explicitId === null,
-      meta,
-      source,
-    });
+    const entry = entryOf(store, header, source, pathIndex);
+    if ('failure' in entry) return entry.failure;
+    if (entry.indexMissing) errors.push('index is missing');
+    errors.push(...validationErrorsOf(entry.entry.write));
+    entries.push(entry.entry);
   }
-  return items;
+  if (entries.length === 0) errors.push('no requests added');
+  return errors.length > 0 ? validationFailure(errors) : entries;
 }
 
-export function runBulkItem(store: DocumentStore, item: BulkItem): JsonObject {
-  const result = applyItem(store, item);
-  const index = store.writeIndexOf(item.target);
-  const entry: JsonObject =
-    result.error !== undefined ? { _index: index, _id: item.id, status: result.status, error: result.error } : { ...result.body, status: result.status };
-  return { [item.action]: entry };
+interface ActionHeader {
+  readonly action: 'index' | 'create' | 'update' | 'delete';
+  readonly meta: JsonObject;
+  readonly line: number;
 }
 
-function applyItem(store: DocumentStore, item: BulkItem): OperationResult {
-  const conditions = {
-    ...(typeof item.meta.if_seq_no === 'number' ? { ifSeqNo: item.meta.if_seq_no } : {}),
-    ...(typeof item.meta.if_primary_term === 'number' ? { ifPrimaryTerm: item.meta.if_primary_term } : {}),
+function parseActionLine(text: string, line: number, compatibleWith7: boolean): ActionHeader | { failure: OperationResult } {
+  const parsed = parseLine(text);
+  if (!isJsonObject(parsed)) return { failure: illegalArgument(`Malformed action/metadata line [${line}], expected START_OBJECT but found [${tokenOf(parsed)}]`) };
+  const [action, ...extra] = Object.keys(parsed);
+  if (action === undefined) return { failure: illegalArgument(`Malformed action/metadata line [${line}], expected FIELD_NAME but found [END_OBJECT]`) };
+  if (!isAction(action)) {
+    return { failure: illegalArgument(`Malformed action/metadata line [${line}], expected field [create], [delete], [index] or [update] but found [${action}]`) };
+  }
+  if (extra.length > 0) return { failure: illegalArgument(`Malformed action/metadata line [${line}], expected END_OBJECT but found [FIELD_NAME]`) };
+  const meta = parsed[action];
+  if (!isJsonObject(meta)) return { failure: illegalArgument(`Malformed action/metadata line [${line}], expected START_OBJECT but found [${tokenOf(meta)}]`) };
+  for (const [key, value] of Object.entries(meta)) {
+    if (!METADATA_KEYS.has(key) && !(key === '_type' && compatibleWith7)) return { failure: illegalArgument(`Action/metadata line [${line}] contains an unknown parameter [${key}]`) };
+    if ((isJsonObject(value) || Array.isArray(value)) && key !== '_source' && key !== 'dynamic_templates') {
+      return { failure: illegalArgument(`Malformed action/metadata line [${line}], expected a simple value for field [${key}] but found [${tokenOf(value)}]`) };
+    }
+  }
+  return { action, meta, line };
+}
+
+function isAction(name: string): name is ActionHeader['action'] {
+  return ACTIONS.includes(name);
+}
+
+type EntryResult = { readonly entry: BulkEntry; readonly indexMissing: boolean } | { readonly failure: OperationResult };
+
+function entryOf(store: DocumentStore, header: ActionHeader, source: unknown, pathIndex: string | undefined): EntryResult {
+  const { meta } = header;
+  const parsed = parseConditions(rawConditionsOfMeta(meta));
+  if (!parsed.ok) return { failure: parsed.failure };
+  const retries = parseInt32('retry_on_conflict', meta.retry_on_conflict, 0);
+  if (!retries.ok) return { failure: retries.failure };
+  if (header.action === 'update' && (parsed.value.version !== MATCH_ANY || parsed.value.versionType !== 'internal')) {
+    return { failure: illegalArgument('Update requests do not support versioning. Please use `if_seq_no` and `if_primary_term` instead') };
+  }
+  const target = simpleText(meta._index) ?? pathIndex;
+  const explicitId = simpleText(meta._id);
+  const action: WriteAction = header.action === 'index' && meta.op_type === 'create' ? 'create' : header.action;
+  const writesDocument = action === 'index' || action === 'create';
+  const id = explicitId ?? (writesDocument ? autoId() : '');
+  const index = store.writeIndexOf(target ?? '');
+  const write: DocumentWrite = {
+    action,
+    target: target ?? '',
+    index,
+    id,
+    body: source,
+    update: action === 'update' ? updateSpecOf(source, retries.value) : null,
+    conditions: resolveCreateVersion(parsed.value, action),
   };
-  switch (item.action) {
-    case 'index':
-      return store.indexDocument(item.target, item.id, item.source, item.meta.op_type === 'create' ? 'create' : 'index', conditions);
-    case 'create':
-      return store.indexDocument(item.target, item.id, item.source, 'create', conditions);
-    case 'update':
-      return store.updateDocument(item.target, item.id, item.source);
-    case 'delete':
-      return store.deleteDocument(item.target, item.id, conditions);
-  }
+  const itemFailure = writesDocument && explicitId === '' ? illegalArgument('if _id is specified it must not be empty') : null;
+  return { entry: { action, index, id, write, itemFailure }, indexMissing: target === undefined };
+}
+
+/** Bulk metadata values are read as text (`parser.text()`): numbers become strings. */
+function simpleText(value: unknown): string | undefined {
+  if (typeof value === 'string') return value;
+  return typeof value === 'number' || typeof value === 'boolean' ? String(value) : undefined;
+}
+
+/** The entries that write a document, in order (an item failing before any shard writes nothing). */
+export function documentWrites(entries: readonly BulkEntry[]): BulkEntry[] {
+  return entries.filter((entry) => entry.itemFailure === null);
+}
+
+/**
+ * Applies every item in order, in one synchronous step (the bulk's application instant), and
+ * answers 200 with one item per action; outcomes are those of `documentWrites(entries)`.
+ */
+export function runBulk(store: DocumentStore, entries: readonly BulkEntry[]): { response: OperationResult; outcomes: WriteOutcome[] } {
+  const started = performance.now();
+  const outcomes: WriteOutcome[] = [];
+  const items = entries.map((entry) => {
+    const response = entry.itemFailure ?? applyAndCollect(store, entry.write, outcomes);
+    const item: JsonObject = response.error !== undefined ? { _index: entry.index, _id: entry.id, status: response.status, error: response.error } : { ...response.body, status: response.status };
+    return { [entry.action]: item };
+  });
+  const errors = items.some((item) => Object.values(item).some((entry) => entry.error !== undefined));
+  return { response: { status: 200, body: { errors, took: Math.round(performance.now() - started), items } }, outcomes };
+}
+
+function applyAndCollect(store: DocumentStore, write: DocumentWrite, outcomes: WriteOutcome[]): OperationResult {
+  const applied = applyWrite(store, write);
+  outcomes.push(applied.outcome);
+  return applied.response;
+}
+
+function tokenOf(value: unknown): string {
+  if (value === undefined) return 'VALUE_NULL';
+  if (Array.isArray(value)) return 'START_ARRAY';
+  if (typeof value === 'string') return 'VALUE_STRING';
+  if (typeof value === 'number') return 'VALUE_NUMBER';
+  if (typeof value === 'boolean') return 'VALUE_BOOLEAN';
+  return value === null ? 'VALUE_NULL' : 'START_OBJECT';
 }
 
 function parseLine(line: string): unknown {

@@ -1,6 +1,5 @@
-import { randomBytes } from 'node:crypto';
-
-export type JsonObject = Record<string, unknown>;
+import { indexNotFound, type JsonObject, type OperationResult } from './es-errors.js';
+import { PRIMARY_TERM, type CurrentVersion } from './version-rules.js';
 
 export interface StoredDocument {
   readonly source: JsonObject;
@@ -9,32 +8,46 @@ export interface StoredDocument {
   readonly primaryTerm: number;
 }
 
-/** Outcome of one document operation: HTTP status plus the body Elasticsearch would send. */
-export interface OperationResult {
-  readonly status: number;
-  readonly body: JsonObject;
-  /** Set for failures: the `error` object, without the wrapping. */
-  readonly error?: JsonObject;
+interface Tombstone {
+  readonly version: number;
+  readonly seqNo: number;
+  readonly primaryTerm: number;
+  /** `now()` when the delete was applied. */
+  readonly deletedAt: number;
 }
 
-export interface WriteConditions {
-  readonly ifSeqNo?: number;
-  readonly ifPrimaryTerm?: number;
+interface IndexState {
+  readonly documents: Map<string, StoredDocument>;
+  readonly tombstones: Map<string, Tombstone>;
+  /** Last sequence number given out: the index is one shard, so one counter is Elasticsearch's per-shard one. */
+  seqNo: number;
 }
 
-const SHARDS = Object.freeze({ total: 2, successful: 1, failed: 0 });
-const PRIMARY_TERM = 1;
-
-export function isJsonObject(value: unknown): value is JsonObject {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
+export interface DocumentStoreOptions {
+  /** `index.gc_deletes`: how long a delete's tombstone keeps its version (Elasticsearch: 60 s). */
+  readonly gcDeletesMs: number;
+  readonly now?: () => number;
 }
 
-/** Documents, aliases and data streams of the stand-in cluster, with Elasticsearch's answers. */
+/**
+ * Documents, delete tombstones, sequence numbers, aliases and data streams of the stand-in
+ * cluster. Holds data only; the write rules live in `write-engine.ts`.
+ *
+ * Tombstones: Elasticsearch keeps a deleted id's version (and seq_no) in its version map for
+ * `index.gc_deletes` and prunes it at the next refresh after that; here a tombstone is simply
+ * forgotten once `gcDeletesMs` have passed since the delete (checked when the id is looked up).
+ */
 export class DocumentStore {
-  private readonly indices = new Map<string, Map<string, StoredDocument>>();
-  private readonly seqNos = new Map<string, number>();
+  private readonly indices = new Map<string, IndexState>();
   private readonly aliases = new Map<string, { writeIndex: string; indices: string[] }>();
   private readonly dataStreams = new Map<string, string>();
+  private readonly gcDeletesMs: number;
+  private readonly now: () => number;
+
+  constructor(options: DocumentStoreOptions) {
+    this.gcDeletesMs = options.gcDeletesMs;
+    this.now = options.now ?? (() => performance.now());
+  }
 
   defineAlias(alias: string, writeIndex: string, otherIndices: readonly string[] = []): void {
     this.aliases.set(alias, { writeIndex, indices: [writeIndex, ...otherIndices] });
@@ -105,145 +118,81 @@ export class DocumentStore {
 
   dataStreamAnswer(name: string): OperationResult {
     const backing = this.dataStreams.get(name);
-    if (backing === undefined) return failure(404, 'index_not_found_exception', `no such index [${name}]`, name);
+    if (backing === undefined) return indexNotFound(name);
     return {
       status: 200,
       body: { data_streams: [{ name, timestamp_field: { name: '@timestamp' }, indices: [{ index_name: backing }], generation: 1, status: 'GREEN' }] },
     };
   }
 
+  /** The live document (an index, alias or data stream name resolves to its write index). */
   document(index: string, id: string): StoredDocument | undefined {
-    return this.indices.get(this.writeIndexOf(index))?.get(id);
+    return this.indices.get(this.writeIndexOf(index))?.documents.get(id);
   }
 
   documents(index: string): ReadonlyMap<string, StoredDocument> {
-    return this.indices.get(this.writeIndexOf(index)) ?? new Map();
+    return this.indices.get(this.writeIndexOf(index))?.documents ?? new Map<string, StoredDocument>();
   }
 
   indexNames(): string[] {
     return [...this.indices.keys()];
   }
 
-  ensureIndex(index: string): Map<string, StoredDocument> {
-    let documents = this.indices.get(index);
-    if (documents === undefined) {
-      documents = new Map();
-      this.indices.set(index, documents);
-    }
-    return documents;
+  hasIndex(index: string): boolean {
+    return this.indices.has(index);
+  }
+
+  ensureIndex(index: string): void {
+    if (!this.indices.has(index)) this.indices.set(index, { documents: new Map(), tombstones: new Map(), seqNo: -1 });
   }
 
   deleteIndex(index: string): boolean {
     return this.indices.delete(index);
   }
 
-  /** index / create. `id` null generates one (auto-id). */
-  indexDocument(target: string, id: string | null, source: unknown, opType: 'index' | 'create', conditions: WriteConditions = {}): OperationResult {
-    if (!isJsonObject(source)) return failure(400, 'mapper_parsing_exception', 'failed to parse: the document must be a JSON object', target);
-    if (this.isDataStream(target) && opType !== 'create') {
-      return failure(400, 'illegal_argument_exception', `only write ops with an op_type of create are allowed in data streams`, target);
+  /** What the engine's version map says of `id` in the concrete `index` right now (null: nothing). */
+  currentVersion(index: string, id: string): CurrentVersion | null {
+    const state = this.indices.get(index);
+    const live = state?.documents.get(id);
+    if (live !== undefined) return { version: live.version, seqNo: live.seqNo, primaryTerm: live.primaryTerm, deleted: false };
+    const tombstone = state?.tombstones.get(id);
+    if (tombstone === undefined) return null;
+    if (this.now() - tombstone.deletedAt >= this.gcDeletesMs) {
+      state?.tombstones.delete(id);
+      return null;
     }
-    const index = this.writeIndexOf(target);
-    const documentId = id ?? randomBytes(10).toString('base64url');
-    const documents = this.ensureIndex(index);
-    const existing = documents.get(documentId);
-    if (opType === 'create' && existing !== undefined) {
-      return conflict(index, documentId, `version conflict, document already exists (current version [${existing.version}])`);
-    }
-    const mismatch = this.conditionMismatch(index, documentId, existing, conditions);
-    if (mismatch !== null) return mismatch;
-    const stored = this.store(index, documentId, source, existing);
-    return written(index, documentId, stored, existing === undefined ? 'created' : 'updated', existing === undefined ? 201 : 200);
+    return { version: tombstone.version, seqNo: tombstone.seqNo, primaryTerm: tombstone.primaryTerm, deleted: true };
   }
 
-  /** Partial update: `doc` merged (objects deeply), `doc_as_upsert`, `upsert`. */
-  updateDocument(target: string, id: string, request: unknown): OperationResult {
-    if (!isJsonObject(request)) return failure(400, 'x_content_parse_exception', 'update request must be a JSON object', target);
-    if (request.script !== undefined) return failure(400, 'illegal_argument_exception', 'the stand-in does not run scripts', target);
-    const index = this.writeIndexOf(target);
-    const documents = this.ensureIndex(index);
-    const existing = documents.get(id);
-    const partial = isJsonObject(request.doc) ? request.doc : null;
-    if (existing === undefined) {
-      const seed = request.doc_as_upsert === true ? partial : isJsonObject(request.upsert) ? request.upsert : null;
-      if (seed === null) return failure(404, 'document_missing_exception', `[${id}]: document missing`, index, { shard: '0' });
-      return written(index, id, this.store(index, id, seed, undefined), 'created', 201);
-    }
-    if (partial === null) return failure(400, 'action_request_validation_exception', 'Validation Failed: 1: script or doc is missing;', index);
-    const merged = deepMerge(existing.source, partial);
-    if (JSON.stringify(merged) === JSON.stringify(existing.source)) return written(index, id, existing, 'noop', 200);
-    return written(index, id, this.store(index, id, merged, existing), 'updated', 200);
-  }
-
-  deleteDocument(target: string, id: string, conditions: WriteConditions = {}): OperationResult {
-    const index = this.writeIndexOf(target);
-    const documents = this.ensureIndex(index);
-    const existing = documents.get(id);
-    const mismatch = this.conditionMismatch(index, id, existing, conditions);
-    if (mismatch !== null) return mismatch;
-    const seqNo = this.nextSeqNo(index);
-    if (existing === undefined) {
-      return { status: 404, body: { _index: index, _id: id, _version: 1, result: 'not_found', _shards: SHARDS, _seq_no: seqNo, _primary_term: PRIMARY_TERM } };
-    }
-    documents.delete(id);
-    const tombstone = { source: {}, version: existing.version + 1, seqNo, primaryTerm: PRIMARY_TERM };
-    return written(index, id, tombstone, 'deleted', 200);
-  }
-
-  getDocument(target: string, id: string): OperationResult {
-    const index = this.writeIndexOf(target);
-    const existing = this.indices.get(index)?.get(id);
-    if (existing === undefined) return { status: 404, body: { _index: index, _id: id, found: false } };
-    return {
-      status: 200,
-      body: { _index: index, _id: id, _version: existing.version, _seq_no: existing.seqNo, _primary_term: existing.primaryTerm, found: true, _source: existing.source },
-    };
-  }
-
-  private conditionMismatch(index: string, id: string, existing: StoredDocument | undefined, conditions: WriteConditions): OperationResult | null {
-    if (conditions.ifSeqNo === undefined && conditions.ifPrimaryTerm === undefined) return null;
-    const matches = existing !== undefined && existing.seqNo === conditions.ifSeqNo && existing.primaryTerm === (conditions.ifPrimaryTerm ?? PRIMARY_TERM);
-    if (matches) return null;
-    const current = existing === undefined ? 'document does not exist' : `current document has seqNo [${existing.seqNo}] and primary term [${existing.primaryTerm}]`;
-    return conflict(index, id, `version conflict, required seqNo [${conditions.ifSeqNo}], primary term [${conditions.ifPrimaryTerm}]. ${current}`);
-  }
-
-  private store(index: string, id: string, source: JsonObject, previous: StoredDocument | undefined): StoredDocument {
-    const stored = { source, version: (previous?.version ?? 0) + 1, seqNo: this.nextSeqNo(index), primaryTerm: PRIMARY_TERM };
-    this.ensureIndex(index).set(id, stored);
+  /** Stores `source` as `id`'s new revision with the next sequence number (creates the index). */
+  put(index: string, id: string, source: JsonObject, version: number): StoredDocument {
+    const state = this.state(index);
+    const stored = { source, version, seqNo: this.nextSeqNo(state), primaryTerm: PRIMARY_TERM };
+    state.tombstones.delete(id);
+    state.documents.set(id, stored);
     return stored;
   }
 
-  private nextSeqNo(index: string): number {
-    const next = (this.seqNos.get(index) ?? -1) + 1;
-    this.seqNos.set(index, next);
-    return next;
+  /** Deletes `id` (present or not), leaving a tombstone with `version` and the next sequence number. */
+  tombstone(index: string, id: string, version: number): { readonly seqNo: number; readonly primaryTerm: number } {
+    const state = this.state(index);
+    const tombstone = { version, seqNo: this.nextSeqNo(state), primaryTerm: PRIMARY_TERM, deletedAt: this.now() };
+    state.documents.delete(id);
+    state.tombstones.set(id, tombstone);
+    return tombstone;
   }
-}
 
-function written(index: string, id: string, stored: StoredDocument, result: string, status: number): OperationResult {
-  return {
-    status,
-    body: { _index: index, _id: id, _version: stored.version, result, _shards: SHARDS, _seq_no: stored.seqNo, _primary_term: stored.primaryTerm },
-  };
-}
-
-export function failure(status: number, type: string, reason: string, index?: string, extra: JsonObject = {}): OperationResult {
-  const error: JsonObject = { type, reason, ...(index !== undefined ? { index, index_uuid: 'stand-in-uuid' } : {}), ...extra };
-  return { status, body: { error: { root_cause: [error], ...error }, status }, error };
-}
-
-function conflict(index: string, id: string, detail: string): OperationResult {
-  return failure(409, 'version_conflict_engine_exception', `[${id}]: ${detail}`, index, { shard: '0' });
-}
-
-function deepMerge(base: JsonObject, patch: JsonObject): JsonObject {
-  const merged: JsonObject = { ...base };
-  for (const [key, value] of Object.entries(patch)) {
-    const current = merged[key];
-    merged[key] = isJsonObject(current) && isJsonObject(value) ? deepMerge(current, value) : value;
+  private state(index: string): IndexState {
+    this.ensureIndex(index);
+    const state = this.indices.get(index);
+    if (state === undefined) throw new Error(`index [${index}] vanished`);
+    return state;
   }
-  return merged;
+
+  private nextSeqNo(state: IndexState): number {
+    state.seqNo += 1;
+    return state.seqNo;
+  }
 }
 
 function escapeRegExp(text: string): string {
