@@ -103,7 +103,7 @@ export class DocumentStore {
   aliasesOfName(name: string): OperationResult {
     const definition = this.aliases.get(name);
     const indices = definition !== undefined ? definition.indices : this.indices.has(name) ? [name] : [];
-    if (indices.length === 0) return failure(404, 'index_not_found_exception', `no such index [${name}]`, name);
+    if (indices.length === 0) return indexNotFound(name);
     const body: JsonObject = {};
     for (const index of indices) {
       const aliases: JsonObject = {};
