@@ -12,13 +12,11 @@ export interface ForwardRequest {
   readonly method: string;
   /** Raw path and query string exactly as received (never re-encoded). */
   readonly url: string;
-  /** Client headers (as Node parsed them); read for framing and `Connection`-listed names. */
-  readonly headers: IncomingHttpHeaders;
   /**
    * Client headers as received (`[name, value, ...]`, original case and order), sent upstream
-   * minus hop-by-hop ones and `dropHeaders`. Absent: built from `headers`.
+   * minus hop-by-hop ones and `dropHeaders`, with the proxy's own framing and `Host`.
    */
-  readonly rawHeaders?: readonly string[];
+  readonly rawHeaders: readonly string[];
   /** Lower-case names not to forward besides the hop-by-hop ones (the proxy's lock header). */
   readonly dropHeaders?: readonly string[];
   readonly body: Buffer | Readable;
@@ -58,7 +56,8 @@ export interface UpstreamForwarder {
   pipe(request: ForwardRequest, res: ServerResponse): Promise<ForwardOutcome>;
   /**
    * Buffers the upstream answer (used to merge bulk responses, or to read a write's answer).
-   * Rejects with `ProxyError`; the error's `meta.reachedUpstream` is false when nothing was sent.
+   * Rejects with `ProxyError`: UPSTREAM_UNREACHABLE and the request's own `beforeSend` error mean
+   * that nothing was sent.
    */
   exchange(request: ForwardRequest): Promise<UpstreamResponse>;
   close(): Promise<void>;
