@@ -47,16 +47,14 @@ export async function handleSingleWrite(
   let outcome: LockOutcome = 'acquired';
   let upstreamStatus: number | null = null;
   try {
-    if (lock.lost.aborted) {
-      outcome = 'lost';
-      sendElasticsearchError(exchange.res, lockLostBeforeForwarding(key));
-      return;
-    }
-    const upstream = await forwardOrAnswerError(deps, exchange);
+    // Checked again at the moment the request is handed to the upstream socket: a connect can take
+    // long enough for the lock to be lost meanwhile.
+    const lostAtHandOver = (): ProxyError | null => (lock.lost.aborted ? lockLostBeforeForwarding(key) : null);
+    const upstream = await forwardOrAnswerError(deps, exchange, lostAtHandOver);
     releaseInBackground(deps, lock);
     if (upstream === null) return;
     upstreamStatus = upstream.status;
-    observeWrittenIndex(deps, target.index, upstream.body);
+    observeWrittenIndex(deps, target.index, upstream);
     relayUpstreamResponse(exchange.res, upstream);
   } finally {
     releaseInBackground(deps, lock);
@@ -67,9 +65,13 @@ export async function handleSingleWrite(
 }
 
 /** Forwards; an upstream failure is answered in Elasticsearch's shape and yields `null`. */
-async function forwardOrAnswerError(deps: WritePathDeps, exchange: ClientExchange): Promise<UpstreamResponse | null> {
+async function forwardOrAnswerError(
+  deps: WritePathDeps,
+  exchange: ClientExchange,
+  beforeSend: () => ProxyError | null,
+): Promise<UpstreamResponse | null> {
   try {
-    return await deps.forwarder.exchange(forwardRequestOf(exchange, deps.settings(), { readsAnswer: true }));
+    return await deps.forwarder.exchange(forwardRequestOf(exchange, deps.settings(), { readsAnswer: true, beforeSend }));
   } catch (error) {
     if (!(error instanceof ProxyError)) throw error;
     sendElasticsearchError(exchange.res, error);
@@ -110,19 +112,32 @@ async function answerTimeout(
 }
 
 /** Feeds the `_index` of a successful answer back to the alias cache. */
-function observeWrittenIndex(deps: WritePathDeps, requestedIndex: string, body: Buffer): void {
-  const writtenIndex = indexOfResponse(body);
+function observeWrittenIndex(deps: WritePathDeps, requestedIndex: string, upstream: UpstreamResponse): void {
+  if (upstream.status < 200 || upstream.status >= 300) return;
+  const writtenIndex = leadingIndexOf(upstream.body);
   if (writtenIndex !== null) deps.aliases.observeWrittenIndex(requestedIndex, writtenIndex);
 }
 
-function indexOfResponse(body: Buffer): string | null {
-  try {
-    const parsed: unknown = JSON.parse(body.toString('utf8'));
-    if (typeof parsed === 'object' && parsed !== null && '_index' in parsed && typeof parsed._index === 'string') {
-      return parsed._index;
-    }
-  } catch {
-    // Not JSON (e.g. an error page from something between us and the cluster): nothing to learn.
-  }
-  return null;
+const INDEX_FIELD = Buffer.from('"_index"');
+
+/**
+ * The `_index` of a write answer, read without parsing the whole answer: Elasticsearch writes it
+ * as the first field (`{"_index":"…"`, or `{\n  "_index" : "…"` with `pretty`), and index names
+ * cannot contain `"` or `\\`, so no escape can hide the end. Anything else tells nothing.
+ */
+export function leadingIndexOf(body: Buffer): string | null {
+  const start = body.indexOf(INDEX_FIELD);
+  if (start < 0 || start > 16) return null;
+  let at = skipSpaces(body, start + INDEX_FIELD.length);
+  if (body[at] !== 0x3a /* : */) return null;
+  at = skipSpaces(body, at + 1);
+  if (body[at] !== 0x22 /* " */) return null;
+  const end = body.indexOf(0x22, at + 1);
+  return end < 0 ? null : body.toString('utf8', at + 1, end);
+}
+
+function skipSpaces(body: Buffer, from: number): number {
+  let at = from;
+  while (body[at] === 0x20 || body[at] === 0x0a || body[at] === 0x0d || body[at] === 0x09) at++;
+  return at;
 }
