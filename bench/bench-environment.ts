@@ -16,11 +16,19 @@ export interface ProxyStats {
   readonly cpuMs: number;
 }
 
-/** The processes every workload runs against: ZooKeeper, the stand-in, one proxy. */
+/** Upstream clients of the reference bare proxy (bench/reference-proxy-process.ts). */
+export const REFERENCE_CLIENTS = ['node-http', 'undici'] as const;
+export type ReferenceClient = (typeof REFERENCE_CLIENTS)[number];
+
+/** The processes every workload runs against: ZooKeeper, the stand-in, one proxy, the bare reference proxies. */
 export interface BenchEnvironment {
   readonly zookeeper: string;
   readonly directUrl: string;
   readonly proxyUrl: string;
+  /** The reference bare proxy in front of the same stand-in, one per upstream client. */
+  readonly referenceUrl: Readonly<Record<ReferenceClient, string>>;
+  /** CPU time (user + system, ms) the reference proxy process has used since it started. */
+  referenceCpuMs(client: ReferenceClient): Promise<number>;
   /** Clears the stand-in's overlap counters (call before a run). */
   resetStandIn(): Promise<void>;
   /** Waits until the stand-in has no write in flight, then reads its overlap count. */
@@ -46,8 +54,13 @@ function parseProxyStats(value: unknown): ProxyStats {
     zkOps: { create: numberField(zk, 'create'), delete: numberField(zk, 'delete'), get: numberField(zk, 'get'), getChildren: numberField(zk, 'getChildren') },
     wait: { foreground: samples(value, 'wait', 'foreground'), background: samples(value, 'wait', 'background') },
     hold: { foreground: samples(value, 'hold', 'foreground'), background: samples(value, 'hold', 'background') },
-    cpuMs: (numberField(objectField(value, 'cpu'), 'user') + numberField(objectField(value, 'cpu'), 'system')) / 1000,
+    cpuMs: cpuMsOf(value),
   };
+}
+
+/** `process.cpuUsage()` (µs) as reported by a bench child, in ms. */
+function cpuMsOf(value: unknown): number {
+  return (numberField(objectField(value, 'cpu'), 'user') + numberField(objectField(value, 'cpu'), 'system')) / 1000;
 }
 
 export async function startBenchEnvironment(options: BenchOptions): Promise<BenchEnvironment> {
@@ -79,11 +92,30 @@ export async function startBenchEnvironment(options: BenchOptions): Promise<Benc
       profileArgs,
     );
     cleanups.push(() => proxy.stop());
+    const references = new Map<ReferenceClient, { port: number; statsPort: number }>();
+    for (const client of REFERENCE_CLIENTS) {
+      const reference = await spawnBenchChild('./reference-proxy-process.ts', { upstream: directUrl, client }, (line) => ({
+        port: numberField(line, 'port'),
+        statsPort: numberField(line, 'statsPort'),
+      }));
+      cleanups.push(() => reference.stop());
+      references.set(client, reference.info);
+    }
+    const referenceOf = (client: ReferenceClient): { port: number; statsPort: number } => {
+      const info = references.get(client);
+      if (info === undefined) throw new Error(`no reference proxy for ${client}`);
+      return info;
+    };
     const zk = zookeeper;
     return {
       zookeeper: zk,
       directUrl,
       proxyUrl: `http://127.0.0.1:${proxy.info.proxyPort}`,
+      referenceUrl: {
+        'node-http': `http://127.0.0.1:${referenceOf('node-http').port}`,
+        undici: `http://127.0.0.1:${referenceOf('undici').port}`,
+      },
+      referenceCpuMs: async (client) => cpuMsOf(await getJson(`http://127.0.0.1:${referenceOf(client).statsPort}/stats`)),
       resetStandIn: async () => {
         await getJson(`${directUrl}/_bench/reset`, 'POST');
       },

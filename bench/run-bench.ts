@@ -14,6 +14,7 @@ import { round, type Workload, type WorkloadResult } from './workload-result.js'
 import { bulk } from './workloads/bulk.js';
 import { fgUnderBg } from './workloads/fg-under-bg.js';
 import { lock } from './workloads/lock.js';
+import { openLoop } from './workloads/open-loop.js';
 import { passthrough } from './workloads/passthrough.js';
 import { writeHot } from './workloads/write-hot.js';
 import { writeUncontended } from './workloads/write-uncontended.js';
@@ -21,6 +22,7 @@ import { writeUncontended } from './workloads/write-uncontended.js';
 const WORKLOAD_RUNNERS: Record<WorkloadName, Workload> = {
   passthrough,
   'write-uncontended': writeUncontended,
+  'open-loop': openLoop,
   'write-hot': writeHot,
   'fg-under-bg': fgUnderBg,
   bulk,

@@ -72,20 +72,59 @@ export function randomBelow(size: number): number {
 }
 
 /** Measures a proxy run, with the proxy process's CPU time per answered request (warm-up excluded). */
-export async function measuredProxy(context: WorkloadContext, spec: LoadSpec): Promise<{ load: LoadResult; cpuMsPerRequest: number }> {
+export function measuredProxy(context: WorkloadContext, spec: LoadSpec): Promise<{ load: LoadResult; cpuMsPerRequest: number }> {
+  return measuredWithCpu(context, spec, async () => (await context.env.proxyStats()).cpuMs);
+}
+
+/**
+ * Measures a run against a process that reports its own CPU time (`cpuMs`, read from the process
+ * itself, so other load on a shared machine does not inflate it): CPU ms per answered request.
+ */
+export async function measuredWithCpu(
+  context: WorkloadContext,
+  spec: LoadSpec,
+  cpuMs: () => Promise<number>,
+): Promise<{ load: LoadResult; cpuMsPerRequest: number }> {
   const counted: { cpuMs?: number } = {};
   const [load] = await measuredTogether(context, [spec], async () => {
-    counted.cpuMs = (await context.env.proxyStats()).cpuMs;
+    counted.cpuMs = await cpuMs();
   });
-  if (load === undefined || counted.cpuMs === undefined) throw new Error('proxy run did not complete');
-  const cpuMs = (await context.env.proxyStats()).cpuMs - counted.cpuMs;
-  return { load, cpuMsPerRequest: cpuMs / Math.max(1, load.requests) };
+  if (load === undefined || counted.cpuMs === undefined) throw new Error('run did not complete');
+  const used = (await cpuMs()) - counted.cpuMs;
+  return { load, cpuMsPerRequest: used / Math.max(1, load.requests) };
+}
+
+/** The proxy against the reference bare proxy (both upstream clients) on the same load, same run. */
+export async function versusBare(
+  context: WorkloadContext,
+  spec: (baseUrl: string, run: string) => LoadSpec,
+  proxy: { load: LoadResult; cpuMsPerRequest: number },
+): Promise<{ summary: Record<string, number>; runs: Record<string, LoadResult> }> {
+  const { env } = context;
+  const bare = await measuredWithCpu(context, spec(env.referenceUrl['node-http'], 'b'), () => env.referenceCpuMs('node-http'));
+  const bareUndici = await measuredWithCpu(context, spec(env.referenceUrl.undici, 'u'), () => env.referenceCpuMs('undici'));
+  return {
+    summary: {
+      bare_cpu_ms_per_request: round(bare.cpuMsPerRequest, 4),
+      bare_undici_cpu_ms_per_request: round(bareUndici.cpuMsPerRequest, 4),
+      cpu_ratio_vs_bare: round(proxy.cpuMsPerRequest / bare.cpuMsPerRequest),
+      undici_vs_node_http_cpu: round(bareUndici.cpuMsPerRequest / bare.cpuMsPerRequest),
+      bare_rps: round(bare.load.rps, 1),
+      bare_undici_rps: round(bareUndici.load.rps, 1),
+      throughput_ratio_vs_bare: round(proxy.load.rps / bare.load.rps),
+      bare_p50_ms: round(bare.load.p50Ms),
+      bare_p99_ms: round(bare.load.p99Ms),
+      bare_undici_p50_ms: round(bareUndici.load.p50Ms),
+      bare_undici_p99_ms: round(bareUndici.load.p99Ms),
+    },
+    runs: { bare: bare.load, bareUndici: bareUndici.load },
+  };
 }
 
 /** Direct-vs-proxy numbers every HTTP workload reports. */
 export function comparison(direct: LoadResult, proxy: LoadResult, proxyCpuMsPerRequest: number): Record<string, number> {
   return {
-    proxy_cpu_ms_per_request: round(proxyCpuMsPerRequest),
+    proxy_cpu_ms_per_request: round(proxyCpuMsPerRequest, 4),
     direct_rps: round(direct.rps, 1),
     proxy_rps: round(proxy.rps, 1),
     throughput_ratio: round(proxy.rps / direct.rps),

@@ -1,5 +1,5 @@
 import type { LoadSpec } from '../load.js';
-import { comparison, measuredProxy, cycle, measured, target, type Workload } from '../workload-result.js';
+import { comparison, measuredProxy, cycle, measured, target, versusBare, type Workload } from '../workload-result.js';
 
 const INDEX = 'bench-uncontended';
 const DOCUMENTS = 100_000;
@@ -20,15 +20,20 @@ export const writeUncontended: Workload = async (context) => {
     };
   };
   const direct = await measured(context, spec(env.directUrl, 'd'));
-  const { load: proxy, cpuMsPerRequest } = await measuredProxy(context, spec(env.proxyUrl, 'p'));
-  const summary = comparison(direct, proxy, cpuMsPerRequest);
+  const proxied = await measuredProxy(context, spec(env.proxyUrl, 'p'));
+  const bare = await versusBare(context, spec, proxied);
+  const summary = { ...comparison(direct, proxied.load, proxied.cpuMsPerRequest), ...bare.summary };
   const ratio = summary.throughput_ratio ?? 0;
   const added = summary.added_p50_ms ?? 0;
+  const cpuRatio = summary.cpu_ratio_vs_bare ?? 0;
+  const vsBare = summary.throughput_ratio_vs_bare ?? 0;
   return {
     workload: 'write-uncontended',
     summary,
-    runs: { direct, proxy },
+    runs: { direct, proxy: proxied.load, ...bare.runs },
     targets: [
+      target('uncontended locked write CPU <= 2.5x the bare proxy passing the same write', cpuRatio, cpuRatio <= 2.5),
+      target('write-uncontended throughput >= 0.8x the bare proxy', vsBare, vsBare >= 0.8),
       target('write-uncontended throughput >= 0.8x direct', ratio, ratio >= 0.8),
       target('write-uncontended added p50 <= 1 ms', added, added <= 1),
     ],

@@ -41,7 +41,8 @@ export function sendElasticsearchError(
   extraHeaders: Readonly<Record<string, string>> = {},
 ): void {
   if (res.headersSent) {
-    res.destroy(error);
+    // Complete already: the client may be reusing the connection for its next request.
+    if (!res.writableEnded) res.destroy(error);
     return;
   }
   const payload = Buffer.from(JSON.stringify(elasticsearchErrorBody(error)));

@@ -54,9 +54,9 @@ export function upstreamCheck(forwarder: UpstreamForwarder, options: UpstreamChe
   let pending: Promise<string | null> | null = null;
 
   async function probe(): Promise<string | null> {
-    const headers = options.authorization === null ? {} : { authorization: options.authorization };
+    const rawHeaders = options.authorization === null ? [] : ['authorization', options.authorization];
     try {
-      const response = await forwarder.exchange({ method: 'HEAD', url: '/', headers, body: Buffer.alloc(0) });
+      const response = await forwarder.exchange({ method: 'HEAD', url: '/', rawHeaders, body: Buffer.alloc(0) });
       if (response.status >= 200 && response.status < 300) return null;
       if (options.authorization === null && (response.status === 401 || response.status === 403)) return null;
       return `Elasticsearch answered HEAD / with status ${response.status}`;

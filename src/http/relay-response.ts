@@ -15,7 +15,7 @@ export function relayUpstreamResponse(res: ServerResponse, upstream: UpstreamRes
 }
 
 function headersFor(upstream: UpstreamResponse): string[] {
-  return [...rawWithoutHopByHop(upstream.rawHeaders, upstream.headers, ['content-length']), 'content-length', contentLengthFor(upstream)];
+  return [...rawWithoutHopByHop(upstream.rawHeaders, ['content-length']), 'content-length', contentLengthFor(upstream)];
 }
 
 /** An empty body with a declared length is a HEAD answer: its length describes the GET body. */

@@ -1,18 +1,31 @@
 import type { IncomingHttpHeaders, ServerResponse } from 'node:http';
+import type { Readable } from 'node:stream';
 import type { ProxyError } from '../errors/proxy-error.js';
 
 /**
- * How requests reach the cluster. Request bodies are already buffered by the HTTP edge (as
- * Elasticsearch itself aggregates a whole request up to `http.max_content_length`), which is
- * what lets a refused connection be replayed on the next host without losing bytes.
+ * How requests reach the cluster. A body is either bytes the proxy holds (a locked write, whose
+ * body the write path needed whole) or the client's request stream, which a forwarder reads only
+ * once an upstream connection is established: a host that refuses the connection has then received
+ * nothing and the next host can be tried with the same, still unread, stream.
  */
 export interface ForwardRequest {
   readonly method: string;
   /** Raw path and query string exactly as received (never re-encoded). */
   readonly url: string;
-  /** Client headers; the forwarder drops hop-by-hop ones (RFC 9110 §7.6.1) itself. */
-  readonly headers: IncomingHttpHeaders;
-  readonly body: Buffer;
+  /**
+   * Client headers as received (`[name, value, ...]`, original case and order), sent upstream
+   * minus hop-by-hop ones and `dropHeaders`, with the proxy's own framing and `Host`.
+   */
+  readonly rawHeaders: readonly string[];
+  /** Lower-case names not to forward besides the hop-by-hop ones (the proxy's lock header). */
+  readonly dropHeaders?: readonly string[];
+  readonly body: Buffer | Readable;
+  /**
+   * Called synchronously at the moment the request is handed to an established upstream
+   * connection, before its first byte is written. A non-null result aborts: nothing is sent, the
+   * forward fails with that error and `reachedUpstream: false`.
+   */
+  readonly beforeSend?: () => ProxyError | null;
 }
 
 export interface ForwardOutcome {
@@ -41,7 +54,11 @@ export interface UpstreamForwarder {
    * upstream socket closed — so a caller holding a lock can release it at that moment.
    */
   pipe(request: ForwardRequest, res: ServerResponse): Promise<ForwardOutcome>;
-  /** Buffers the upstream answer (used to merge bulk responses). Rejects with `ProxyError`. */
+  /**
+   * Buffers the upstream answer (used to merge bulk responses, or to read a write's answer).
+   * Rejects with `ProxyError`: UPSTREAM_UNREACHABLE and the request's own `beforeSend` error mean
+   * that nothing was sent.
+   */
   exchange(request: ForwardRequest): Promise<UpstreamResponse>;
   close(): Promise<void>;
 }

@@ -45,11 +45,15 @@ export interface LoggerOptions {
   readonly format: LogFormat;
   /** Defaults to stdout; tests pass a stream to capture the output. */
   readonly destination?: DestinationStream | NodeJS.WritableStream;
+  /** File descriptor or path of the `json` destination when no stream is given (default 1, stdout). */
+  readonly dest?: number | string;
 }
 
 /**
- * The process logger: JSON lines on stdout (`json`), or pino-pretty's human-readable form
- * (`pretty`), written synchronously so nothing is lost when the process exits right after.
+ * The process logger: JSON lines on stdout (`json`) through pino's asynchronous destination — a
+ * request never waits for a write to the terminal or a pipe; `flushLogsSync` (called on shutdown
+ * and on a fatal error) writes out what is still buffered. `pretty` (pino-pretty, for a terminal)
+ * stays synchronous.
  */
 export function createLogger(options: LoggerOptions): Logger {
   const pinoOptions = {
@@ -65,7 +69,37 @@ function destinationFor(options: LoggerOptions): DestinationStream {
     return pretty({ destination: options.destination ?? 1, sync: true, translateTime: 'SYS:standard' });
   }
   if (options.destination !== undefined) return toDestination(options.destination);
-  return pino.destination({ dest: 1, sync: true });
+  return pino.destination({ dest: options.dest ?? 1, sync: false });
+}
+
+/** Writes out whatever the logger's destination still buffers (a no-op for synchronous ones). */
+export function flushLogsSync(logger: Logger): void {
+  const stream: unknown = Reflect.get(logger, pino.symbols.streamSym);
+  if (typeof stream !== 'object' || stream === null || !('flushSync' in stream) || typeof stream.flushSync !== 'function') return;
+  try {
+    stream.flushSync();
+  } catch {
+    // A destination that is still opening (or gone) cannot be flushed; nothing more can be done.
+  }
+}
+
+/**
+ * On an uncaught exception or unhandled rejection: logs it at fatal, flushes the asynchronous
+ * destination (so the line that explains the crash is not lost with the buffer), then exits 1.
+ * Returns the function that removes the handlers.
+ */
+export function exitOnFatalError(logger: Logger, exit: (code: number) => void = (code) => process.exit(code)): () => void {
+  const onFatal = (error: unknown): void => {
+    logger.fatal({ err: error }, 'es-lock-proxy crashed');
+    flushLogsSync(logger);
+    exit(1);
+  };
+  process.on('uncaughtException', onFatal);
+  process.on('unhandledRejection', onFatal);
+  return () => {
+    process.off('uncaughtException', onFatal);
+    process.off('unhandledRejection', onFatal);
+  };
 }
 
 /** A Node writable is a valid pino destination; this keeps the type honest without a cast. */

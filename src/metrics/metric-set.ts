@@ -1,6 +1,7 @@
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import type { LockServiceState, Priority } from '../lock/lock-engine.js';
-import type { RequestKind } from '../write/write-path-deps.js';
+import type { RequestKind } from '../http/request-kind.js';
+import type { LockActivity } from '../observe/proxy-observer.js';
 
 export type StatusClass = '1xx' | '2xx' | '3xx' | '4xx' | '5xx' | 'other';
 
@@ -35,7 +36,10 @@ export interface ProxyMetricSet {
   readonly upstreamErrors: Counter<'code'>;
 }
 
-export function createMetricSet(register: Registry): ProxyMetricSet {
+/**
+ * `activity` is read when the registry is scraped (the in-flight gauges are not updated per lock).
+ */
+export function createMetricSet(register: Registry, activity: () => LockActivity): ProxyMetricSet {
   const registers = [register];
   const set: ProxyMetricSet = {
     lockWaitSeconds: new Histogram({
@@ -67,8 +71,22 @@ export function createMetricSet(register: Registry): ProxyMetricSet {
       labelNames: ['kind', 'status_class'],
       registers,
     }),
-    locksHeld: new Gauge({ name: `${METRIC_PREFIX}locks_held`, help: 'Locks currently held by in-flight requests', registers }),
-    lockWaiters: new Gauge({ name: `${METRIC_PREFIX}lock_waiters`, help: 'Requests currently waiting for a lock', registers }),
+    locksHeld: new Gauge({
+      name: `${METRIC_PREFIX}locks_held`,
+      help: 'Locks currently held by in-flight requests',
+      registers,
+      collect() {
+        this.set(activity().held);
+      },
+    }),
+    lockWaiters: new Gauge({
+      name: `${METRIC_PREFIX}lock_waiters`,
+      help: 'Requests currently waiting for a lock',
+      registers,
+      collect() {
+        this.set(activity().waiting);
+      },
+    }),
     zookeeperConnectionState: new Gauge({
       name: `${METRIC_PREFIX}zookeeper_connection_state`,
       help: 'Lock service state: 1 for the current state, 0 for the others',

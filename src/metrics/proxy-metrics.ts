@@ -1,56 +1,30 @@
 import { collectDefaultMetrics, Registry } from 'prom-client';
-import type { ErrorCode } from '../errors/error-codes.js';
-import type { LockEngine } from '../lock/lock-engine.js';
-import type { WriteObserver } from '../write/write-observer.js';
-import { instrumentLockEngine } from './instrumented-lock-engine.js';
-import { lockReportObserver } from './lock-report-observer.js';
-import { watchLockService, type WatchableLockEngine } from './lock-service-watch.js';
-import type { RequestKind } from '../write/write-path-deps.js';
-import { createMetricSet, type ProxyMetricSet } from './metric-set.js';
-import { statusClassOf } from './status-class.js';
+import type { LockActivity, ProxyObserver } from '../observe/proxy-observer.js';
+import { createMetricSet } from './metric-set.js';
+import { metricsObserver } from './metrics-observer.js';
 
 export interface RenderedMetrics {
   readonly contentType: string;
   readonly body: string;
 }
 
+const IDLE: LockActivity = Object.freeze({ held: 0, waiting: 0 });
+
 /**
  * The proxy's Prometheus metrics on a registry of its own (never prom-client's global one), so
- * several proxies in one process, as in the tests, keep separate counts.
+ * several proxies in one process, as in the tests, keep separate counts. Fed only through
+ * `observer`, the proxy's one observer seam.
  */
 export class ProxyMetrics {
   readonly registry: Registry;
-  private readonly metrics: ProxyMetricSet;
+  readonly observer: ProxyObserver;
+  private activity: () => LockActivity = () => IDLE;
 
   constructor(options: { readonly processMetrics?: boolean } = {}) {
     this.registry = new Registry();
-    this.metrics = createMetricSet(this.registry);
+    const metrics = createMetricSet(this.registry, () => this.activity());
+    this.observer = metricsObserver(metrics, (read) => (this.activity = read));
     if (options.processMetrics ?? true) collectDefaultMetrics({ register: this.registry });
-  }
-
-  /** Feeds lock waits, holds and outcomes from the write path's reports. */
-  writeObserver(): WriteObserver {
-    return lockReportObserver(this.metrics);
-  }
-
-  /** Wraps the engine the write path uses so that `lock_waiters` and `locks_held` stay exact. */
-  instrumentLockEngine(engine: LockEngine): LockEngine {
-    return instrumentLockEngine(engine, this.metrics);
-  }
-
-  /** Follows the engine's connection state and session expiries; returns an unsubscribe. */
-  watchLockEngine(engine: WatchableLockEngine): () => void {
-    return watchLockService(engine, this.metrics);
-  }
-
-  /** Called once per answered client request. */
-  requestServed(kind: RequestKind, status: number): void {
-    this.metrics.requests.inc({ kind, status_class: statusClassOf(status) });
-  }
-
-  /** Called once per failed exchange with Elasticsearch (UPSTREAM_UNREACHABLE, _TIMEOUT, _RESET). */
-  upstreamError(code: ErrorCode): void {
-    this.metrics.upstreamErrors.inc({ code });
   }
 
   async render(): Promise<RenderedMetrics> {

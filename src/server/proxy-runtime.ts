@@ -7,13 +7,14 @@ import { createClusterClient } from '../cluster/cluster-client.js';
 import { openDeadLetterStore } from '../deadletter/open-dead-letter-store.js';
 import { lockInspectionRouter } from '../http/admin/lock-inspection-router.js';
 import { metricsRouter } from '../http/admin/metrics-router.js';
-import { createUpstreamForwarder } from '../http/upstream/node-upstream-forwarder.js';
+import { createUpstreamForwarder } from '../http/upstream/create-upstream-forwarder.js';
 import type { LockEngine } from '../lock/lock-engine.js';
 import { ZooKeeperLockEngine } from '../lock/zookeeper-lock-engine.js';
-import { instrumentForwarder } from '../metrics/instrumented-forwarder.js';
 import { ProxyMetrics } from '../metrics/proxy-metrics.js';
 import { ALIAS_LOOKUP_CONCURRENCY, AliasResolver, clusterAliasLookup } from '../write/alias-resolver.js';
-import { combineObservers, loggingObserver } from '../write/write-observer.js';
+import { attachLockEngine } from '../observe/attach-lock-engine.js';
+import { combineObservers, observer as partialObserver, type ProxyObserver } from '../observe/proxy-observer.js';
+import { loggingObserver } from '../write/write-observer.js';
 import { createWriteInterceptor } from '../write/write-path.js';
 import { startProxy, type BoundAddress, type StartProxyDeps } from './start-proxy.js';
 
@@ -37,6 +38,8 @@ export interface RuntimeOptions {
   /** Another engine (e.g. in-memory for a single instance); default: ZooKeeper from the settings. */
   readonly lockEngine?: LockEngine;
   readonly metrics?: ProxyMetrics;
+  /** Also told everything the metrics are told (e.g. a benchmark's probe). */
+  readonly observer?: ProxyObserver;
   /** Client-side time limits of the HTTP edge (defaults: 30 s body idle, 60 s request head). */
   readonly edge?: Pick<StartProxyDeps, 'bodyIdleTimeoutMs' | 'headersTimeoutMs'>;
 }
@@ -49,10 +52,17 @@ export async function startProxyRuntime(initial: Settings, logger: Logger, optio
   const setLogLevel = liveLogLevel(logger);
   const metrics = options.metrics ?? new ProxyMetrics();
   const engine = options.lockEngine ?? new ZooKeeperLockEngine(initial.zookeeper, logger.child({ component: 'lock' }));
-  const stopWatching = metrics.watchLockEngine(engine);
-  const cluster = createClusterClient(initial.elasticsearch, initial.proxy.upstreamTimeoutMs);
-  const forwarder = instrumentForwarder(createUpstreamForwarder(initial, logger.child({ component: 'upstream' })), metrics);
   const writeLogger = logger.child({ component: 'write' });
+  // The one place where metrics and logging are attached: every part reports to this observer.
+  const observer = combineObservers(
+    metrics.observer,
+    partialObserver(loggingObserver(writeLogger, () => current.proxy.slowLockMs)),
+    ...(options.observer !== undefined ? [options.observer] : []),
+  );
+  const attached = attachLockEngine(engine, observer);
+  const stopWatching = attached.detach;
+  const cluster = createClusterClient(initial.elasticsearch, initial.proxy.upstreamTimeoutMs);
+  const forwarder = createUpstreamForwarder(initial, { logger: logger.child({ component: 'upstream' }), failures: observer });
   // What the runtime opened beside the HTTP edge: released the same way on close and on a failed start.
   const closeShared = async (): Promise<void> => {
     stopWatching();
@@ -64,9 +74,10 @@ export async function startProxyRuntime(initial: Settings, logger: Logger, optio
       ...options.edge,
       lockEngine: engine,
       forwarder,
+      observer,
       writeInterceptor: createWriteInterceptor({
         settings,
-        locks: metrics.instrumentLockEngine(engine),
+        locks: attached.engine,
         forwarder,
         aliases: new AliasResolver({
           lookup: clusterAliasLookup(cluster),
@@ -75,8 +86,7 @@ export async function startProxyRuntime(initial: Settings, logger: Logger, optio
           concurrency: ALIAS_LOOKUP_CONCURRENCY,
         }),
         deadLetters: openDeadLetterStore(initial, { cluster, logger: logger.child({ component: 'deadletter' }) }),
-        observer: combineObservers(loggingObserver(writeLogger, () => current.proxy.slowLockMs), metrics.writeObserver()),
-        requestServed: (kind, status) => metrics.requestServed(kind, status),
+        observer,
         logger: writeLogger,
       }),
       readinessChecks: [{ name: 'draining', check: async () => (draining ? 'shutting down: draining in-flight requests' : null) }],

@@ -3,12 +3,13 @@ import type { Router } from 'express';
 import type { Logger } from 'pino';
 import type { Settings } from '../config/settings.js';
 import { createAdminApp } from '../http/admin-app.js';
-import { createProxyApp } from '../http/proxy-app.js';
+import { createProxyHandler } from '../http/proxy-handler.js';
 import { lockEngineCheck, Readiness, upstreamCheck, type ReadinessCheck } from '../http/readiness.js';
-import { createUpstreamForwarder } from '../http/upstream/node-upstream-forwarder.js';
+import { createUpstreamForwarder } from '../http/upstream/create-upstream-forwarder.js';
 import type { UpstreamForwarder } from '../http/upstream-forwarder.js';
 import type { WriteInterceptor } from '../http/write-interceptor.js';
 import type { LockEngine } from '../lock/lock-engine.js';
+import { NO_OBSERVER, type ProxyObserver } from '../observe/proxy-observer.js';
 import { answerClientError } from './client-error.js';
 import { InFlightRequests } from './in-flight-requests.js';
 import { proxyCredentials } from './proxy-credentials.js';
@@ -38,6 +39,8 @@ export interface StartProxyDeps {
   readonly headersTimeoutMs?: number;
   /** Extra admin-port routes (lock inspection, metrics), mounted after /healthz and /readyz. */
   readonly adminRouters?: readonly Router[];
+  /** Told of requests served and upstream failures (the forwarder created here reports to it). */
+  readonly observer?: ProxyObserver;
 }
 
 export interface RunningProxy extends ProxyServices {
@@ -49,7 +52,8 @@ export interface RunningProxy extends ProxyServices {
 
 /** Binds the proxy port and the admin port; resolves once both listen. Port 0 picks a free port. */
 export async function startProxy(settings: Settings, logger: Logger, deps: StartProxyDeps = {}): Promise<RunningProxy> {
-  const forwarder = deps.forwarder ?? createUpstreamForwarder(settings, logger.child({ component: 'upstream' }));
+  const observer = deps.observer ?? NO_OBSERVER;
+  const forwarder = deps.forwarder ?? createUpstreamForwarder(settings, { logger: logger.child({ component: 'upstream' }), failures: observer });
   const readiness = new Readiness([
     upstreamCheck(forwarder, { authorization: proxyCredentials(settings.elasticsearch.auth) }),
     ...(deps.lockEngine !== undefined ? [lockEngineCheck(deps.lockEngine)] : []),
@@ -61,11 +65,12 @@ export async function startProxy(settings: Settings, logger: Logger, deps: Start
 
   const proxyServer = createServer(
     edgeServerOptions(deps.headersTimeoutMs),
-    createProxyApp({
+    createProxyHandler({
       forwarder,
       logger: logger.child({ component: 'proxy' }),
       maxBodyBytes: settings.proxy.maxBodyBytes,
       inFlight,
+      events: observer,
       ...(deps.bodyIdleTimeoutMs !== undefined ? { bodyIdleTimeoutMs: deps.bodyIdleTimeoutMs } : {}),
       ...(writeInterceptor !== undefined ? { writeInterceptor } : {}),
     }),

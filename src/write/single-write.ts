@@ -47,12 +47,10 @@ export async function handleSingleWrite(
   let outcome: LockOutcome = 'acquired';
   let upstreamStatus: number | null = null;
   try {
-    if (lock.lost.aborted) {
-      outcome = 'lost';
-      sendElasticsearchError(exchange.res, lockLostBeforeForwarding(key));
-      return;
-    }
-    const upstream = await forwardOrAnswerError(deps, exchange);
+    // Checked again at the moment the request is handed to the upstream socket: a connect can take
+    // long enough for the lock to be lost meanwhile.
+    const lostAtHandOver = (): ProxyError | null => (lock.lost.aborted ? lockLostBeforeForwarding(key) : null);
+    const upstream = await forwardOrAnswerError(deps, exchange, lostAtHandOver);
     releaseInBackground(deps, lock);
     if (upstream === null) return;
     upstreamStatus = upstream.status;
@@ -66,9 +64,13 @@ export async function handleSingleWrite(
 }
 
 /** Forwards; an upstream failure is answered in Elasticsearch's shape and yields `null`. */
-async function forwardOrAnswerError(deps: WritePathDeps, exchange: ClientExchange): Promise<UpstreamResponse | null> {
+async function forwardOrAnswerError(
+  deps: WritePathDeps,
+  exchange: ClientExchange,
+  beforeSend: () => ProxyError | null,
+): Promise<UpstreamResponse | null> {
   try {
-    return await deps.forwarder.exchange(forwardRequestOf(exchange, deps.settings(), { readsAnswer: true }));
+    return await deps.forwarder.exchange(forwardRequestOf(exchange, deps.settings(), { readsAnswer: true, beforeSend }));
   } catch (error) {
     if (!(error instanceof ProxyError)) throw error;
     sendElasticsearchError(exchange.res, error);

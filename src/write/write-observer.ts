@@ -23,7 +23,7 @@ export interface LockedRequestReport {
   readonly deadLetterId?: string;
 }
 
-/** Receives write-path events; logging and metrics each implement it. */
+/** Receives write-path events (the write path's part of `observe/proxy-observer.ts`). */
 export interface WriteObserver {
   lockedRequest(report: LockedRequestReport): void;
 }
@@ -35,14 +35,6 @@ export function loggingObserver(logger: Logger, slowLockMs: () => number): Write
       const slow = report.waitMs > slowLockMs();
       const level = report.outcome === 'lost' ? 'error' : slow || report.outcome !== 'acquired' ? 'warn' : 'info';
       logger[level]({ lock: report }, slow ? 'slow lock wait' : 'locked write');
-    },
-  };
-}
-
-export function combineObservers(...observers: readonly WriteObserver[]): WriteObserver {
-  return {
-    lockedRequest(report) {
-      for (const observer of observers) observer.lockedRequest(report);
     },
   };
 }

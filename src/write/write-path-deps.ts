@@ -16,13 +16,8 @@ export interface WritePathDeps {
   readonly aliases: AliasResolver;
   readonly deadLetters: DeadLetterStore;
   readonly observer: WriteObserver;
-  /** Called once per request with its kind and the status it was answered with. */
-  readonly requestServed?: (kind: RequestKind, status: number) => void;
   readonly logger: Logger;
 }
-
-/** Request kinds as the edge distinguishes them (the `kind` label of `requests_total`). */
-export type RequestKind = 'write' | 'bulk' | 'passthrough' | 'auto_id' | 'by_query';
 
 const HOST = hostname();
 
@@ -42,12 +37,22 @@ export interface ForwardShape {
    * official client sends `accept-encoding: gzip`; a gzipped answer could not be merged.
    */
   readonly readsAnswer?: boolean;
+  /** Checked at the moment the request is handed to the upstream socket (see `ForwardRequest`). */
+  readonly beforeSend?: ForwardRequest['beforeSend'];
 }
 
-/** The request to send upstream: the client's own, minus the proxy's lock header. */
+/**
+ * The request to send upstream: the client's own, minus the proxy's lock header; its body is the
+ * one the edge read, or the client's stream for writes that need no lock.
+ */
 export function forwardRequestOf(exchange: ClientExchange, settings: Settings, shape: ForwardShape = {}): ForwardRequest {
-  const headers = { ...exchange.req.headers };
-  delete headers[settings.proxy.lockHeader.toLowerCase()];
-  if (shape.readsAnswer === true) delete headers['accept-encoding'];
-  return { method: exchange.req.method ?? 'GET', url: exchange.req.url ?? '/', headers, body: shape.body ?? exchange.body };
+  const lockHeader = settings.proxy.lockHeader.toLowerCase();
+  return {
+    method: exchange.req.method ?? 'GET',
+    url: exchange.req.url ?? '/',
+    rawHeaders: exchange.req.rawHeaders,
+    dropHeaders: shape.readsAnswer === true ? [lockHeader, 'accept-encoding'] : [lockHeader],
+    body: shape.body ?? (exchange.bodyStreams ? exchange.req : exchange.body),
+    ...(shape.beforeSend !== undefined ? { beforeSend: shape.beforeSend } : {}),
+  };
 }

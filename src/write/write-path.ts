@@ -1,45 +1,22 @@
 import { parsePriority } from '../classify/priority-header.js';
 import { exceedsIdLimit } from '../classify/bulk-parser.js';
-import { classifyRoute, type RouteClassification } from '../classify/route-parser.js';
 import { ProxyError } from '../errors/proxy-error.js';
 import { sendElasticsearchError } from '../http/elasticsearch-error.js';
 import type { Priority } from '../lock/lock-engine.js';
 import { handleBulkWrite } from './bulk-write.js';
-import type { InterceptedRequest as ClientExchange, WriteInterceptor } from '../http/write-interceptor.js';
+import type { InterceptedRequest as ClientExchange, WriteInterceptor, WriteRoute } from '../http/write-interceptor.js';
 import { handleSingleWrite } from './single-write.js';
-import { forwardRequestOf, type RequestKind, type WritePathDeps } from './write-path-deps.js';
+import { forwardRequestOf, type WritePathDeps } from './write-path-deps.js';
 
+/** The write path as the proxy port calls it, with the route the edge classified. */
 export function createWriteInterceptor(deps: WritePathDeps): WriteInterceptor {
   return async (exchange) => {
-    let kind: RequestKind = 'write';
     try {
-      const route = classifyRoute(exchange.req.method ?? 'GET', exchange.req.url ?? '/', exchange.req.headers);
-      kind = KIND_OF_ROUTE[route.kind];
-      if (route.kind === 'passthrough') return false;
-      await dispatch(deps, exchange, route, priorityOf(deps, exchange));
+      await dispatch(deps, exchange, exchange.route, priorityOf(deps, exchange));
     } catch (error) {
       answerFailure(deps, exchange, error);
-    } finally {
-      countWhenAnswered(deps, exchange, kind);
     }
-    return true;
   };
-}
-
-const KIND_OF_ROUTE: Readonly<Record<RouteClassification['kind'], RequestKind>> = {
-  passthrough: 'passthrough',
-  single: 'write',
-  bulk: 'bulk',
-  'auto-id': 'auto_id',
-  'by-query': 'by_query',
-};
-
-function countWhenAnswered(deps: WritePathDeps, exchange: ClientExchange, kind: RequestKind): void {
-  const { requestServed } = deps;
-  if (requestServed === undefined) return;
-  const { res } = exchange;
-  if (res.writableFinished) requestServed(kind, res.statusCode);
-  else res.once('finish', () => requestServed(kind, res.statusCode));
 }
 
 function priorityOf(deps: WritePathDeps, exchange: ClientExchange): Priority {
@@ -50,7 +27,7 @@ function priorityOf(deps: WritePathDeps, exchange: ClientExchange): Priority {
 async function dispatch(
   deps: WritePathDeps,
   exchange: ClientExchange,
-  route: Exclude<RouteClassification, { kind: 'passthrough' }>,
+  route: WriteRoute,
   priority: Priority,
 ): Promise<void> {
   switch (route.kind) {

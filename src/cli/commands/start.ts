@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import type { Settings } from '../../config/settings.js';
-import { createLogger } from '../../logging/logger.js';
+import { createLogger, exitOnFatalError, flushLogsSync } from '../../logging/logger.js';
 import { redactSettings, redactUrl } from '../../logging/redact-settings.js';
 import { startProxyRuntime } from '../../server/proxy-runtime.js';
 import type { CliContext, Command, ExitCode } from '../cli-context.js';
@@ -38,8 +38,15 @@ async function runStart(args: readonly string[], context: CliContext): Promise<E
   const reread = settingsLoader(values, context);
   const settings = reread();
   const logger = createLogger({ level: settings.proxy.logLevel, format: settings.proxy.logFormat });
+  const stopFatalHandler = exitOnFatalError(logger);
   for (const warning of settings.source.warnings ?? []) logger.warn(warning);
-  return serve(settings, reread, logger, context);
+  try {
+    return await serve(settings, reread, logger, context);
+  } finally {
+    stopFatalHandler();
+    // Logs go through an asynchronous destination: what is buffered is written before exit.
+    flushLogsSync(logger);
+  }
 }
 
 async function serve(settings: Settings, reread: () => Settings, logger: Logger, context: CliContext): Promise<ExitCode> {

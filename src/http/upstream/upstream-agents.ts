@@ -2,10 +2,11 @@ import { readFileSync } from 'node:fs';
 import { Agent as HttpAgent } from 'node:http';
 import { Agent as HttpsAgent } from 'node:https';
 import type { ElasticsearchSettings } from '../../config/settings.js';
+import type { UpstreamHost } from './host-pool.js';
 
 /** Keep-alive agents shared by every upstream host (an agent pools sockets per host:port). */
 export interface UpstreamAgents {
-  forUrl(url: URL): HttpAgent;
+  forHost(host: UpstreamHost): HttpAgent;
   destroy(): void;
 }
 
@@ -18,7 +19,7 @@ export function createUpstreamAgents(settings: ElasticsearchSettings): UpstreamA
     ...(settings.ssl.caFile !== null ? { ca: readFileSync(settings.ssl.caFile) } : {}),
   });
   return {
-    forUrl: (url) => (url.protocol === 'https:' ? https : http),
+    forHost: (host) => (host.https ? https : http),
     destroy: () => {
       http.destroy();
       https.destroy();

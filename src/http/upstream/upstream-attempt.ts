@@ -1,12 +1,13 @@
-import { request as httpRequest, type ClientRequest, type IncomingHttpHeaders, type IncomingMessage } from 'node:http';
+import { request as httpRequest, type ClientRequest, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import type { Socket } from 'node:net';
+import type { Readable } from 'node:stream';
 import { TLSSocket } from 'node:tls';
 import { ProxyError } from '../../errors/proxy-error.js';
-import { withoutHopByHop } from '../hop-by-hop-headers.js';
 import type { ForwardRequest } from '../upstream-forwarder.js';
 import type { UpstreamHost } from './host-pool.js';
 import type { UpstreamAgents } from './upstream-agents.js';
+import { upstreamRequestHeaders } from './upstream-headers.js';
 
 /** Upper bound on establishing a connection; a host that needs longer is treated as unreachable. */
 export const DEFAULT_CONNECT_TIMEOUT_MS = 10_000;
@@ -15,6 +16,8 @@ export type AttemptResult =
   | { readonly kind: 'response'; readonly response: IncomingMessage; readonly host: UpstreamHost }
   /** The connection was never established: no byte reached the host, the next host may be tried. */
   | { readonly kind: 'unreached'; readonly host: UpstreamHost; readonly cause: Error }
+  /** `beforeSend` refused at hand-over: nothing was written, no other host is tried. */
+  | { readonly kind: 'vetoed'; readonly host: UpstreamHost; readonly error: ProxyError }
   /** Bytes may have reached Elasticsearch: never replayed. */
   | { readonly kind: 'failed'; readonly host: UpstreamHost; readonly error: ProxyError };
 
@@ -25,83 +28,100 @@ export interface AttemptOptions {
   readonly connectTimeoutMs: number;
 }
 
-/** Sends `request` to one host and settles on the response headers or the first failure. */
+/**
+ * Sends `request` to one host and settles on the response headers or the first failure. Nothing
+ * is written before the connection is established (a fresh socket connected, or a kept-alive one
+ * assigned): the request head goes out with the first body bytes, so a refused connection has
+ * consumed nothing of a streamed body, and `beforeSend` runs at the very moment of hand-over.
+ * One timer per attempt (the response deadline); a fresh connection adds its connect deadline.
+ */
 export function attemptHost(host: UpstreamHost, request: ForwardRequest, options: AttemptOptions): Promise<AttemptResult> {
   return new Promise((resolve) => {
+    let clientRequest: ClientRequest;
+    let streamsBody: boolean;
+    try {
+      const head = upstreamRequestHeaders(request, host);
+      streamsBody = head.streamsBody;
+      clientRequest = send(host, request, head.headers, options.agents);
+    } catch (error) {
+      resolve({ kind: 'failed', host, error: new ProxyError('BAD_REQUEST', `request cannot be forwarded: ${String(error)}`, { cause: error }) });
+      return;
+    }
     let connected = false;
     let timedOut = false;
     let settled = false;
-    let clientRequest: ClientRequest;
-
+    let connectTimer: NodeJS.Timeout | undefined;
     const settle = (result: AttemptResult): void => {
       if (settled) return;
       settled = true;
-      clearTimeout(connectTimer);
-      clearTimeout(headersTimer);
+      clearTimeout(responseTimer);
+      if (connectTimer !== undefined) clearTimeout(connectTimer);
       resolve(result);
     };
-    const connectTimer = setTimeout(() => {
-      if (!connected) clientRequest.destroy(new Error(`connect timeout after ${options.connectTimeoutMs}ms`));
-    }, Math.min(options.connectTimeoutMs, options.timeoutMs));
-    const headersTimer = setTimeout(() => {
+    const responseTimer = setTimeout(() => {
       timedOut = true;
       clientRequest.destroy(new Error(`no response within ${options.timeoutMs}ms`));
     }, options.timeoutMs);
 
-    try {
-      clientRequest = send(host, request, options.agents);
-    } catch (error) {
-      settle({ kind: 'failed', host, error: new ProxyError('BAD_REQUEST', `request cannot be forwarded: ${String(error)}`, { cause: error }) });
-      return;
-    }
-    clientRequest.once('socket', (socket) => {
-      if (clientRequest.reusedSocket || isEstablishedPlainSocket(socket)) connected = true;
-      else socket.once(socket instanceof TLSSocket ? 'secureConnect' : 'connect', () => (connected = true));
+    const handOver = (): void => {
+      connected = true;
+      if (connectTimer !== undefined) clearTimeout(connectTimer);
+      const veto = request.beforeSend?.() ?? null;
+      if (veto !== null) {
+        settle({ kind: 'vetoed', host, error: veto });
+        clientRequest.destroy(veto);
+        return;
+      }
+      writeBody(clientRequest, request.body, streamsBody);
+    };
+    clientRequest.once('socket', (socket: Socket) => {
+      if (clientRequest.reusedSocket || isEstablishedPlainSocket(socket)) {
+        handOver();
+        return;
+      }
+      socket.once(socket instanceof TLSSocket ? 'secureConnect' : 'connect', handOver);
+      connectTimer = setTimeout(
+        () => clientRequest.destroy(new Error(`connect timeout after ${options.connectTimeoutMs}ms`)),
+        Math.min(options.connectTimeoutMs, options.timeoutMs),
+      );
     });
-    clientRequest.once('response', (response) => settle({ kind: 'response', response, host }));
-    clientRequest.on('error', (error) => {
+    clientRequest.once('response', (response: IncomingMessage) => settle({ kind: 'response', response, host }));
+    clientRequest.on('error', (error: Error) => {
       if (!connected) settle({ kind: 'unreached', host, cause: error });
       else if (timedOut) settle({ kind: 'failed', host, error: upstreamTimeout(host, options.timeoutMs, error) });
       else settle({ kind: 'failed', host, error: upstreamReset(host, error) });
     });
-    clientRequest.end(request.body);
   });
 }
 
-function send(host: UpstreamHost, request: ForwardRequest, agents: UpstreamAgents): ClientRequest {
-  const { url } = host;
-  const requestFn = url.protocol === 'https:' ? httpsRequest : httpRequest;
-  return requestFn({
-    agent: agents.forUrl(url),
-    protocol: url.protocol,
-    hostname: url.hostname.replace(/^\[(.*)\]$/, '$1'),
-    port: url.port === '' ? undefined : Number(url.port),
+function send(host: UpstreamHost, request: ForwardRequest, headers: string[], agents: UpstreamAgents): ClientRequest {
+  return (host.https ? httpsRequest : httpRequest)({
+    agent: agents.forHost(host),
+    hostname: host.hostname,
+    port: host.port,
     method: request.method,
-    path: pathPrefix(url) + request.url,
-    headers: upstreamHeaders(request, url),
+    path: host.pathPrefix + request.url,
+    headers,
   });
-}
-
-/** A node behind a reverse proxy may live under a path (`http://gw/es`); requests go beneath it. */
-function pathPrefix(url: URL): string {
-  return url.pathname.replace(/\/+$/, '');
 }
 
 /**
- * The client's headers minus hop-by-hop ones. `Host` names the upstream node (a name-routed
- * cluster such as Elastic Cloud needs it; Elasticsearch itself ignores it). `Expect` is dropped
- * because the body is already complete. `content-length` describes the buffered body, which
- * replaces any chunked framing the client used.
+ * A held body is written at once. A streamed one is piped; if the client stops sending before its
+ * body is complete, the upstream request is cut too (Elasticsearch would wait for the rest).
  */
-export function upstreamHeaders(request: ForwardRequest, url: URL): IncomingHttpHeaders {
-  const headers = withoutHopByHop(request.headers);
-  delete headers.expect;
-  headers.host = url.host;
-  const clientFramedBody =
-    request.headers['content-length'] !== undefined || request.headers['transfer-encoding'] !== undefined;
-  if (request.body.length > 0 || clientFramedBody) headers['content-length'] = String(request.body.length);
-  else delete headers['content-length'];
-  return headers;
+function writeBody(clientRequest: ClientRequest, body: Buffer | Readable, streamsBody: boolean): void {
+  if (Buffer.isBuffer(body)) {
+    clientRequest.end(body);
+    return;
+  }
+  if (!streamsBody) {
+    clientRequest.end();
+    return;
+  }
+  body.once('close', () => {
+    if (!body.readableEnded) clientRequest.destroy(new Error('client closed the connection before sending the whole body'));
+  });
+  body.pipe(clientRequest);
 }
 
 /** A fresh TLS socket only counts once its handshake is done ('secureConnect'). */

@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { metricsRouter } from '../../../src/http/admin/metrics-router.js';
 import type { HeldLock } from '../../../src/lock/lock-engine.js';
+import { attachLockEngine } from '../../../src/observe/attach-lock-engine.js';
 import { ProxyMetrics } from '../../../src/metrics/proxy-metrics.js';
 import { parsePrometheusText, sampleValue, type Sample } from '../../support/prometheus-text.js';
 import { startAdminTestServer } from './admin-test-server.js';
@@ -25,9 +26,8 @@ describe('GET /metrics', () => {
     const metrics = new ProxyMetrics();
     const rawEngine = await startTestLockEngine();
     cleanups.push(() => rawEngine.close());
-    const engine = metrics.instrumentLockEngine(rawEngine);
-    const stopWatching = metrics.watchLockEngine(rawEngine);
-    cleanups.push(async () => stopWatching());
+    const { engine, detach } = attachLockEngine(rawEngine, metrics.observer);
+    cleanups.push(async () => detach());
     const server = await startAdminTestServer(metricsRouter(metrics));
     cleanups.push(() => server.close());
 
@@ -42,7 +42,7 @@ describe('GET /metrics', () => {
       expect(sampleValue(during.samples, `${P}zookeeper_connection_state`, { state: rawEngine.state() })).toBe(1);
       expect(during.samples.some((sample) => sample.name === 'nodejs_heap_size_used_bytes')).toBe(true);
 
-      metrics.writeObserver().lockedRequest({
+      metrics.observer.lockedRequest({
         requestId: 'r',
         method: 'PUT',
         index: key.index,
@@ -55,7 +55,7 @@ describe('GET /metrics', () => {
         upstreamStatus: 200,
         attempt: 1,
       });
-      metrics.requestServed('write', 200);
+      metrics.observer.requestServed('write', 200);
       await held.release();
       const successor = await waiter;
       waiter = null;

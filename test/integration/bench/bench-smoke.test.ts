@@ -6,7 +6,7 @@ import { promisify } from 'node:util';
 import { describe, expect, inject, it } from 'vitest';
 
 const run = promisify(execFile);
-const WORKLOADS = ['passthrough', 'write-uncontended', 'write-hot', 'fg-under-bg', 'bulk', 'lock'];
+const WORKLOADS = ['passthrough', 'write-uncontended', 'open-loop', 'write-hot', 'fg-under-bg', 'bulk', 'lock'];
 
 function field(value: unknown, name: string): unknown {
   return typeof value === 'object' && value !== null ? Reflect.get(value, name) : undefined;
@@ -28,6 +28,9 @@ describe('npm run bench (smoke)', () => {
         expect(values.length, `${name} has numbers`).toBeGreaterThan(0);
         for (const value of values) expect(typeof value === 'number' || value === null, `${name}: ${String(value)}`).toBe(true);
       }
+      const search = field(field(workloads, 'passthrough'), 'summary');
+      expect(field(search, 'bare_cpu_ms_per_request')).toBeGreaterThan(0);
+      expect(field(search, 'cpu_ratio_vs_bare')).toBeGreaterThan(0);
       const hot = field(field(workloads, 'write-hot'), 'summary');
       expect(field(hot, 'proxy_overlaps')).toBe(0);
       expect(field(hot, 'proxy_rps')).toBeGreaterThan(0);

@@ -89,6 +89,7 @@ describe('soak', () => {
     );
     expect(stack.standIn.overlaps.examples).toEqual([]);
     expect(tally.unansweredExamples).toEqual([]);
+    expect(tally.unanswered).toBe(0);
     expect(tally.unexpected).toEqual([]);
     expect(tally.total).toBeGreaterThanOrEqual(SOAK_WRITES);
     expect(handlesAfter).toBeLessThanOrEqual(handlesBefore + HANDLE_TOLERANCE);

@@ -18,34 +18,39 @@ describe('proxy wiring', () => {
     harness = undefined;
   });
 
-  it('offers each request to the write interceptor, which may answer, decline or fail', async () => {
+  it('hands writes to the write interceptor with their route and body, answers its failures, and passes the rest through', async () => {
     const seen: InterceptedRequest[] = [];
     harness = await startProxyHarness({
       deps: {
         writeInterceptor: async (request) => {
           seen.push(request);
-          if (request.req.url === '/answered') {
-            request.res.writeHead(201, { 'content-type': 'application/json' }).end('{"by":"interceptor"}');
-            return true;
-          }
-          if (request.req.url === '/failing') throw new ProxyError('LOCK_UNAVAILABLE', 'zookeeper is down');
-          return false;
+          if (request.route.kind === 'single' && request.route.id === 'failing') throw new ProxyError('LOCK_UNAVAILABLE', 'zookeeper is down');
+          request.res.writeHead(201, { 'content-type': 'application/json' }).end('{"by":"interceptor"}');
         },
       },
     });
-    const answered = await rawRequest(harness.proxyUrl, { method: 'PUT', path: '/answered', body: 'payload' });
+    const answered = await rawRequest(harness.proxyUrl, { method: 'PUT', path: '/idx/_doc/answered', body: 'payload' });
     expect(answered.status).toBe(201);
+    expect(seen[0]?.route).toEqual({ kind: 'single', op: 'index', index: 'idx', id: 'answered', typed: false });
     expect(seen[0]?.body.toString()).toBe('payload');
+    expect(seen[0]?.bodyStreams).toBe(false);
     expect(seen[0]?.requestId).toMatch(/^[0-9a-f-]{36}$/);
 
-    const failing = await rawRequest(harness.proxyUrl, { path: '/failing' });
+    const failing = await rawRequest(harness.proxyUrl, { method: 'DELETE', path: '/idx/_doc/failing' });
     expect(failing.status).toBe(503);
     expect(jsonOf(failing)).toMatchObject({ error: { type: 'lock_service_unavailable_exception', reason: 'zookeeper is down' } });
     expect(failing.headers['x-request-id']).toBe(seen[1]?.requestId);
 
-    const declined = await rawRequest(harness.proxyUrl, { path: '/' });
-    expect(declined.status).toBe(200);
-    expect(harness.standIn.requests.map((r) => r.url)).toEqual(['/']);
+    // An auto-id write needs no lock: the write path gets it with its body still streaming.
+    await rawRequest(harness.proxyUrl, { method: 'POST', path: '/idx/_doc', body: '{"a":1}' });
+    expect(seen[2]?.route.kind).toBe('auto-id');
+    expect(seen[2]?.bodyStreams).toBe(true);
+    expect(seen[2]?.body.length).toBe(0);
+
+    const passedThrough = await rawRequest(harness.proxyUrl, { method: 'POST', path: '/idx/_search', body: '{}' });
+    expect(passedThrough.status).toBe(200);
+    expect(seen).toHaveLength(3);
+    expect(harness.standIn.requests.map((r) => r.url)).toEqual(['/idx/_search']);
   });
 
   it('pipe() keeps the upstream exchange going after the client left, and resolves only when it is over', async () => {
@@ -56,14 +61,13 @@ describe('proxy wiring', () => {
       deps: {
         createWriteInterceptor: ({ forwarder }) => async (request) => {
           let resolved = false;
-          const piping = forwarder.pipe({ method: 'PUT', url: request.req.url ?? '/', headers: request.req.headers, body: request.body }, request.res);
+          const piping = forwarder.pipe({ method: 'PUT', url: request.req.url ?? '/', rawHeaders: request.req.rawHeaders, body: request.body }, request.res);
           void piping.then(() => (resolved = true));
           await once(request.clientGone, 'abort');
           const resolvedWhenClientLeft = resolved;
           gate.release();
           observed = { resolvedWhenClientLeft, outcome: await piping };
           recorded();
-          return true;
         },
       },
     });

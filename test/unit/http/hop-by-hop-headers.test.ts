@@ -1,40 +1,61 @@
 import { describe, expect, it } from 'vitest';
-import { rawWithoutHopByHop, withoutHopByHop } from '../../../src/http/hop-by-hop-headers.js';
-import { upstreamHeaders } from '../../../src/http/upstream/upstream-attempt.js';
+import { rawWithoutHopByHop } from '../../../src/http/hop-by-hop-headers.js';
+import { upstreamHostOf } from '../../../src/http/upstream/host-pool.js';
+import { upstreamRequestHeaders } from '../../../src/http/upstream/upstream-headers.js';
+
+const HOST = upstreamHostOf(new URL('http://es-1:9200'));
 
 describe('hop-by-hop headers (RFC 9110 §7.6.1)', () => {
-  it('drops the fixed list and the names listed in Connection, keeps the rest', () => {
-    const kept = withoutHopByHop({
-      connection: 'keep-alive, X-Secret-Hop',
-      'x-secret-hop': '1',
-      'keep-alive': 'timeout=5',
-      'proxy-connection': 'keep-alive',
-      te: 'trailers',
-      trailer: 'x',
-      'transfer-encoding': 'chunked',
-      upgrade: 'h2c',
-      authorization: 'Basic abc',
-      'x-opaque-id': 'id',
-    });
-    expect(kept).toEqual({ authorization: 'Basic abc', 'x-opaque-id': 'id' });
+  it('drops the fixed list and the names listed in Connection, keeps the rest in order and case', () => {
+    const raw = [
+      'Connection', 'keep-alive, X-Secret-Hop',
+      'X-Secret-Hop', '1',
+      'Keep-Alive', 'timeout=5',
+      'Proxy-Connection', 'keep-alive',
+      'TE', 'trailers',
+      'Trailer', 'x',
+      'Transfer-Encoding', 'chunked',
+      'Upgrade', 'h2c',
+      'Authorization', 'Basic abc',
+      'x-opaque-id', 'id',
+    ];
+    expect(rawWithoutHopByHop(raw)).toEqual(['Authorization', 'Basic abc', 'x-opaque-id', 'id']);
   });
 
-  it('keeps repeated raw headers such as set-cookie in order', () => {
-    const raw = ['Set-Cookie', 'a=1', 'Connection', 'close', 'Set-Cookie', 'b=2', 'Transfer-Encoding', 'chunked'];
-    expect(rawWithoutHopByHop(raw, { connection: 'close' })).toEqual(['Set-Cookie', 'a=1', 'Set-Cookie', 'b=2']);
+  it('keeps repeated raw headers such as set-cookie in order, and drops the names asked for', () => {
+    const raw = ['Set-Cookie', 'a=1', 'Connection', 'close', 'Set-Cookie', 'b=2', 'Content-Length', '3'];
+    expect(rawWithoutHopByHop(raw, ['content-length'])).toEqual(['Set-Cookie', 'a=1', 'Set-Cookie', 'b=2']);
   });
+});
 
-  it('names the upstream in Host, drops Expect, and sizes the buffered body', () => {
-    const url = new URL('http://es-1:9200');
+describe('upstream request headers', () => {
+  it('names the upstream in Host, drops Expect and the proxy\'s own headers, and sizes a held body', () => {
     const body = Buffer.from('{"a":1}');
-    expect(upstreamHeaders({ method: 'POST', url: '/', body, headers: { host: 'proxy:9201', expect: '100-continue', 'transfer-encoding': 'chunked' } }, url)).toEqual({
-      host: 'es-1:9200',
-      'content-length': '7',
+    const rawHeaders = ['Host', 'proxy:9201', 'Expect', '100-continue', 'Transfer-Encoding', 'chunked', 'X-Lock-Type', 'bg', 'X-Opaque-Id', 'o'];
+    expect(upstreamRequestHeaders({ method: 'POST', url: '/', body, rawHeaders, dropHeaders: ['x-lock-type'] }, HOST)).toEqual({
+      headers: ['X-Opaque-Id', 'o', 'Host', 'es-1:9200', 'Content-Length', '7'],
+      streamsBody: false,
     });
-    expect(upstreamHeaders({ method: 'GET', url: '/', body: Buffer.alloc(0), headers: {} }, url)).toEqual({ host: 'es-1:9200' });
-    expect(upstreamHeaders({ method: 'POST', url: '/', body: Buffer.alloc(0), headers: { 'content-length': '0' } }, url)).toEqual({
-      host: 'es-1:9200',
-      'content-length': '0',
+    expect(upstreamRequestHeaders({ method: 'GET', url: '/', body: Buffer.alloc(0), rawHeaders: [] }, HOST).headers).toEqual(['Host', 'es-1:9200']);
+    expect(upstreamRequestHeaders({ method: 'POST', url: '/', body: Buffer.alloc(0), rawHeaders: ['content-length', '0'] }, HOST).headers).toEqual([
+      'Host',
+      'es-1:9200',
+      'Content-Length',
+      '0',
+    ]);
+  });
+
+  it('keeps a streamed body\'s framing: its length, or chunked; no framing means no body', async () => {
+    const { Readable } = await import('node:stream');
+    const stream = (): InstanceType<typeof Readable> => Readable.from([]);
+    expect(upstreamRequestHeaders({ method: 'PUT', url: '/', body: stream(), rawHeaders: ['Content-Length', '12'] }, HOST)).toEqual({
+      headers: ['Host', 'es-1:9200', 'Content-Length', '12'],
+      streamsBody: true,
     });
+    expect(upstreamRequestHeaders({ method: 'POST', url: '/', body: stream(), rawHeaders: ['Transfer-Encoding', 'chunked'] }, HOST)).toEqual({
+      headers: ['Host', 'es-1:9200', 'Transfer-Encoding', 'chunked'],
+      streamsBody: true,
+    });
+    expect(upstreamRequestHeaders({ method: 'GET', url: '/', body: stream(), rawHeaders: [] }, HOST).streamsBody).toBe(false);
   });
 });

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { attachLockEngine } from '../../../src/observe/attach-lock-engine.js';
 import { ProxyMetrics } from '../../../src/metrics/proxy-metrics.js';
 import { parsePrometheusText, sampleValue } from '../../support/prometheus-text.js';
 import { ScriptedLockEngine } from './scripted-lock-engine.js';
@@ -15,7 +16,7 @@ describe('lock waiters and locks held', () => {
   it('counts a waiter until its acquire settles and a lock until its release settles, once', async () => {
     const metrics = new ProxyMetrics({ processMetrics: false });
     const scripted = new ScriptedLockEngine();
-    const engine = metrics.instrumentLockEngine(scripted);
+    const { engine } = attachLockEngine(scripted, metrics.observer);
     const first = engine.acquire({ index: 'i', id: '1' }, 'foreground', OPTIONS);
     const second = engine.acquire({ index: 'i', id: '2' }, 'background', OPTIONS);
     expect(await gauge(metrics, 'lock_waiters')).toBe(2);
@@ -35,7 +36,7 @@ describe('lock waiters and locks held', () => {
   it('counts every lock of acquireMany and settles them on releaseAll or close', async () => {
     const metrics = new ProxyMetrics({ processMetrics: false });
     const scripted = new ScriptedLockEngine();
-    const engine = metrics.instrumentLockEngine(scripted);
+    const { engine } = attachLockEngine(scripted, metrics.observer);
     const keys = [
       { index: 'i', id: 'a' },
       { index: 'i', id: 'b' },
@@ -64,7 +65,7 @@ describe('lock service state', () => {
   it('shows the current state one-hot and infers expiries from a fall into unavailable', async () => {
     const metrics = new ProxyMetrics({ processMetrics: false });
     const scripted = new ScriptedLockEngine();
-    const stop = metrics.watchLockEngine(scripted);
+    const { detach: stop } = attachLockEngine(scripted, metrics.observer);
     expect(await gauge(metrics, 'zookeeper_connection_state', { state: 'connecting' })).toBe(1);
     expect(await gauge(metrics, 'zookeeper_connection_state', { state: 'connected' })).toBe(0);
     scripted.setState('unavailable');
@@ -89,7 +90,7 @@ describe('lock service state', () => {
         return () => expiryListeners.delete(listener);
       },
     });
-    const stop = metrics.watchLockEngine(engine);
+    const { detach: stop } = attachLockEngine(engine, metrics.observer);
     scripted.setState('connected');
     scripted.setState('unavailable');
     expect(await gauge(metrics, 'zookeeper_session_expiries_total')).toBe(0);

@@ -40,7 +40,7 @@ describe('ProxyMetrics', () => {
 
   it('counts an acquired lock with its wait and hold times', async () => {
     const metrics = new ProxyMetrics({ processMetrics: false });
-    metrics.writeObserver().lockedRequest(report({ waitMs: 30, holdMs: 1500 }));
+    metrics.observer.lockedRequest(report({ waitMs: 30, holdMs: 1500 }));
     const samples = await scrape(metrics);
     expect(sampleValue(samples, `${P}lock_acquisitions_total`, { priority: 'foreground' })).toBe(1);
     expect(sampleValue(samples, `${P}lock_acquisitions_total`, { priority: 'background' })).toBe(0);
@@ -56,7 +56,7 @@ describe('ProxyMetrics', () => {
 
   it('maps timeouts, retries, dead letters, lost locks and aborted waits to their counters', async () => {
     const metrics = new ProxyMetrics({ processMetrics: false });
-    const observer = metrics.writeObserver();
+    const observer = metrics.observer;
     observer.lockedRequest(report({ outcome: 'timeout', waitMs: 5000, upstreamStatus: null }));
     observer.lockedRequest(report({ priority: 'background', outcome: 'retried', waitMs: 20_000, attempt: 1 }));
     observer.lockedRequest(report({ priority: 'background', outcome: 'retried', waitMs: 20_000, attempt: 2 }));
@@ -85,15 +85,15 @@ describe('ProxyMetrics', () => {
 
   it('counts served requests by kind and status class, and upstream errors by code', async () => {
     const metrics = new ProxyMetrics({ processMetrics: false });
-    metrics.requestServed('write', 201);
-    metrics.requestServed('write', 200);
-    metrics.requestServed('write', 429);
-    metrics.requestServed('bulk', 200);
-    metrics.requestServed('passthrough', 503);
-    metrics.requestServed('by_query', 302);
-    metrics.upstreamError('UPSTREAM_TIMEOUT');
-    metrics.upstreamError('UPSTREAM_TIMEOUT');
-    metrics.upstreamError('UPSTREAM_RESET');
+    metrics.observer.requestServed('write', 201);
+    metrics.observer.requestServed('write', 200);
+    metrics.observer.requestServed('write', 429);
+    metrics.observer.requestServed('bulk', 200);
+    metrics.observer.requestServed('passthrough', 503);
+    metrics.observer.requestServed('by_query', 302);
+    metrics.observer.upstreamFailed('UPSTREAM_TIMEOUT');
+    metrics.observer.upstreamFailed('UPSTREAM_TIMEOUT');
+    metrics.observer.upstreamFailed('UPSTREAM_RESET');
     const samples = await scrape(metrics);
     const served = (kind: string, statusClass: string): number =>
       sampleValue(samples, `${P}requests_total`, { kind, status_class: statusClass });
@@ -111,7 +111,7 @@ describe('ProxyMetrics', () => {
   it('keeps separate counts for several instances in one process', async () => {
     const first = new ProxyMetrics();
     const second = new ProxyMetrics();
-    first.requestServed('write', 200);
+    first.observer.requestServed('write', 200);
     expect(sampleValue(await scrape(first), `${P}requests_total`, { kind: 'write', status_class: '2xx' })).toBe(1);
     expect(sampleValue(await scrape(second), `${P}requests_total`, { kind: 'write', status_class: '2xx' })).toBe(0);
   });

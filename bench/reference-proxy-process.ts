@@ -1,0 +1,64 @@
+/**
+ * The reference bare proxy for `npm run bench`: what forwarding alone costs on this machine. A
+ * `node:http` server that pipes each request to the stand-in and the answer back, nothing else
+ * (no classification, no header filtering, no error shapes). Argument: JSON `{ upstream, client }`,
+ * `client` = `node-http` (a keep-alive agent) or `undici` (an undici `Pool`): the same proxy with
+ * both upstream clients, so the bench measures which client costs less CPU. Prints
+ * `{"port","statsPort"}`; `GET /stats` on the stats port reports this process's CPU time.
+ */
+import { Agent, createServer, request, type IncomingMessage, type ServerResponse } from 'node:http';
+import { Pool } from 'undici';
+import { objectField } from './child-process.js';
+
+const config: unknown = JSON.parse(process.argv[2] ?? '{}');
+const upstream = new URL(String(objectField(config, 'upstream')));
+const client = String(objectField(config, 'client'));
+
+function viaNodeHttp(): (req: IncomingMessage, res: ServerResponse) => void {
+  const agent = new Agent({ keepAlive: true });
+  return (req, res) => {
+    const outgoing = request(
+      { agent, hostname: upstream.hostname, port: upstream.port, method: req.method, path: req.url, headers: req.headers },
+      (answer) => {
+        res.writeHead(answer.statusCode ?? 502, answer.headers);
+        answer.pipe(res);
+      },
+    );
+    outgoing.on('error', () => res.destroy());
+    req.pipe(outgoing);
+  };
+}
+
+function viaUndici(): (req: IncomingMessage, res: ServerResponse) => void {
+  const pool = new Pool(upstream.origin, { connections: 256 });
+  return (req, res) => {
+    const headers: Record<string, string | string[]> = {};
+    for (const [name, value] of Object.entries(req.headers)) {
+      if (value !== undefined && name !== 'connection' && name !== 'keep-alive' && name !== 'transfer-encoding') headers[name] = value;
+    }
+    const hasBody = req.headers['content-length'] !== undefined || req.headers['transfer-encoding'] !== undefined;
+    pool
+      .request({ method: req.method as 'GET', path: req.url ?? '/', headers, body: hasBody ? req : null })
+      .then((answer) => {
+        res.writeHead(answer.statusCode, answer.headers as Record<string, string>);
+        answer.body.pipe(res);
+      })
+      .catch(() => res.destroy());
+  };
+}
+
+const server = createServer({ keepAliveTimeout: 75_000 }, client === 'undici' ? viaUndici() : viaNodeHttp());
+server.listen(0, '127.0.0.1');
+await new Promise((resolve) => server.once('listening', resolve));
+const stats = createServer((_req, res) => {
+  res.writeHead(200, { 'content-type': 'application/json' });
+  res.end(JSON.stringify({ cpu: process.cpuUsage() }));
+});
+stats.listen(0, '127.0.0.1');
+await new Promise((resolve) => stats.once('listening', resolve));
+const port = (s: typeof server): number => {
+  const address = s.address();
+  return address !== null && typeof address === 'object' ? address.port : -1;
+};
+process.on('SIGTERM', () => process.exit(0));
+console.log(JSON.stringify({ port: port(server), statsPort: port(stats) }));

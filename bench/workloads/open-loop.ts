@@ -1,0 +1,68 @@
+import type { LoadResult, LoadSpec } from '../load.js';
+import { measured, round, target, type Workload } from '../workload-result.js';
+
+const RATE_PER_S = 200;
+/** Enough connections that a fixed rate never waits for a free one (open loop). */
+const CONNECTIONS = 16;
+const WRITE_INDEX = 'bench-open-loop';
+const SEARCH_INDEX = 'bench-search';
+
+/**
+ * Far from saturation: a fixed rate of writes (each a new document: one uncontended lock) and,
+ * separately, of searches, straight to the stand-in and through the proxy. What the proxy adds to
+ * a request's latency when the machine is not busy, at p50 and p99.
+ */
+export const openLoop: Workload = async (context) => {
+  const { env, options } = context;
+  let n = 0;
+  const writes = (baseUrl: string): LoadSpec => ({
+    baseUrl,
+    connections: CONNECTIONS,
+    durationS: options.durationS,
+    overallRate: RATE_PER_S,
+    method: 'PUT',
+    pathFor: () => `/${WRITE_INDEX}/_doc/o${n++}`,
+    body: () => '{"field":"value"}',
+  });
+  const searches = (baseUrl: string): LoadSpec => ({
+    baseUrl,
+    connections: CONNECTIONS,
+    durationS: options.durationS,
+    overallRate: RATE_PER_S,
+    method: 'POST',
+    pathFor: () => `/${SEARCH_INDEX}/_search`,
+    body: () => '{"query":{"match_all":{}},"size":10}',
+  });
+  const run = { writeDirect: await measured(context, writes(env.directUrl)), writeProxy: await measured(context, writes(env.proxyUrl)) };
+  const searchRuns = { searchDirect: await measured(context, searches(env.directUrl)), searchProxy: await measured(context, searches(env.proxyUrl)) };
+  const added = (proxy: LoadResult, direct: LoadResult) => ({ p50: proxy.p50Ms - direct.p50Ms, p99: proxy.p99Ms - direct.p99Ms });
+  const write = added(run.writeProxy, run.writeDirect);
+  const search = added(searchRuns.searchProxy, searchRuns.searchDirect);
+  return {
+    workload: 'open-loop',
+    summary: {
+      rate_per_s: RATE_PER_S,
+      write_direct_p50_ms: round(run.writeDirect.p50Ms),
+      write_proxy_p50_ms: round(run.writeProxy.p50Ms),
+      write_added_p50_ms: round(write.p50),
+      write_direct_p99_ms: round(run.writeDirect.p99Ms),
+      write_proxy_p99_ms: round(run.writeProxy.p99Ms),
+      write_added_p99_ms: round(write.p99),
+      search_direct_p50_ms: round(searchRuns.searchDirect.p50Ms),
+      search_proxy_p50_ms: round(searchRuns.searchProxy.p50Ms),
+      search_added_p50_ms: round(search.p50),
+      search_direct_p99_ms: round(searchRuns.searchDirect.p99Ms),
+      search_proxy_p99_ms: round(searchRuns.searchProxy.p99Ms),
+      search_added_p99_ms: round(search.p99),
+      proxy_non2xx: run.writeProxy.non2xx + run.writeProxy.errors + searchRuns.searchProxy.non2xx + searchRuns.searchProxy.errors,
+    },
+    runs: { ...run, ...searchRuns },
+    targets: [
+      target('open loop: search added p50 <= 0.3 ms', search.p50, search.p50 <= 0.3),
+      target('open loop: search added p99 <= 2 ms', search.p99, search.p99 <= 2),
+      target('open loop: write added p50 <= 1 ms', write.p50, write.p50 <= 1),
+      target('open loop: write added p99 <= 3 ms', write.p99, write.p99 <= 3),
+    ],
+    notes: [`${RATE_PER_S} requests/s (autocannon overallRate) over ${CONNECTIONS} connections; writes PUT a new id each, stand-in write time ${options.writeMs} ms`],
+  };
+};
