@@ -1,3 +1,35 @@
+/*
+ * es-lock-proxy's ZooKeeper addon: a fork of src/node-zk.cpp of the `zookeeper` npm package 7.3.0
+ * (https://github.com/yfinkelstein/node-zookeeper), used under its MIT license:
+ *
+ *   Copyright 2010 Yuri Finkelstein <yurif2003 at yahoo dot com>
+ *
+ *   Permission is hereby granted, free of charge, to any person obtaining a copy of this software
+ *   and associated documentation files (the "Software"), to deal in the Software without
+ *   restriction, including without limitation the rights to use, copy, modify, merge, publish,
+ *   distribute, sublicense, and/or sell copies of the Software, and to permit persons to whom the
+ *   Software is furnished to do so, subject to the following conditions:
+ *
+ *   The above copyright notice and this permission notice shall be included in all copies or
+ *   substantial portions of the Software.
+ *
+ *   THE SOFTWARE IS PROVIDED "AS IS", WITHOUT WARRANTY OF ANY KIND, EXPRESS OR IMPLIED, INCLUDING
+ *   BUT NOT LIMITED TO THE WARRANTIES OF MERCHANTABILITY, FITNESS FOR A PARTICULAR PURPOSE AND
+ *   NONINFRINGEMENT. IN NO EVENT SHALL THE AUTHORS OR COPYRIGHT HOLDERS BE LIABLE FOR ANY CLAIM,
+ *   DAMAGES OR OTHER LIABILITY, WHETHER IN AN ACTION OF CONTRACT, TORT OR OTHERWISE, ARISING FROM,
+ *   OUT OF OR IN CONNECTION WITH THE SOFTWARE OR THE USE OR OTHER DEALINGS IN THE SOFTWARE.
+ *
+ * (also in native/LICENSE-node-zookeeper.txt). Changes of the fork, marked "es-lock-proxy:":
+ * - the poll handle of the C client's socket never outlives the socket (yield, afterRequest) and
+ *   no JavaScript runs while it could (callbacks are queued and delivered after the handle is
+ *   brought up to date: deliverPending): a closed descriptor number reused by a socket Node opens
+ *   made that socket deaf;
+ * - a_create2 (path and Stat), a_multi (transactions, zk-multi.c), ACLs on create;
+ * - watcher callbacks are freed after their one node event; identity exports for the loader.
+ */
+#include <deque>
+#include <string>
+#include <vector>
 #include <string.h>
 #ifdef WIN32
     #define _MSC_STDINT_H_
@@ -24,6 +56,8 @@
 #include "zk_log.h"
 #include "buffer_compat.h"
 #include "converters.hpp"
+#include "zk-close.h"
+#include "zk-multi.h"
 using namespace v8;
 using namespace node;
 using namespace nodezk;
@@ -126,6 +160,9 @@ public:
         Nan::SetPrototypeMethod(constructor_template,  "close",  Close);
         Nan::SetPrototypeMethod(constructor_template,  "a_create",  ACreate);
         Nan::SetPrototypeMethod(constructor_template,  "a_create_ttl",  ACreateTtl);
+        Nan::SetPrototypeMethod(constructor_template,  "a_create2",  ACreate2);
+        Nan::SetPrototypeMethod(constructor_template,  "a_multi",  AMulti);
+        Nan::SetPrototypeMethod(constructor_template,  "a_close_session",  ACloseSession);
         Nan::SetPrototypeMethod(constructor_template,  "a_exists",  AExists);
         Nan::SetPrototypeMethod(constructor_template,  "aw_exists",  AWExists);
         Nan::SetPrototypeMethod(constructor_template,  "a_get",  AGet);
@@ -295,14 +332,16 @@ public:
 
         if (rc) {
             LOG_ERROR("yield:zookeeper_interest returned error: %d - %s\n", rc, zerror(rc));
+            // es-lock-proxy: the C client closed its socket; a poll handle kept on the closed
+            // descriptor until a later turn would, when closed then, unregister whatever socket
+            // Node had opened on the same number meanwhile (that socket never saw data again).
+            closePollHandle();
+            fd = -1;
             return;
         }
 
         if (fd == -1 ) {
-            if (zk_io) {
-                uv_close((uv_handle_t*) zk_io, delete_on_close);
-                zk_io = NULL;
-            }
+            closePollHandle();
             return;
         }
 
@@ -319,10 +358,7 @@ public:
         // a new uv_poll_t handle needs to be created to watch it.
         if (oldFd != fd) {
             // If there was an existing handle, then clean it up
-            if (zk_io) {
-                uv_close((uv_handle_t*) zk_io, delete_on_close);
-                zk_io = NULL;
-            }
+            closePollHandle();
 
             LOG_DEBUG("yield: creating a new poll handle for %lp", this);
             zk_io = (uv_poll_t*)malloc(sizeof(uv_poll_t));
@@ -371,10 +407,14 @@ public:
         if (zk->noResponseCounter > zk->responseCounterLimit) {
             LOG_ERROR("yield:zookeeper_process returned no response too many times: %d\n", zk->noResponseCounter);
             zk->realClose(ZOO_EXPIRED_SESSION_STATE);
+            zk->deliverPending();
             return;
         }
 
         zk->yield();
+        // es-lock-proxy: only now, with the poll handle matching the C client's socket again,
+        // may JavaScript run (and open sockets): see deliverPending.
+        zk->deliverPending();
     }
 
 
@@ -390,10 +430,12 @@ public:
         int64_t timeout = zk->last_activity + zk->tv.tv_sec * 1000 + zk->tv.tv_usec / 1000.;
 
         // if last_activity + tv.tv_sec is older than now, we did time out
-        if (timeout < now) {
+        if (timeout < now || zk->yield_requested) {
             LOG_DEBUG("ping timer went off");
             // timeout occurred, take action
+            zk->yield_requested = false;
             zk->yield ();
+            zk->deliverPending();
         } else {
             // callback was invoked, but there was some activity, re-arm
             // the watcher to fire in last_activity + 60, which is
@@ -473,6 +515,7 @@ public:
         if (!zk->realInit(*_hostPort, session_timeout, &local_client)) {
             RETURN_VALUE(info, Nan::ErrnoException(errno, "zookeeper_init", "failed to init", __FILE__));
         } else {
+            zk->deliverPending();
             RETURN_THIS(info);
         }
     }
@@ -573,8 +616,95 @@ public:
         argv[1] = thisObj;
         argv[2] = data;
 
-        Nan::AsyncResource resource("node-zk:DoEmit");
-        resource.runInAsyncScope(thisObj, "emit", 3, argv);
+        queueCall(NULL, false, 3, argv);
+    }
+
+    /*
+     * es-lock-proxy: JavaScript callbacks are not run where the C client calls back (inside
+     * zookeeper_process, zookeeper_interest or zookeeper_close), but queued and delivered, in
+     * order, once the poll handle has been brought up to date, still in the same turn of the event
+     * loop. The C client closes its socket in those calls before it calls back; while the poll
+     * handle still holds that descriptor, libuv's slot for the number is taken, so a socket that
+     * JavaScript opened there (the lowest free number: the one just closed) was never registered
+     * for events, and closing the stale handle then removed it from epoll: a deaf socket.
+     */
+    struct PendingCall {
+        Nan::Callback *callback;   // NULL: an event, delivered through this object's emit()
+        bool deleteCallback;
+        Nan::Global<Array> args;
+    };
+
+    void queueCall(Nan::Callback *callback, bool deleteCallback, int argc, Local<Value> argv[]) {
+        Nan::HandleScope scope;
+        Local<Array> args = Nan::New<Array>(argc);
+        for (int i = 0; i < argc; i++) {
+            Nan::Set(args, i, argv[i]);
+        }
+        PendingCall *call = new PendingCall();
+        call->callback = callback;
+        call->deleteCallback = deleteCallback;
+        call->args.Reset(args);
+        pending.push_back(call);
+    }
+
+    void deliverPending() {
+        if (delivering) {
+            return;  // a callback called close() or init(): the outer loop delivers what it queued
+        }
+        delivering = true;
+        while (!pending.empty()) {
+            PendingCall *call = pending.front();
+            pending.pop_front();
+            deliver(call);
+        }
+        delivering = false;
+    }
+
+    void deliver(PendingCall *call) {
+        Nan::HandleScope scope;
+        Local<Array> args = Nan::New(call->args);
+        std::vector<Local<Value> > argv(args->Length());
+        for (uint32_t i = 0; i < argv.size(); i++) {
+            argv[i] = Nan::Get(args, i).ToLocalChecked();
+        }
+        if (call->callback != NULL) {
+            Nan::AsyncResource resource("es-lock-proxy:zk-callback");
+            call->callback->Call((int) argv.size(), argv.data(), &resource);
+            if (call->deleteCallback) {
+                delete call->callback;
+            }
+        } else {
+            Nan::AsyncResource resource("es-lock-proxy:zk-event");
+            resource.runInAsyncScope(this->handle(), "emit", (int) argv.size(), argv.data());
+        }
+        call->args.Reset();
+        delete call;
+    }
+
+    void closePollHandle() {
+        if (zk_io) {
+            uv_close((uv_handle_t*) zk_io, delete_on_close);
+            zk_io = NULL;
+        }
+    }
+
+    /*
+     * es-lock-proxy: a request call sends at once, and when that send fails the C client closes
+     * its socket right there, inside the JavaScript call (nonblocking_send; also zoo_set_servers),
+     * leaving the state NOTCONNECTED. Release the poll handle now, before the caller can open a
+     * socket on that number, and reconnect on the next turn through the timer.
+     */
+    void afterRequest() {
+        if (zhandle == NULL || is_closed || zk_io == NULL) {
+            return;
+        }
+        if (zoo_state(zhandle) != ZOO_NOTCONNECTED_STATE) {
+            return;
+        }
+        closePollHandle();
+        fd = -1;
+        yield_requested = true;
+        uv_timer_start(&zk_timer, &zk_timer_cb, 0, 0);
     }
 
 #define CALLBACK_PROLOG(info) \
@@ -591,13 +721,12 @@ public:
         argv[1] = LOCAL_STRING(zerror(rc))
 
 #define CALLBACK_EPILOG() \
-        Nan::AsyncResource resource("node-zk:CALLBACK_EPILOG"); \
-        callback->Call(sizeof(argv)/sizeof(argv[0]), argv, &resource); \
-        delete callback
+        zkk->queueCall(callback, true, sizeof(argv)/sizeof(argv[0]), argv)
 
+/* es-lock-proxy: a watch fires once for its node event (the C client forgets it then); session
+ * events reach every pending watcher and may come again. */
 #define WATCHER_CALLBACK_EPILOG() \
-        Nan::AsyncResource resource("node-zk:WATCHER_CALLBACK_EPILOG"); \
-        callback->Call(sizeof(argv)/sizeof(argv[0]), argv, &resource); \
+        zk->queueCall(callback, type != ZOO_SESSION_EVENT, sizeof(argv)/sizeof(argv[0]), argv)
 
 #define A_METHOD_PROLOG(nargs) \
         ZooKeeper *zk = ObjectWrap::Unwrap<ZooKeeper>(info.This()); \
@@ -609,6 +738,7 @@ public:
 
 #define METHOD_EPILOG(call) \
         int ret = (zk->zhandle ? (call) : ZINVALIDSTATE); \
+        zk->afterRequest(); \
         RETURN_VALUE(info, Nan::New<Int32>(ret))
 
 #define WATCHER_PROLOG(info) \
@@ -685,6 +815,107 @@ public:
         }
     }
 
+    /* es-lock-proxy: 0 = open to anyone (upstream's only choice), 1 = the creator's identities. */
+    static const struct ACL_vector *aclForMode(int32_t mode) {
+        return mode == 1 ? &ZOO_CREATOR_ALL_ACL : &ZOO_OPEN_ACL_UNSAFE;
+    }
+
+    static void string_stat_completion (int rc, const char *value, const struct Stat *stat, const void *cb) {
+        CALLBACK_PROLOG(4);
+        argv[2] = value != 0 ? Local<Value>(LOCAL_STRING(value)) : Local<Value>(Nan::Null());
+        argv[3] = (rc == ZOK && stat != 0) ? zkk->createStatObject(stat) : Nan::Null().As<Object>();
+        CALLBACK_EPILOG();
+    }
+
+    /* es-lock-proxy: a_create2(path, data, flags, aclMode, cb(rc, text, createdPath, stat)). */
+    static void ACreate2(const Nan::FunctionCallbackInfo<Value>& info) {
+        A_METHOD_PROLOG(5);
+
+        Nan::Utf8String _path (toString(info[0]));
+        uint32_t flags = toUint(info[2]);
+        const struct ACL_vector *acl = aclForMode(toInt(info[3]));
+
+        if (Buffer::HasInstance(info[1])) { // buffer
+            Local<Object> _data = toLocalObj(info[1]);
+            METHOD_EPILOG(zoo_acreate2(zk->zhandle, *_path, BufferData(_data), BufferLength(_data), acl, flags, string_stat_completion, cb));
+        } else {    // other
+            Nan::Utf8String _data (toString(info[1]));
+            METHOD_EPILOG(zoo_acreate2(zk->zhandle, *_path, *_data, _data.length(), acl, flags, string_stat_completion, cb));
+        }
+    }
+
+    /*
+     * es-lock-proxy: a_multi(ops, cb(rc, text, results, zxid)). Each op is an object
+     * {kind: 1 create | 2 delete | 5 setData | 13 check, path, data?, flags?, version?, acl?};
+     * each result {rc, path?, stat?}. rc is ZOK, the first failing op's error (that op's result
+     * carries it, the ops before it ZOK, the ops after it ZRUNTIMEINCONSISTENCY) or a
+     * request-level error such as ZCONNECTIONLOSS: then results is null (no answer per op).
+     */
+    static void AMulti(const Nan::FunctionCallbackInfo<Value>& info) {
+        A_METHOD_PROLOG(2);
+        THROW_IF_NOT(info[0]->IsArray(), "a_multi: ops must be an array");
+        Local<Array> list = Local<Array>::Cast(info[0]);
+        uint32_t count = list->Length();
+        // The serializer reads these during es_zoo_amulti only: copies that outlive the call.
+        std::vector<std::string> paths(count), data(count);
+        std::vector<es_multi_op_t> ops(count);
+        for (uint32_t i = 0; i < count; i++) {
+            Local<Value> item = Nan::Get(list, i).ToLocalChecked();
+            if (!item->IsObject()) {
+                delete cb;
+                return Nan::ThrowError("a_multi: every op must be an object");
+            }
+            readMultiOp(toLocalObj(item), &ops[i], &paths[i], &data[i]);
+        }
+        METHOD_EPILOG(es_zoo_amulti(zk->zhandle, (int) count, ops.data(), multi_completion, cb));
+    }
+
+    static void readMultiOp(Local<Object> op, es_multi_op_t *out, std::string *path, std::string *data) {
+        Nan::Utf8String _path (toString(toLocalVal(op, LOCAL_STRING("path"))));
+        path->assign(*_path, _path.length());
+        Local<Value> value = toLocalVal(op, LOCAL_STRING("data"));
+        if (Buffer::HasInstance(value)) {
+            Local<Object> buffer = toLocalObj(value);
+            data->assign(BufferData(buffer), BufferLength(buffer));
+        } else if (!value->IsNullOrUndefined()) {
+            Nan::Utf8String _data (toString(value));
+            data->assign(*_data, _data.length());
+        }
+        Local<Value> version = toLocalVal(op, LOCAL_STRING("version"));
+        out->kind = toInt(op, LOCAL_STRING("kind"));
+        out->path = path->c_str();
+        out->data = data->data();
+        out->data_len = (int) data->size();
+        out->flags = toInt(op, LOCAL_STRING("flags"));
+        out->version = version->IsNullOrUndefined() ? -1 : toInt(version);
+        out->acl = aclForMode(toInt(op, LOCAL_STRING("acl")));
+    }
+
+    static void multi_completion (int rc, int answered, int64_t zxid, int count, es_multi_result_t *results, void *cb) {
+        CALLBACK_PROLOG(4);
+        if (!answered) {  // a request-level error: no result of the server's per op
+            argv[2] = Nan::Null();
+            argv[3] = Nan::New<Number>((double) zxid);
+            CALLBACK_EPILOG();
+            return;
+        }
+        Local<Array> list = Nan::New<Array>(count);
+        for (int i = 0; i < count; i++) {
+            Local<Object> result = Nan::New<Object>();
+            Nan::Set(result, LOCAL_STRING("rc"), Nan::New<Int32>(results[i].rc));
+            if (results[i].path != NULL) {
+                Nan::Set(result, LOCAL_STRING("path"), LOCAL_STRING(results[i].path));
+            }
+            if (results[i].has_stat) {
+                Nan::Set(result, LOCAL_STRING("stat"), zkk->createStatObject(&results[i].stat));
+            }
+            Nan::Set(list, i, result);
+        }
+        argv[2] = list;
+        argv[3] = Nan::New<Number>((double) zxid);
+        CALLBACK_EPILOG();
+    }
+
     static void void_completion (int rc, const void *data) {
         struct completion_data *d = (struct completion_data *) data;
         void *cb = (void *) d->cb;
@@ -717,18 +948,20 @@ public:
     Local<Object> createStatObject (const struct Stat *stat) {
         Nan::EscapableHandleScope scope;
         Local<Object> o = Nan::New<Object>();
-        Nan::DefineOwnProperty(o, LOCAL_STRING("czxid"), Nan::New<Number>(stat->czxid), ReadOnly);
-        Nan::DefineOwnProperty(o, LOCAL_STRING("mzxid"), Nan::New<Number>(stat->mzxid), ReadOnly);
-        Nan::DefineOwnProperty(o, LOCAL_STRING("pzxid"), Nan::New<Number>(stat->pzxid), ReadOnly);
-        Nan::DefineOwnProperty(o, LOCAL_STRING("dataLength"), Nan::New<Integer>(stat->dataLength), ReadOnly);
-        Nan::DefineOwnProperty(o, LOCAL_STRING("numChildren"), Nan::New<Integer>(stat->numChildren), ReadOnly);
-        Nan::DefineOwnProperty(o, LOCAL_STRING("version"), Nan::New<Integer>(stat->version), ReadOnly);
-        Nan::DefineOwnProperty(o, LOCAL_STRING("cversion"), Nan::New<Integer>(stat->cversion), ReadOnly);
-        Nan::DefineOwnProperty(o, LOCAL_STRING("aversion"), Nan::New<Integer>(stat->aversion), ReadOnly);
-        Nan::DefineOwnProperty(o, LOCAL_STRING("ctime"), convertUnixTimeToDate(stat->ctime), ReadOnly);
-        Nan::DefineOwnProperty(o, LOCAL_STRING("mtime"), convertUnixTimeToDate(stat->mtime), ReadOnly);
-        Nan::DefineOwnProperty(o, LOCAL_STRING("ephemeralOwner"), idAsString(stat->ephemeralOwner), ReadOnly);
-        Nan::DefineOwnProperty(o, LOCAL_STRING("createdInThisSession"), Nan::New<Boolean>(myid.client_id == stat->ephemeralOwner), ReadOnly);
+        // es-lock-proxy: plain properties instead of read-only definitions (a multi answers with
+        // up to thousands of these); ctime/mtime as epoch milliseconds, not Date objects. The
+        // 64-bit zxids become doubles, exact below 2^53 (a zxid is epoch << 32 | counter).
+        Nan::Set(o, LOCAL_STRING("czxid"), Nan::New<Number>((double) stat->czxid));
+        Nan::Set(o, LOCAL_STRING("mzxid"), Nan::New<Number>((double) stat->mzxid));
+        Nan::Set(o, LOCAL_STRING("pzxid"), Nan::New<Number>((double) stat->pzxid));
+        Nan::Set(o, LOCAL_STRING("dataLength"), Nan::New<Integer>(stat->dataLength));
+        Nan::Set(o, LOCAL_STRING("numChildren"), Nan::New<Integer>(stat->numChildren));
+        Nan::Set(o, LOCAL_STRING("version"), Nan::New<Integer>(stat->version));
+        Nan::Set(o, LOCAL_STRING("cversion"), Nan::New<Integer>(stat->cversion));
+        Nan::Set(o, LOCAL_STRING("aversion"), Nan::New<Integer>(stat->aversion));
+        Nan::Set(o, LOCAL_STRING("ctime"), Nan::New<Number>((double) stat->ctime));
+        Nan::Set(o, LOCAL_STRING("mtime"), Nan::New<Number>((double) stat->mtime));
+        Nan::Set(o, LOCAL_STRING("ephemeralOwner"), idAsString(stat->ephemeralOwner));
         return scope.Escape(o);
     }
 
@@ -1101,16 +1334,41 @@ public:
         zk->Unref();
     }
 
+    /* es-lock-proxy: a_close_session(cb(rc, text)): the server ends the session; see zk-close.h. */
+    static void ACloseSession(const Nan::FunctionCallbackInfo<Value>& info) {
+        A_METHOD_PROLOG(1);
+
+        struct completion_data *data = (struct completion_data *) malloc(sizeof(struct completion_data));
+        data->cb = cb;
+        data->type = ZOO_CLOSE_OP;
+        data->data = NULL;
+
+        METHOD_EPILOG(es_zoo_aclose_session(zk->zhandle, void_completion, data));
+    }
+
+    /* es-lock-proxy: close(dropConnection): with true, the handle is freed without the blocking
+     * close request of zookeeper_close (the caller ended the session with a_close_session). */
     static void Close(const Nan::FunctionCallbackInfo<Value>& info) {
         ZooKeeper *zk = ObjectWrap::Unwrap<ZooKeeper>(info.This());
         assert(zk);
+        if (info.Length() > 0 && info[0]->IsTrue() && zk->zhandle != NULL && !zk->is_closed) {
+            es_zoo_drop_connection(zk->zhandle);
+        }
         zk->realClose(0);
+        zk->deliverPending();
         RETURN_THIS(info);
     };
 
     virtual ~ZooKeeper() {
         //realClose ();
         LOG_INFO("ZooKeeper destructor invoked");
+        for (size_t i = 0; i < pending.size(); i++) {
+            if (pending[i]->deleteCallback) {
+                delete pending[i]->callback;
+            }
+            pending[i]->args.Reset();
+            delete pending[i];
+        }
     }
 
 #ifdef WIN32
@@ -1124,6 +1382,8 @@ public:
         ZERO_MEM (zk_timer);
         is_closed = false;
         responseCounterLimit = 10;
+        delivering = false;
+        yield_requested = false;
     }
 private:
     zhandle_t *zhandle;
@@ -1144,11 +1404,21 @@ private:
     bool is_closed;
     int noResponseCounter;
     int responseCounterLimit;
+    std::deque<PendingCall*> pending;
+    bool delivering;
+    bool yield_requested;
 };
 
 } // namespace "zk"
 
+/* es-lock-proxy: what the loader checks before it trusts this file (src/lock/zk-addon.ts). */
+#define ES_ADDON_NAME "es-lock-proxy-zk"
+#define ES_ADDON_INTERFACE 1
+
 extern "C" void init(Local<Object> target) {
+    Nan::Set(target, LOCAL_STRING("addon"), LOCAL_STRING(ES_ADDON_NAME));
+    Nan::Set(target, LOCAL_STRING("interfaceVersion"), Nan::New<Int32>(ES_ADDON_INTERFACE));
+
     INITIALIZE_STRING (zk::on_closed,            "close");
     INITIALIZE_STRING (zk::on_connected,         "connect");
     INITIALIZE_STRING (zk::on_connecting,        "connecting");
@@ -1164,4 +1434,4 @@ extern "C" void init(Local<Object> target) {
     zk::ZooKeeper::Initialize(target);
 }
 
-NAN_MODULE_WORKER_ENABLED(zookeeper, init)
+NAN_MODULE_WORKER_ENABLED(es_lock_proxy_zk, init)
