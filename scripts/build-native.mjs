@@ -1,4 +1,4 @@
-// Builds es-lock-proxy's ZooKeeper addon (native/, binding.gyp) at postinstall.
+// Builds es-lock-proxy's ZooKeeper addon (native/binding.gyp) at postinstall, into native/build/.
 //
 // It links the ZooKeeper C client that the exactly pinned `zookeeper` package compiles in its own
 // `install` script (deps/zookeeper-client-c: .libs/libzookeeper_st.a, include/, generated/, src/).
@@ -6,7 +6,7 @@
 // parallel and every `postinstall` after them, so this runs once the C client exists.
 //
 //   node scripts/build-native.mjs                     build (npm runs it; `npm rebuild es-lock-proxy`)
-//   node scripts/build-native.mjs --print-client-dir  the C client's directory (used by binding.gyp)
+//   node scripts/build-native.mjs --print-client-dir  the C client's directory (used by native/binding.gyp)
 import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -83,7 +83,7 @@ function build() {
   checkClientBuilt(dir);
   checkClientInternals(dir);
   const [command, prefix] = nodeGyp();
-  const result = spawnSync(command, [...prefix, 'rebuild'], { cwd: ROOT, stdio: 'inherit' });
+  const result = spawnSync(command, [...prefix, 'rebuild', '--directory', 'native'], { cwd: ROOT, stdio: 'inherit' });
   if (result.error !== undefined) fail(`could not run node-gyp (${result.error.message}); run \`npm rebuild es-lock-proxy\``);
   if (result.status !== 0) fail(`node-gyp exited with ${result.status ?? result.signal} (a C++ toolchain is needed: python3, make, g++)`);
 }

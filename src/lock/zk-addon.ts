@@ -5,7 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { ConfigError } from '../config/config-error.js';
 
 /**
- * Loads es-lock-proxy's own ZooKeeper addon (native/, built at postinstall by
+ * Loads es-lock-proxy's own ZooKeeper addon (native/, built into native/build at postinstall by
  * scripts/build-native.mjs) and checks that it is ours and speaks this version's interface.
  * Loaded on first use only: a proxy that runs without ZooKeeper never needs it.
  */
@@ -13,9 +13,9 @@ export const ZK_ADDON_NAME = 'es-lock-proxy-zk';
 /** Bumped with native/node-zk.cpp's ES_ADDON_INTERFACE whenever the native interface changes. */
 export const ZK_ADDON_INTERFACE = 1;
 
-const ADDON_FILE = join('build', 'Release', 'es_lock_proxy_zk.node');
+const ADDON_FILE = join('native', 'build', 'Release', 'es_lock_proxy_zk.node');
 const FIX =
-  'allow its install scripts and rebuild it where es-lock-proxy is installed (`npm install-scripts approve zookeeper es-lock-proxy && npm rebuild zookeeper es-lock-proxy`; in a clone of es-lock-proxy: `npm ci`), or run a single instance without ZooKeeper with zookeeper.servers=none';
+  'run `npm install-scripts approve zookeeper es-lock-proxy && npm rebuild zookeeper es-lock-proxy` where es-lock-proxy is installed (README: Install), or set zookeeper.servers=none to run a single instance without ZooKeeper';
 
 export type NativeCompletion = (rc: number, text: unknown, ...result: unknown[]) => void;
 export type NativeWatcher = (type: number, state: number, path: string) => void;
@@ -85,7 +85,7 @@ let loaded: ZkAddon | undefined;
 
 /** The addon, loaded and checked once; throws `ZkAddonError` (a one-line `ConfigError`). */
 export function loadZkAddon(): ZkAddon {
-  loaded ??= checked(requireAddon(addonPath()));
+  loaded ??= checkZkAddon(requireAddon(addonPath()));
   return loaded;
 }
 
@@ -113,7 +113,7 @@ function packageName(manifest: string): unknown {
 function addonPath(): string {
   const path = join(packageRoot(), ADDON_FILE);
   if (!existsSync(path)) {
-    throw new ZkAddonError(`is not built (${path} is missing: installed with --ignore-scripts or without allowing its install scripts?)`);
+    throw new ZkAddonError(`is not built (${path} is missing: were the install scripts of zookeeper and es-lock-proxy skipped?)`);
   }
   return path;
 }
@@ -128,7 +128,8 @@ function requireAddon(path: string): unknown {
   }
 }
 
-function checked(module: unknown): ZkAddon {
+/** Trusts a loaded module only if it is our addon with this version's interface. */
+export function checkZkAddon(module: unknown): ZkAddon {
   const record = typeof module === 'object' && module !== null ? (module as Record<string, unknown>) : {};
   if (record.addon !== ZK_ADDON_NAME) {
     throw new ZkAddonError(`at ${ADDON_FILE} is not es-lock-proxy's (it calls itself ${JSON.stringify(record.addon ?? null)})`);
