@@ -9,7 +9,7 @@ import { lockInspectionRouter } from '../http/admin/lock-inspection-router.js';
 import { metricsRouter } from '../http/admin/metrics-router.js';
 import { createUpstreamForwarder } from '../http/upstream/node-upstream-forwarder.js';
 import type { LockEngine } from '../lock/lock-engine.js';
-import { ZooKeeperLockEngine } from '../lock/zookeeper-lock-engine.js';
+import { openLockEngine } from '../lock/open-lock-engine.js';
 import { instrumentForwarder } from '../metrics/instrumented-forwarder.js';
 import { ProxyMetrics } from '../metrics/proxy-metrics.js';
 import { AliasResolver, clusterAliasLookup } from '../write/alias-resolver.js';
@@ -34,21 +34,21 @@ export interface ProxyRuntime {
 }
 
 export interface RuntimeOptions {
-  /** Another engine (e.g. in-memory for a single instance); default: ZooKeeper from the settings. */
+  /** An engine the caller owns the choice of (tests: several proxies sharing one); default: `proxy.lock.service`. */
   readonly lockEngine?: LockEngine;
   readonly metrics?: ProxyMetrics;
   /** Client-side time limits of the HTTP edge (defaults: 30 s body idle, 60 s request head). */
   readonly edge?: Pick<StartProxyDeps, 'bodyIdleTimeoutMs' | 'headersTimeoutMs'>;
 }
 
-/** Assembles the product: ZooKeeper locks, the write path, metrics and admin routes around the HTTP edge. */
+/** Assembles the product: the lock engine, the write path, metrics and admin routes around the HTTP edge. */
 export async function startProxyRuntime(initial: Settings, logger: Logger, options: RuntimeOptions = {}): Promise<ProxyRuntime> {
   let current = initial;
   let draining = false;
   const settings = (): Settings => current;
   const setLogLevel = liveLogLevel(logger);
   const metrics = options.metrics ?? new ProxyMetrics();
-  const engine = options.lockEngine ?? new ZooKeeperLockEngine(initial.zookeeper, logger.child({ component: 'lock' }));
+  const engine = options.lockEngine ?? (await openLockEngine(initial, logger));
   const stopWatching = metrics.watchLockEngine(engine);
   const cluster = createClusterClient(initial.elasticsearch, initial.proxy.upstreamTimeoutMs);
   const forwarder = instrumentForwarder(createUpstreamForwarder(initial, logger.child({ component: 'upstream' })), metrics);
