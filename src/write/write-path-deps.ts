@@ -2,6 +2,8 @@ import { hostname } from 'node:os';
 import type { Logger } from 'pino';
 import type { Settings } from '../config/settings.js';
 import type { UpstreamForwarder, ForwardRequest } from '../http/upstream-forwarder.js';
+import { withoutParams } from '../http/response-options/request-params.js';
+import { PRESENTATION_PARAMS } from '../http/response-options/response-options.js';
 import type { LockEngine, LockOwner, Priority } from '../lock/lock-engine.js';
 import type { DeadLetterStore } from '../deadletter/dead-letter-store.js';
 import type { AliasResolver } from './alias-resolver.js';
@@ -42,12 +44,23 @@ export interface ForwardShape {
    * official client sends `accept-encoding: gzip`; a gzipped answer could not be merged.
    */
   readonly readsAnswer?: boolean;
+  /**
+   * The proxy merges the answer with others (a sub-bulk): ask without `filter_path` and `pretty`
+   * so that every item comes back; the merged answer gets the client's options.
+   */
+  readonly mergesAnswer?: boolean;
 }
 
 /** The request to send upstream: the client's own, minus the proxy's lock header. */
 export function forwardRequestOf(exchange: ClientExchange, settings: Settings, shape: ForwardShape = {}): ForwardRequest {
   const headers = { ...exchange.req.headers };
   delete headers[settings.proxy.lockHeader.toLowerCase()];
-  if (shape.readsAnswer === true) delete headers['accept-encoding'];
-  return { method: exchange.req.method ?? 'GET', url: exchange.req.url ?? '/', headers, body: shape.body ?? exchange.body };
+  if (shape.readsAnswer === true || shape.mergesAnswer === true) delete headers['accept-encoding'];
+  const url = exchange.req.url ?? '/';
+  return {
+    method: exchange.req.method ?? 'GET',
+    url: shape.mergesAnswer === true ? withoutParams(url, PRESENTATION_PARAMS) : url,
+    headers,
+    body: shape.body ?? exchange.body,
+  };
 }

@@ -3,6 +3,7 @@ import { exceedsIdLimit } from '../classify/bulk-parser.js';
 import { classifyRoute, type RouteClassification } from '../classify/route-parser.js';
 import { ProxyError } from '../errors/proxy-error.js';
 import { sendElasticsearchError } from '../http/elasticsearch-error.js';
+import { responseOptionsOf } from '../http/response-options/response-options.js';
 import type { Priority } from '../lock/lock-engine.js';
 import { handleBulkWrite } from './bulk-write.js';
 import type { InterceptedRequest as ClientExchange, WriteInterceptor } from '../http/write-interceptor.js';
@@ -16,6 +17,8 @@ export function createWriteInterceptor(deps: WritePathDeps): WriteInterceptor {
       const route = classifyRoute(exchange.req.method ?? 'GET', exchange.req.url ?? '/', exchange.req.headers);
       kind = KIND_OF_ROUTE[route.kind];
       if (route.kind === 'passthrough') return false;
+      // Refused before any lock is taken: the proxy may compose the answer, and Elasticsearch refuses these too.
+      responseOptionsOf(exchange.req.url ?? '/');
       await dispatch(deps, exchange, route, priorityOf(deps, exchange));
     } catch (error) {
       answerFailure(deps, exchange, error);
