@@ -5,10 +5,10 @@ import { PLAIN_RESPONSE, type ResponseOptions } from './response-options.js';
 
 /** A composed answer, serialized or not, written as the request asked. Bytes pass unchanged when it asked nothing. */
 export function presentedAnswer(body: Buffer | string | object, options: ResponseOptions): Buffer {
-  if (!asksForPresentation(options)) return Buffer.isBuffer(body) ? body : Buffer.from(typeof body === 'string' ? body : JSON.stringify(body));
-  const object = Buffer.isBuffer(body) || typeof body === 'string' ? jsonObjectOf(body) : (body as JsonObject);
-  if (object === null) return Buffer.isBuffer(body) ? body : Buffer.from(body as string);
-  return renderAnswer(object, options);
+  const bytes = Buffer.isBuffer(body) ? body : Buffer.from(typeof body === 'string' ? body : JSON.stringify(body));
+  if (!asksForPresentation(options)) return bytes;
+  const object = jsonObjectOf(bytes);
+  return object === null ? bytes : renderAnswer(object, options);
 }
 
 /**
