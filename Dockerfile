@@ -27,8 +27,13 @@ COPY --from=build /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist
 COPY --from=build /app/native/build/Release/es_lock_proxy_zk.node ./native/build/Release/es_lock_proxy_zk.node
 COPY config ./config
-# The dead-letter queue (proxy.deadletter.dir, default data/dead-letter) must be writable.
+# The dead-letter queue: proxy.deadletter.dir defaults to data/dead-letter, relative to the working
+# directory /app. Created and owned by `node` BEFORE the VOLUME line (later changes to a volume path
+# are discarded), so a new volume starts writable. Declared a volume so dead letters outlive the
+# container even without an explicit mount; mount your own volume there (or at the directory you
+# configure instead).
 RUN mkdir -p /app/data/dead-letter && chown -R node:node /app/data
+VOLUME ["/app/data/dead-letter"]
 USER node
 # 9201: the Elasticsearch-facing port. 9202: admin (/healthz, /readyz), bound to 127.0.0.1 by default.
 EXPOSE 9201

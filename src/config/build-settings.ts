@@ -28,6 +28,7 @@ export function buildSettings(value: ValueOf, source: Settings['source']): Setti
       adminHost: value('proxy.admin.host'),
       adminPort: value('proxy.admin.port'),
       adminToken: value('proxy.admin.token'),
+      lockService: value('proxy.lock.service'),
       lockHeader: value('proxy.lock.header'),
       lockDefault: value('proxy.lock.default'),
       deadLetterDir: value('proxy.deadletter.dir'),

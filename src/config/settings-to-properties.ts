@@ -31,6 +31,7 @@ export function settingsToProperties(settings: Settings): Record<ConfigKey, stri
     'proxy.admin.host': proxy.adminHost,
     'proxy.admin.port': String(proxy.adminPort),
     'proxy.admin.token': proxy.adminToken ?? '',
+    'proxy.lock.service': proxy.lockService,
     'zookeeper.lock.root': zookeeper.lockRoot,
     'zookeeper.auth': zookeeper.auth === null ? '' : `${zookeeper.auth.scheme}:${zookeeper.auth.credentials}`,
     'proxy.lock.header': proxy.lockHeader,

@@ -44,6 +44,8 @@ export interface ElasticsearchSettings {
 }
 
 export type ByQueryPolicy = 'passthrough' | 'reject';
+/** `zookeeper`: locks shared by every instance on the ensemble; `in-process`: this process only. */
+export type LockService = 'zookeeper' | 'in-process';
 export type LogFormat = 'json' | 'pretty';
 
 export interface ProxySettings {
@@ -52,6 +54,7 @@ export interface ProxySettings {
   readonly adminHost: string;
   readonly adminPort: number;
   readonly adminToken: string | null;
+  readonly lockService: LockService;
   readonly lockHeader: string;
   readonly lockDefault: Priority;
   readonly deadLetterDir: string;

@@ -15,7 +15,7 @@ export const ZK_ADDON_INTERFACE = 1;
 
 const ADDON_FILE = join('native', 'build', 'Release', 'es_lock_proxy_zk.node');
 const FIX =
-  'run `npm install-scripts approve zookeeper es-lock-proxy && npm rebuild zookeeper es-lock-proxy` where es-lock-proxy is installed (README: Install), or set zookeeper.servers=none to run a single instance without ZooKeeper';
+  'run `npm install-scripts approve zookeeper es-lock-proxy && npm rebuild zookeeper es-lock-proxy` where es-lock-proxy is installed (README: Install), or set proxy.lock.service=in-process to run a single instance without ZooKeeper';
 
 export type NativeCompletion = (rc: number, text: unknown, ...result: unknown[]) => void;
 export type NativeWatcher = (type: number, state: number, path: string) => void;

@@ -4,6 +4,8 @@ import { ERROR_CODES } from '../errors/error-codes.js';
 import { ProxyError } from '../errors/proxy-error.js';
 import { sendElasticsearchError } from '../http/elasticsearch-error.js';
 import { relayUpstreamResponse, sendJson } from '../http/relay-response.js';
+import { presentedUpstreamError } from '../http/response-options/present.js';
+import { lenientResponseOptionsOf } from '../http/response-options/response-options.js';
 import type { AcquireManyResult, Priority } from '../lock/lock-engine.js';
 import { acquireRound } from './acquire-with-retry.js';
 import { backoffDelayMs, delay } from './backoff.js';
@@ -178,10 +180,10 @@ async function forwardSubset(run: BulkRun, ready: readonly KeyedBulkItem[]): Pro
   const firstUpstreamCall = !run.forwardedAnything;
   run.forwardedAnything = true;
   try {
-    const upstream = await run.deps.forwarder.exchange(forwardRequestOf(run.exchange, run.deps.settings(), { body, readsAnswer: true }));
+    const upstream = await run.deps.forwarder.exchange(forwardRequestOf(run.exchange, run.deps.settings(), { body, mergesAnswer: true }));
     run.lastUpstreamStatus = upstream.status;
     if (upstream.status >= 300 && firstUpstreamCall) {
-      relayUpstreamResponse(run.exchange.res, upstream);
+      relayUpstreamResponse(run.exchange.res, presentedUpstreamError(upstream, lenientResponseOptionsOf(run.exchange.req.url)));
       return 'answered';
     }
     const parsed = parseBulkResponse(upstream.body, ready.length);

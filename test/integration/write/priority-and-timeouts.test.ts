@@ -1,5 +1,6 @@
 import { Client } from '@elastic/elasticsearch';
-import { afterEach, describe, expect, inject, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
+import { LOCK_BACKENDS } from '../../support/lock-backends.js';
 import { eventually, startWriteStack, type WriteStack } from '../../support/write-stack.js';
 import { BACKGROUND, FOREGROUND, ndjson, send } from './write-client.js';
 
@@ -14,7 +15,7 @@ async function queueLength(stack: WriteStack): Promise<number> {
   return (await stack.proxies[0]!.locks.inspect(KEY)).queue.length;
 }
 
-describe('priorities, timeouts and partial bulks', () => {
+describe.each(LOCK_BACKENDS)('priorities, timeouts and partial bulks ($name locks)', (locks) => {
   let stack: WriteStack | undefined;
   afterEach(async () => {
     await stack?.close();
@@ -23,7 +24,7 @@ describe('priorities, timeouts and partial bulks', () => {
 
   it('a queued foreground write overtakes queued background writes but not the running one', async () => {
     stack = await startWriteStack({
-      zookeeper: inject('zookeeperConnect'),
+      ...locks.stackLocks(),
       proxies: 2,
       settings: { zookeeper: { foregroundTimeoutMs: 20_000, backgroundTimeoutMs: 20_000 } },
     });
@@ -53,7 +54,7 @@ describe('priorities, timeouts and partial bulks', () => {
   });
 
   it('a foreground lock wait timeout answers 429 in Elasticsearch shape with Retry-After, nothing forwarded', async () => {
-    stack = await startWriteStack({ zookeeper: inject('zookeeperConnect'), settings: { zookeeper: { foregroundTimeoutMs: 300 } } });
+    stack = await startWriteStack({ ...locks.stackLocks(), settings: { zookeeper: { foregroundTimeoutMs: 300 } } });
     const url = stack.urls[0]!;
     const gate = stack.standIn.gateDocument('products', 'hot');
     const running = send(url, 'PUT', '/products/_doc/hot', { writer: 'first' });
@@ -77,7 +78,7 @@ describe('priorities, timeouts and partial bulks', () => {
   });
 
   it('a bulk answers items it could not lock as per-item 429s, in order, and forwards the rest', async () => {
-    stack = await startWriteStack({ zookeeper: inject('zookeeperConnect'), settings: { zookeeper: { foregroundTimeoutMs: 300 } } });
+    stack = await startWriteStack({ ...locks.stackLocks(), settings: { zookeeper: { foregroundTimeoutMs: 300 } } });
     const url = stack.urls[0]!;
     const gate = stack.standIn.gateDocument('products', 'hot');
     const running = send(url, 'PUT', '/products/_doc/hot', { writer: 'holder' });
@@ -110,7 +111,7 @@ describe('priorities, timeouts and partial bulks', () => {
   });
 
   it('the official bulk helper completes by retrying the 429 items', async () => {
-    stack = await startWriteStack({ zookeeper: inject('zookeeperConnect'), settings: { zookeeper: { foregroundTimeoutMs: 200 } } });
+    stack = await startWriteStack({ ...locks.stackLocks(), settings: { zookeeper: { foregroundTimeoutMs: 200 } } });
     const gate = stack.standIn.gateDocument('products', 'hot');
     const running = send(stack.urls[0]!, 'PUT', '/products/_doc/hot', { writer: 'holder' });
     await gate.arrived(1);
@@ -137,7 +138,7 @@ describe('priorities, timeouts and partial bulks', () => {
   });
 
   it('a client that gives up while waiting leaves the queue at once and is never forwarded', async () => {
-    stack = await startWriteStack({ zookeeper: inject('zookeeperConnect'), settings: { zookeeper: { foregroundTimeoutMs: 20_000 } } });
+    stack = await startWriteStack({ ...locks.stackLocks(), settings: { zookeeper: { foregroundTimeoutMs: 20_000 } } });
     const url = stack.urls[0]!;
     const gate = stack.standIn.gateDocument('products', 'hot');
     const running = send(url, 'PUT', '/products/_doc/hot', { writer: 'holder' });

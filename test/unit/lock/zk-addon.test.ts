@@ -29,7 +29,7 @@ describe('checkZkAddon', () => {
     const message = (error as Error).message;
     expect(message).toMatch(problem);
     expect(message).toContain('npm install-scripts approve zookeeper es-lock-proxy && npm rebuild zookeeper es-lock-proxy');
-    expect(message).toContain('zookeeper.servers=none');
+    expect(message).toContain('proxy.lock.service=in-process');
     expect(message).not.toContain('\n');
   });
 
