@@ -6,7 +6,7 @@
  */
 import { createServer } from 'node:http';
 import { pino } from 'pino';
-import { ZooKeeperLockEngine } from '../src/lock/zookeeper-lock-engine.js';
+import { ZooKeeperLockEngine } from '../src/lock/zookeeper/zookeeper-lock-engine.js';
 import { startProxyRuntime } from '../src/server/proxy-runtime.js';
 import { testSettings } from '../test/support/test-settings.js';
 import { waitForLockService } from '../test/support/write-stack.js';

@@ -4,7 +4,7 @@ import { performance } from 'node:perf_hooks';
 import pino from 'pino';
 import type { ZooKeeperSettings } from '../../src/config/settings.js';
 import type { LockEngineStats } from '../../src/lock/lock-stats.js';
-import { ZooKeeperLockEngine } from '../../src/lock/zookeeper-lock-engine.js';
+import { ZooKeeperLockEngine } from '../../src/lock/zookeeper/zookeeper-lock-engine.js';
 import type { BenchArgs } from './bench-args.js';
 import { type BenchResult, OverlapChecker, percentile } from './bench-result.js';
 
@@ -22,6 +22,8 @@ function settingsFor(zk: string): ZooKeeperSettings {
     backgroundTimeoutMs: 30_000,
     lockRoot: '/es-lock-proxy-bench/locks',
     auth: null,
+    handOverMaxCount: 16,
+    handOverMaxMs: 100,
   };
 }
 

@@ -9,7 +9,7 @@ import { lockInspectionRouter } from '../http/admin/lock-inspection-router.js';
 import { metricsRouter } from '../http/admin/metrics-router.js';
 import { createUpstreamForwarder } from '../http/upstream/node-upstream-forwarder.js';
 import type { LockEngine } from '../lock/lock-engine.js';
-import { ZooKeeperLockEngine } from '../lock/zookeeper-lock-engine.js';
+import { ZooKeeperLockEngine } from '../lock/zookeeper/zookeeper-lock-engine.js';
 import { instrumentForwarder } from '../metrics/instrumented-forwarder.js';
 import { ProxyMetrics } from '../metrics/proxy-metrics.js';
 import { AliasResolver, clusterAliasLookup } from '../write/alias-resolver.js';

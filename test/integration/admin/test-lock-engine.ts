@@ -1,7 +1,7 @@
 import { pino } from 'pino';
 import { inject } from 'vitest';
 import type { LockEngine } from '../../../src/lock/lock-engine.js';
-import { ZooKeeperLockEngine } from '../../../src/lock/zookeeper-lock-engine.js';
+import { ZooKeeperLockEngine } from '../../../src/lock/zookeeper/zookeeper-lock-engine.js';
 import { testSettings } from '../../support/test-settings.js';
 
 // One lock root per test file run: engines of this file share it, other runs never see it.

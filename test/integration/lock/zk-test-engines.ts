@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import pino, { type Logger } from 'pino';
 import type { ZooKeeperSettings } from '../../../src/config/settings.js';
-import { ZooKeeperLockEngine } from '../../../src/lock/zookeeper-lock-engine.js';
+import { ZooKeeperLockEngine } from '../../../src/lock/zookeeper/zookeeper-lock-engine.js';
 
 export const quietLogger: Logger = pino({ level: 'silent' });
 
@@ -17,6 +17,8 @@ export function zkSettings(servers: string, overrides: Partial<ZooKeeperSettings
     backgroundTimeoutMs: 2_000,
     lockRoot: `/es-lock-proxy-test-${randomUUID().slice(0, 8)}/locks`,
     auth: null,
+    handOverMaxCount: 16,
+    handOverMaxMs: 100,
     ...overrides,
   };
 }

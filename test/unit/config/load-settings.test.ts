@@ -24,6 +24,8 @@ describe('defaults', () => {
       backgroundTimeoutMs: 2000,
       lockRoot: '/es-locks',
       auth: null,
+      handOverMaxCount: 16,
+      handOverMaxMs: 100,
     });
     expect(settings.elasticsearch).toEqual({
       hosts: [new URL('http://localhost:9200')],

@@ -1,0 +1,65 @@
+import type { LockServiceState } from '../lock-engine.js';
+import type { ZkClient } from '../zk-client.js';
+import type { LockZk } from './lock-zk.js';
+import type { ZkSession } from './session.js';
+
+/** The session's connected handle, in the engine's terms, and the session it belongs to. */
+export interface Link {
+  readonly zk: LockZk;
+  /** Increments with every new session; nodes of an older one died with it. */
+  readonly generation: number;
+}
+
+/**
+ * The engine's view of the session: the current link when connected, and a way to wait for one.
+ * Waiting survives suspension and the margin (the link may come back within the session) and
+ * ends with null when the engine closes; an expiry is seen as a link of a newer generation.
+ */
+export class Connection {
+  private readonly session: ZkSession;
+  private readonly wrap: (client: ZkClient) => LockZk;
+  private cached: { readonly client: ZkClient; readonly link: Link } | null = null;
+
+  constructor(session: ZkSession, wrap: (client: ZkClient) => LockZk) {
+    this.session = session;
+    this.wrap = wrap;
+  }
+
+  current(): Link | null {
+    const lease = this.session.current();
+    if (lease === null) return null;
+    // One wrapper per handle (it counts the handle's outstanding requests), kept across reconnects.
+    if (this.cached?.client !== lease.client) this.cached = { client: lease.client, link: { zk: this.wrap(lease.client), generation: lease.generation } };
+    return this.cached.link;
+  }
+
+  generation(): number {
+    return this.session.currentGeneration();
+  }
+
+  linkUp(generation: number): boolean {
+    return this.session.linkUp(generation);
+  }
+
+  state(): LockServiceState {
+    return this.session.state();
+  }
+
+  /** Resolves with the connected link; null once the engine is closed or `signal` aborts. */
+  async whenConnected(signal?: AbortSignal): Promise<Link | null> {
+    for (;;) {
+      const link = this.current();
+      if (link !== null) return link;
+      if (this.session.state() === 'closed' || signal?.aborted === true) return null;
+      await new Promise<void>((resolve) => {
+        const done = (): void => {
+          stop();
+          signal?.removeEventListener('abort', done);
+          resolve();
+        };
+        const stop = this.session.onStateChange(done);
+        signal?.addEventListener('abort', done, { once: true });
+      });
+    }
+  }
+}

@@ -1,0 +1,216 @@
+import type { Logger } from 'pino';
+import { isZkCode } from '../zk-errors.js';
+import { PRIVATE_LOCK } from '../znode-names.js';
+import type { Connection, Link } from './connection.js';
+import type { TxnOp } from './lock-zk.js';
+
+/**
+ * What one acquisition leaves behind and may delete: never a bare path (issue #10 hole 3).
+ * - `privateLock`: ours by its czxid; deleted together with `check(doc, docVersion)`, so after an
+ *   operator's forced release (which bumps the document node's version) nothing is deleted.
+ * - `entry`: our queue entry (sequential names are never reused within a container's life).
+ * - `deleteDocument`: we created the document container in this acquisition; deleting it in the
+ *   same transaction saves the server's reaper a transaction per document (refused, and retried
+ *   without it, if anybody else has a node under it).
+ */
+export interface ReleaseItem {
+  readonly docPath: string;
+  readonly generation: number;
+  readonly privateLock: { readonly czxid: number; readonly docVersion: number } | null;
+  readonly entry: string | null;
+  readonly deleteDocument: boolean;
+}
+
+interface Pending {
+  item: ReleaseItem;
+  readonly done: () => void;
+}
+
+/** Operations per transaction (ZooKeeper's request limit is 1 MiB by default; these are small). */
+const MAX_OPS_PER_TXN = 3_000;
+
+function opsOf(item: ReleaseItem): TxnOp[] {
+  const ops: TxnOp[] = [];
+  const { docPath, privateLock } = item;
+  if (privateLock !== null) {
+    ops.push({ op: 'check', path: docPath, version: privateLock.docVersion });
+    ops.push({ op: 'delete', path: `${docPath}/${PRIVATE_LOCK}`, version: 0 });
+  }
+  if (item.entry !== null) ops.push({ op: 'delete', path: `${docPath}/${item.entry}`, version: -1 });
+  if (item.deleteDocument && privateLock !== null) ops.push({ op: 'delete', path: docPath, version: privateLock.docVersion });
+  return ops;
+}
+
+/** The item without the part a refused transaction says is not ours (or not deletable) any more. */
+function withoutFailedPart(item: ReleaseItem, failedOp: number): ReleaseItem | null {
+  const hasLock = item.privateLock !== null;
+  const entryIndex = hasLock ? 2 : 0;
+  let next: ReleaseItem;
+  if (hasLock && failedOp <= 1) next = { ...item, privateLock: null, deleteDocument: false };
+  else if (item.entry !== null && failedOp === entryIndex) next = { ...item, entry: null };
+  else if (item.deleteDocument) next = { ...item, deleteDocument: false };
+  else return null;
+  return next.privateLock === null && next.entry === null ? null : next;
+}
+
+/**
+ * Releases as compare-and-delete transactions. Items submitted in the same turn of the event
+ * loop go out as one `multi` (a bulk's 1,000 releases are one transaction); a refused batch falls
+ * back to one transaction per item. A release is guaranteed across connection losses: after a
+ * reconnect within the session the item is reconciled against what ZooKeeper holds (owner
+ * session and czxid), never replayed blindly; a session that ended took the nodes with it.
+ */
+export class ReleaseBatcher {
+  private readonly connection: Connection;
+  private readonly logger: Logger;
+  private pending: Pending[] = [];
+  private readonly pendingDocs = new Set<string>();
+  private scheduled: NodeJS.Immediate | null = null;
+  private readonly inFlight = new Set<Promise<void>>();
+
+  constructor(connection: Connection, logger: Logger) {
+    this.connection = connection;
+    this.logger = logger;
+  }
+
+  submit(item: ReleaseItem): Promise<void> {
+    if (opsOf(item).length === 0) return Promise.resolve();
+    return new Promise((done) => {
+      this.pending.push({ item, done });
+      this.pendingDocs.add(item.docPath);
+      this.scheduled ??= setImmediate(() => this.flush());
+    });
+  }
+
+  /** A new acquisition of `docPath` must be ordered after our release of it: send it now. */
+  flushFor(docPath: string): void {
+    if (this.pendingDocs.has(docPath)) this.flush();
+  }
+
+  /** Waits (bounded) for what is in flight, e.g. before the session is closed. */
+  async drain(timeoutMs: number): Promise<void> {
+    this.flush();
+    const bound = new Promise<void>((resolve) => setTimeout(resolve, timeoutMs).unref());
+    await Promise.race([Promise.allSettled([...this.inFlight]), bound]);
+  }
+
+  private flush(): void {
+    if (this.scheduled !== null) clearImmediate(this.scheduled);
+    this.scheduled = null;
+    const batch = this.pending;
+    this.pending = [];
+    this.pendingDocs.clear();
+    for (const chunk of chunks(batch)) this.track(this.send(chunk));
+  }
+
+  private track(work: Promise<void>): void {
+    this.inFlight.add(work);
+    void work.finally(() => this.inFlight.delete(work));
+  }
+
+  /**
+   * One transaction for `batch`; refused → one per item; outcome unknown → reconcile each. When
+   * connected, the transaction is issued synchronously: a new acquisition of the same document
+   * issued right after `flushFor` is ordered after it on the session.
+   */
+  private send(batch: readonly Pending[]): Promise<void> {
+    const live = this.dropEnded(batch);
+    if (live.length === 0) return Promise.resolve();
+    const link = this.connection.current();
+    if (link !== null) return this.issue(link, live);
+    return this.connection.whenConnected().then((later) => (later === null ? settle(live) : this.send(live)));
+  }
+
+  private async issue(link: Link, batch: readonly Pending[]): Promise<void> {
+    try {
+      const outcome = await link.zk.multi(batch.flatMap((p) => opsOf(p.item)));
+      if (outcome.ok) return settle(batch);
+      if (batch.length > 1) {
+        await Promise.all(batch.map((p) => this.send([p])));
+        return;
+      }
+      await this.retryWithout(batch[0]!, outcome.failedIndex, outcome.code);
+    } catch (error) {
+      await this.afterLostReply(batch, error);
+    }
+  }
+
+  private async retryWithout(pending: Pending, failedIndex: number, code: string): Promise<void> {
+    const next = withoutFailedPart(pending.item, failedIndex);
+    const { docPath } = pending.item;
+    if (failedIndex <= 1 && pending.item.privateLock !== null) {
+      this.logger.warn({ docPath, code }, 'privateLock is no longer ours (forced release?): not deleting it');
+    }
+    if (next === null) return settle([pending]);
+    pending.item = next;
+    await this.send([pending]);
+  }
+
+  /** The connection dropped before the answer: look at what is there and delete only what is ours. */
+  private async afterLostReply(batch: readonly Pending[], error: unknown): Promise<void> {
+    if (!isZkCode(error, 'CONNECTIONLOSS') && !isZkCode(error, 'OPERATIONTIMEOUT')) {
+      if (!isSessionEnd(error)) this.logger.error({ err: error }, 'lock release failed');
+      return settle(batch);
+    }
+    const link = await this.connection.whenConnected();
+    if (link === null) return settle(batch);
+    await Promise.all(
+      this.dropEnded(batch).map(async (pending) => {
+        const still = await this.stillOurs(link, pending.item).catch(() => pending.item);
+        if (still === null) return settle([pending]);
+        pending.item = still;
+        await this.send([pending]);
+      }),
+    );
+  }
+
+  /** What of `item` still exists and belongs to this acquisition (owner session, czxid). */
+  private async stillOurs(link: Link, item: ReleaseItem): Promise<ReleaseItem | null> {
+    const { zk } = link;
+    const [lock, entry] = await Promise.allSettled([
+      item.privateLock === null ? null : zk.get(`${item.docPath}/${PRIVATE_LOCK}`),
+      item.entry === null ? null : zk.get(`${item.docPath}/${item.entry}`),
+    ]);
+    const lockOurs =
+      lock.status === 'fulfilled' && lock.value !== null && lock.value.stat.ephemeralOwner === zk.sessionId && lock.value.stat.czxid === item.privateLock?.czxid;
+    const entryOurs = entry.status === 'fulfilled' && entry.value !== null && entry.value.stat.ephemeralOwner === zk.sessionId;
+    for (const read of [lock, entry]) if (read.status === 'rejected' && !isZkCode(read.reason, 'NONODE')) throw read.reason;
+    if (!lockOurs && !entryOurs) return null;
+    return { ...item, privateLock: lockOurs ? item.privateLock : null, entry: entryOurs ? item.entry : null, deleteDocument: lockOurs && item.deleteDocument };
+  }
+
+  /** Items of a session that ended are done: their nodes died with it. */
+  private dropEnded(batch: readonly Pending[]): Pending[] {
+    const generation = this.connection.generation();
+    const live: Pending[] = [];
+    for (const pending of batch) {
+      if (pending.item.generation === generation) live.push(pending);
+      else pending.done();
+    }
+    return live;
+  }
+}
+
+function settle(batch: readonly Pending[]): void {
+  for (const pending of batch) pending.done();
+}
+
+function isSessionEnd(error: unknown): boolean {
+  return isZkCode(error, 'SESSIONEXPIRED') || isZkCode(error, 'INVALIDSTATE') || isZkCode(error, 'CLOSING');
+}
+
+function* chunks(batch: readonly Pending[]): Generator<Pending[]> {
+  let chunk: Pending[] = [];
+  let ops = 0;
+  for (const pending of batch) {
+    const size = opsOf(pending.item).length;
+    if (ops + size > MAX_OPS_PER_TXN && chunk.length > 0) {
+      yield chunk;
+      chunk = [];
+      ops = 0;
+    }
+    chunk.push(pending);
+    ops += size;
+  }
+  if (chunk.length > 0) yield chunk;
+}
