@@ -1,50 +1,31 @@
 import type { Counter, Gauge } from 'prom-client';
 import type { LockEngine, LockServiceState } from '../lock/lock-engine.js';
-import { LOCK_SERVICE_STATES } from './metric-set.js';
-
-/**
- * Optional capability of an engine that knows when its session expired (the ZooKeeper engine).
- * Structural so that this module does not depend on a concrete engine: any engine with this
- * method gets exact expiry counts; others are counted by inference (see `watchLockService`).
- */
-export interface SessionExpiryEvents {
-  /** Calls `listener` once per expired session; returns an unsubscribe function. */
-  onSessionExpired(listener: () => void): () => void;
-}
-
-export type WatchableLockEngine = LockEngine & Partial<SessionExpiryEvents>;
+import { lockEvents, type LockEvents } from '../lock/lock-events.js';
+import { type ActivitySource, LOCK_SERVICE_STATES } from './metric-set.js';
 
 interface LockServiceGauges {
   readonly zookeeperConnectionState: Gauge<'state'>;
-  readonly zookeeperSessionExpiries: Counter;
+  readonly lockActivity: ActivitySource;
 }
 
 /**
- * Mirrors the engine's state into the one-hot state gauge and counts session expiries. Without
- * `onSessionExpired`, an expiry is inferred as a fall into `unavailable` from a session that had
- * been `connected` (counted once until the engine connects again). Returns an unsubscribe.
+ * Mirrors the engine's state into the one-hot state gauge, and lets the in-flight gauges read the
+ * engine's `activity()` at scrape time. Returns an unsubscribe.
  */
-export function watchLockService(engine: WatchableLockEngine, metrics: LockServiceGauges): () => void {
+export function watchLockService(engine: LockEngine, metrics: LockServiceGauges): () => void {
   const showState = (state: LockServiceState): void => {
     for (const candidate of LOCK_SERVICE_STATES) metrics.zookeeperConnectionState.set({ state: candidate }, candidate === state ? 1 : 0);
   };
   showState(engine.state());
-  const countExpiry = (): void => metrics.zookeeperSessionExpiries.inc();
-  if (engine.onSessionExpired !== undefined) {
-    const stopStates = engine.onStateChange(showState);
-    const stopExpiries = engine.onSessionExpired(countExpiry);
-    return () => {
-      stopStates();
-      stopExpiries();
-    };
-  }
-  let hadSession = engine.state() === 'connected';
-  return engine.onStateChange((state) => {
-    showState(state);
-    if (state === 'connected') hadSession = true;
-    if (state === 'unavailable' && hadSession) {
-      hadSession = false;
-      countExpiry();
-    }
-  });
+  metrics.lockActivity.read = () => engine.activity();
+  const stop = engine.onStateChange(showState);
+  return () => {
+    stop();
+    metrics.lockActivity.read = null;
+  };
+}
+
+/** The engine events metrics count (given to the engine at construction). */
+export function lockEventMetrics(metrics: { readonly zookeeperSessionExpiries: Counter }): LockEvents {
+  return lockEvents({ sessionExpired: () => metrics.zookeeperSessionExpiries.inc() });
 }

@@ -18,8 +18,14 @@ export const LOCK_SECONDS_BUCKETS: readonly number[] = [
   0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 20, 30, 60, 120,
 ];
 
+/** Where the in-flight gauges read their values at scrape time (the lock engine's `activity()`). */
+export interface ActivitySource {
+  read: (() => { readonly held: number; readonly waiting: number }) | null;
+}
+
 /** Every metric the proxy exports, bound to one registry. */
 export interface ProxyMetricSet {
+  readonly lockActivity: ActivitySource;
   readonly lockWaitSeconds: Histogram<'priority' | 'outcome'>;
   readonly lockHoldSeconds: Histogram<'priority'>;
   readonly lockAcquisitions: Counter<'priority'>;
@@ -37,7 +43,9 @@ export interface ProxyMetricSet {
 
 export function createMetricSet(register: Registry): ProxyMetricSet {
   const registers = [register];
+  const lockActivity: ActivitySource = { read: null };
   const set: ProxyMetricSet = {
+    lockActivity,
     lockWaitSeconds: new Histogram({
       name: `${METRIC_PREFIX}lock_wait_seconds`,
       help: 'Time a locked request waited in the lock queue, by priority and outcome',
@@ -67,8 +75,22 @@ export function createMetricSet(register: Registry): ProxyMetricSet {
       labelNames: ['kind', 'status_class'],
       registers,
     }),
-    locksHeld: new Gauge({ name: `${METRIC_PREFIX}locks_held`, help: 'Locks currently held by in-flight requests', registers }),
-    lockWaiters: new Gauge({ name: `${METRIC_PREFIX}lock_waiters`, help: 'Requests currently waiting for a lock', registers }),
+    locksHeld: new Gauge({
+      name: `${METRIC_PREFIX}locks_held`,
+      help: 'Locks currently held by in-flight requests',
+      registers,
+      collect() {
+        this.set(lockActivity.read?.().held ?? 0);
+      },
+    }),
+    lockWaiters: new Gauge({
+      name: `${METRIC_PREFIX}lock_waiters`,
+      help: 'Requests currently waiting for a lock',
+      registers,
+      collect() {
+        this.set(lockActivity.read?.().waiting ?? 0);
+      },
+    }),
     zookeeperConnectionState: new Gauge({
       name: `${METRIC_PREFIX}zookeeper_connection_state`,
       help: 'Lock service state: 1 for the current state, 0 for the others',

@@ -1,10 +1,10 @@
 import { collectDefaultMetrics, Registry } from 'prom-client';
 import type { ErrorCode } from '../errors/error-codes.js';
 import type { LockEngine } from '../lock/lock-engine.js';
+import type { LockEvents } from '../lock/lock-events.js';
 import type { WriteObserver } from '../write/write-observer.js';
-import { instrumentLockEngine } from './instrumented-lock-engine.js';
 import { lockReportObserver } from './lock-report-observer.js';
-import { watchLockService, type WatchableLockEngine } from './lock-service-watch.js';
+import { lockEventMetrics, watchLockService } from './lock-service-watch.js';
 import type { RequestKind } from '../write/write-path-deps.js';
 import { createMetricSet, type ProxyMetricSet } from './metric-set.js';
 import { statusClassOf } from './status-class.js';
@@ -33,13 +33,13 @@ export class ProxyMetrics {
     return lockReportObserver(this.metrics);
   }
 
-  /** Wraps the engine the write path uses so that `lock_waiters` and `locks_held` stay exact. */
-  instrumentLockEngine(engine: LockEngine): LockEngine {
-    return instrumentLockEngine(engine, this.metrics);
+  /** Engine events to count (session expiries): pass to the engine's constructor. */
+  lockEvents(): LockEvents {
+    return lockEventMetrics(this.metrics);
   }
 
-  /** Follows the engine's connection state and session expiries; returns an unsubscribe. */
-  watchLockEngine(engine: WatchableLockEngine): () => void {
+  /** Follows the engine's connection state; `lock_waiters`/`locks_held` read its `activity()`. */
+  watchLockEngine(engine: LockEngine): () => void {
     return watchLockService(engine, this.metrics);
   }
 

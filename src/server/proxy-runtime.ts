@@ -48,7 +48,7 @@ export async function startProxyRuntime(initial: Settings, logger: Logger, optio
   const settings = (): Settings => current;
   const setLogLevel = liveLogLevel(logger);
   const metrics = options.metrics ?? new ProxyMetrics();
-  const engine = options.lockEngine ?? new ZooKeeperLockEngine(initial.zookeeper, logger.child({ component: 'lock' }));
+  const engine = options.lockEngine ?? new ZooKeeperLockEngine(initial.zookeeper, logger.child({ component: 'lock' }), { events: metrics.lockEvents() });
   const stopWatching = metrics.watchLockEngine(engine);
   const cluster = createClusterClient(initial.elasticsearch, initial.proxy.upstreamTimeoutMs);
   const forwarder = instrumentForwarder(createUpstreamForwarder(initial, logger.child({ component: 'upstream' })), metrics);
@@ -66,7 +66,7 @@ export async function startProxyRuntime(initial: Settings, logger: Logger, optio
       forwarder,
       writeInterceptor: createWriteInterceptor({
         settings,
-        locks: metrics.instrumentLockEngine(engine),
+        locks: engine,
         forwarder,
         aliases: new AliasResolver(clusterAliasLookup(cluster), () => current.proxy.aliasCacheTtlMs, writeLogger),
         deadLetters: openDeadLetterStore(initial, { cluster, logger: logger.child({ component: 'deadletter' }) }),
