@@ -148,7 +148,10 @@ async function createInOneTransaction(ctx: EngineContext, link: Link, initial: r
       outcome = await link.zk.multi(plan.ops);
     } catch (error) {
       const unknown = classifyFailure(error).kind === 'unknown';
-      for (const c of candidates) (unknown ? c.lock.unknownInBatch() : c.lock.begin());
+      for (const c of candidates) {
+        if (unknown) c.lock.unknownInBatch();
+        else c.lock.begin();
+      }
       return;
     }
     if (outcome.ok) {
