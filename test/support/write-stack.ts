@@ -2,6 +2,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino, type Logger } from 'pino';
+import { MemoryLockEngine } from '../../src/lock/memory/memory-lock-engine.js';
 import { startProxyRuntime, type ProxyRuntime } from '../../src/server/proxy-runtime.js';
 import { startEsStandIn, type EsStandIn, type EsStandInOptions } from './es-stand-in.js';
 import { testSettings, type TestSettingsOverrides } from './test-settings.js';
@@ -24,6 +25,8 @@ export interface WriteStackOptions {
   readonly settings?: TestSettingsOverrides;
   readonly standIn?: EsStandInOptions;
   readonly logger?: Logger;
+  /** `memory`: the in-process engine (one proxy only), for write-path tests on both engines. */
+  readonly locks?: 'zookeeper' | 'memory';
 }
 
 /**
@@ -44,7 +47,8 @@ export async function startWriteStack(options: WriteStackOptions): Promise<Write
   const proxies: ProxyRuntime[] = [];
   try {
     for (let i = 0; i < (options.proxies ?? 1); i++) {
-      const runtime = await startProxyRuntime(settings, options.logger ?? pino({ level: 'silent' }));
+      const lockEngine = options.locks === 'memory' ? { lockEngine: new MemoryLockEngine() } : {};
+      const runtime = await startProxyRuntime(settings, options.logger ?? pino({ level: 'silent' }), lockEngine);
       proxies.push(runtime);
       await waitForLockService(runtime);
     }

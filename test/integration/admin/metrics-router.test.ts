@@ -23,10 +23,9 @@ async function scrape(baseUrl: string): Promise<{ contentType: string | null; sa
 describe('GET /metrics', () => {
   it('serves the text format, reflecting reports and in-flight locks of a real engine', async () => {
     const metrics = new ProxyMetrics();
-    const rawEngine = await startTestLockEngine();
-    cleanups.push(() => rawEngine.close());
-    const engine = metrics.instrumentLockEngine(rawEngine);
-    const stopWatching = metrics.watchLockEngine(rawEngine);
+    const engine = await startTestLockEngine();
+    cleanups.push(() => engine.close());
+    const stopWatching = metrics.watchLockEngine(engine);
     cleanups.push(async () => stopWatching());
     const server = await startAdminTestServer(metricsRouter(metrics));
     cleanups.push(() => server.close());
@@ -39,7 +38,7 @@ describe('GET /metrics', () => {
       expect(during.contentType).toBe('text/plain; version=0.0.4; charset=utf-8');
       expect(sampleValue(during.samples, `${P}locks_held`)).toBe(1);
       expect(sampleValue(during.samples, `${P}lock_waiters`)).toBe(1);
-      expect(sampleValue(during.samples, `${P}zookeeper_connection_state`, { state: rawEngine.state() })).toBe(1);
+      expect(sampleValue(during.samples, `${P}zookeeper_connection_state`, { state: engine.state() })).toBe(1);
       expect(during.samples.some((sample) => sample.name === 'nodejs_heap_size_used_bytes')).toBe(true);
 
       metrics.writeObserver().lockedRequest({
@@ -57,7 +56,7 @@ describe('GET /metrics', () => {
       });
       metrics.requestServed('write', 200);
       await held.release();
-      const successor = await waiter;
+      const successor: HeldLock = await waiter;
       waiter = null;
       await successor.release();
 

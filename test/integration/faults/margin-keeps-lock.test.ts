@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LockServiceState } from '../../../src/lock/lock-engine.js';
+import { lockEvents } from '../../../src/lock/lock-events.js';
 import { type RawZkConnection, connectRawClient } from '../../../src/lock/zk-raw-client.js';
 import { PRIVATE_LOCK, documentPath, normalizeRoot } from '../../../src/lock/znode-names.js';
 import { EnginePool, zkSettings } from '../lock/zk-test-engines.js';
@@ -40,14 +41,13 @@ describe('safety margin with the link back before the session expires', () => {
     const link = await TcpForwarder.start(zk.connectString);
     try {
       const settings = zkSettings(zk.connectString, { sessionTimeoutMs: SESSION_TIMEOUT_MS, connectionRetry: 20, connectionDelayMs: 1_000 });
-      const a = pool.open({ ...settings, servers: link.connectString });
+      let expiries = 0;
+      const a = pool.open({ ...settings, servers: link.connectString }, { events: lockEvents({ sessionExpired: () => expiries++ }) });
       const b = pool.open(settings);
       const key = { index: 'margin', id: 'long-write' };
       const docPath = documentPath(normalizeRoot(settings.lockRoot), key);
       const states: LockServiceState[] = [];
       a.onStateChange((state) => states.push(state));
-      let expiries = 0;
-      a.onSessionExpired(() => expiries++);
 
       const held = await a.acquire(key, 'foreground', { timeoutMs: 2_000, owner: owner('a-long-write') });
       const ourNode = await raw.client.get(`${docPath}/${PRIVATE_LOCK}`);

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import pino, { type Logger } from 'pino';
 import type { ZooKeeperSettings } from '../../../src/config/settings.js';
+import type { LockEvents } from '../../../src/lock/lock-events.js';
 import { ZooKeeperLockEngine } from '../../../src/lock/zookeeper/zookeeper-lock-engine.js';
 
 export const quietLogger: Logger = pino({ level: 'silent' });
@@ -27,8 +28,8 @@ export function zkSettings(servers: string, overrides: Partial<ZooKeeperSettings
 export class EnginePool {
   private readonly engines: ZooKeeperLockEngine[] = [];
 
-  open(settings: ZooKeeperSettings, logger: Logger = quietLogger): ZooKeeperLockEngine {
-    const engine = new ZooKeeperLockEngine(settings, logger);
+  open(settings: ZooKeeperSettings, options: { readonly logger?: Logger; readonly events?: LockEvents } = {}): ZooKeeperLockEngine {
+    const engine = new ZooKeeperLockEngine(settings, options.logger ?? quietLogger, options.events === undefined ? {} : { events: options.events });
     this.engines.push(engine);
     return engine;
   }

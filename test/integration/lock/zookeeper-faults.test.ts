@@ -2,6 +2,7 @@ import { Writable } from 'node:stream';
 import pino from 'pino';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { LockUnavailableError } from '../../../src/lock/lock-errors.js';
+import { lockEvents } from '../../../src/lock/lock-events.js';
 import { type RawZkConnection, connectRawClient } from '../../../src/lock/zk-raw-client.js';
 import { documentPath, normalizeRoot } from '../../../src/lock/znode-names.js';
 import { freePort } from '../../support/free-port.js';
@@ -81,14 +82,13 @@ describe('ZooKeeper engine under connection faults', () => {
   it('marks held locks lost on a silent partition, and works again with a new session after expiry', async () => {
     const settings = zkSettings(zk.connectString, { sessionTimeoutMs: 1_000 });
     const proxy = await forwarder();
-    const engine = pool.open({ ...settings, servers: proxy.connectString });
+    let expiries = 0;
+    const engine = pool.open({ ...settings, servers: proxy.connectString }, { events: lockEvents({ sessionExpired: () => expiries++ }) });
     const other = pool.open(settings);
     const key = { index: 'faults', id: 'expiry' };
     const held = await engine.acquire(key, 'foreground', { timeoutMs: 2_000, owner: owner('victim') });
     const states: string[] = [];
     engine.onStateChange((state) => states.push(state));
-    let expiries = 0;
-    engine.onSessionExpired(() => expiries++);
     proxy.freeze();
     await waitFor(() => held.lost.aborted, 5_000);
     expect((held.lost.reason as { code?: string }).code).toBe('LOCK_LOST');
@@ -131,7 +131,7 @@ describe('ZooKeeper engine under connection faults', () => {
         done();
       },
     });
-    const engine = pool.open(zkSettings(`127.0.0.1:${port}`, { connectionRetry: 2, connectionDelayMs: 100 }), pino({ level: 'error' }, sink));
+    const engine = pool.open(zkSettings(`127.0.0.1:${port}`, { connectionRetry: 2, connectionDelayMs: 100 }), { logger: pino({ level: 'error' }, sink) });
     await waitFor(() => engine.state() === 'unavailable', 3_000);
     const started = Date.now();
     const timeoutMs = 5_000;
