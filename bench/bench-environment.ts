@@ -21,6 +21,8 @@ export interface BenchEnvironment {
   readonly zookeeper: string;
   readonly directUrl: string;
   readonly proxyUrl: string;
+  /** Both proxy instances (separate processes and ZooKeeper sessions, one lock root); [0] is `proxyUrl`. */
+  readonly proxyUrls: readonly string[];
   /** Clears the stand-in's overlap counters (call before a run). */
   resetStandIn(): Promise<void>;
   /** Waits until the stand-in has no write in flight, then reads its overlap count. */
@@ -72,18 +74,24 @@ export async function startBenchEnvironment(options: BenchOptions): Promise<Benc
     const deadLetterDir = await mkdtemp(join(tmpdir(), 'es-lock-proxy-bench-dlq-'));
     cleanups.push(() => rm(deadLetterDir, { recursive: true, force: true }));
     const profileArgs = options.cpuProf ? ['--cpu-prof', '--cpu-prof-dir', 'bench/results/profiles'] : [];
-    const proxy = await spawnBenchChild(
-      './proxy-process.ts',
-      { zookeeper, lockRoot: `/es-lock-proxy-bench/run-${Date.now().toString(36)}`, upstream: directUrl, deadLetterDir },
-      (line) => ({ proxyPort: numberField(line, 'proxyPort'), statsPort: numberField(line, 'statsPort') }),
-      profileArgs,
-    );
+    const lockRoot = `/es-lock-proxy-bench/run-${Date.now().toString(36)}`;
+    const startProxy = (extraArgs: readonly string[]) =>
+      spawnBenchChild(
+        './proxy-process.ts',
+        { zookeeper, lockRoot, upstream: directUrl, deadLetterDir },
+        (line) => ({ proxyPort: numberField(line, 'proxyPort'), statsPort: numberField(line, 'statsPort') }),
+        extraArgs,
+      );
+    const proxy = await startProxy(profileArgs);
     cleanups.push(() => proxy.stop());
+    const second = await startProxy([]);
+    cleanups.push(() => second.stop());
     const zk = zookeeper;
     return {
       zookeeper: zk,
       directUrl,
       proxyUrl: `http://127.0.0.1:${proxy.info.proxyPort}`,
+      proxyUrls: [`http://127.0.0.1:${proxy.info.proxyPort}`, `http://127.0.0.1:${second.info.proxyPort}`],
       resetStandIn: async () => {
         await getJson(`${directUrl}/_bench/reset`, 'POST');
       },
