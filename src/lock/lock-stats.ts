@@ -3,7 +3,17 @@
  * Mutated in place by the engine; `snapshotStats` gives callers a copy.
  */
 export interface LockEngineStats {
-  readonly zkOps: { create: number; delete: number; get: number; getChildren: number; setAcl: number };
+  /** Requests sent; `multi` counts transactions and `multiOps` the ops they held. */
+  readonly zkOps: {
+    create: number;
+    delete: number;
+    get: number;
+    getChildren: number;
+    setData: number;
+    setAcl: number;
+    multi: number;
+    multiOps: number;
+  };
   acquisitions: number;
   /** Acquired with one round trip, without a queue entry. */
   fastPathAcquisitions: number;
@@ -20,7 +30,7 @@ export interface LockEngineStats {
 
 export function newStats(): LockEngineStats {
   return {
-    zkOps: { create: 0, delete: 0, get: 0, getChildren: 0, setAcl: 0 },
+    zkOps: { create: 0, delete: 0, get: 0, getChildren: 0, setData: 0, setAcl: 0, multi: 0, multiOps: 0 },
     acquisitions: 0,
     fastPathAcquisitions: 0,
     stepBacks: 0,

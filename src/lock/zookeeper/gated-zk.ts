@@ -1,26 +1,35 @@
 import type { NodeMode, WatchEventType, ZkClient } from '../zk-client.js';
-import { ZkError, ZK_RC } from '../zk-errors.js';
-import type { ChildrenRead, LockZk, NodeRead, NodeStat, TxnOp, TxnOutcome } from './lock-zk.js';
+import { type NodeAcl, type ZkOp, ZkMultiError } from '../zk-multi.js';
+import type { ChildrenRead, LockZk, NodeRead, TxnOp, TxnOutcome } from './lock-zk.js';
 import type { RequestGate } from './request-gate.js';
 
-/** PLACEHOLDER until the native addon with multi/create2/getChildren2 is merged (multi-ready). */
+/**
+ * The engine's `LockZk` on one handle of our ZooKeeper addon: every request passes the
+ * session's `RequestGate` (bounded outstanding operations, issue order kept), and every node is
+ * created with the configured ACL — creator-only when `zookeeper.auth` is set, in the create
+ * itself (issue #13: never create-then-setAcl).
+ */
 export class GatedZk implements LockZk {
-  constructor(
-    private readonly client: ZkClient,
-    private readonly gate: RequestGate,
-    private readonly restrictAcl: boolean,
-  ) {}
+  private readonly client: ZkClient;
+  private readonly gate: RequestGate;
+  private readonly acl: NodeAcl;
+
+  constructor(client: ZkClient, gate: RequestGate, creatorOnly: boolean) {
+    this.client = client;
+    this.gate = gate;
+    this.acl = creatorOnly ? 'creator' : 'open';
+  }
 
   get sessionId(): string {
     return this.client.sessionId;
   }
 
-  create(path: string, data: string, mode: NodeMode): Promise<{ readonly path: string; readonly stat: NodeStat }> {
-    return this.gate.run(1, async () => ({ path: await this.client.create(path, data, mode), stat: missingStat() }));
+  create(path: string, data: string, mode: NodeMode): Promise<{ readonly path: string; readonly stat: NodeRead['stat'] }> {
+    return this.gate.run(1, () => this.client.create2(path, data, mode, this.acl));
   }
 
   children(path: string): Promise<ChildrenRead> {
-    return this.gate.run(1, async () => ({ children: await this.client.getChildren(path), stat: missingStat() }));
+    return this.gate.run(1, () => this.client.getChildren2(path));
   }
 
   childrenWatched(path: string, onEvent: (type: WatchEventType) => void): Promise<readonly string[]> {
@@ -28,27 +37,39 @@ export class GatedZk implements LockZk {
   }
 
   get(path: string): Promise<NodeRead> {
-    return this.gate.run(1, async () => withStat(await this.client.get(path)));
+    return this.gate.run(1, () => this.client.get(path));
   }
 
   getWatched(path: string, onEvent: (type: WatchEventType) => void): Promise<NodeRead> {
-    return this.gate.run(1, async () => withStat(await this.client.getWatched(path, onEvent)));
+    return this.gate.run(1, () => this.client.getWatched(path, onEvent));
   }
 
   delete(path: string, version: number): Promise<void> {
     return this.gate.run(1, () => this.client.delete(path, version));
   }
 
-  multi(_ops: readonly TxnOp[]): Promise<TxnOutcome> {
-    void this.restrictAcl;
-    return Promise.reject(new ZkError(ZK_RC.SYSTEMERROR, 'multi needs the native addon'));
+  multi(ops: readonly TxnOp[]): Promise<TxnOutcome> {
+    return this.gate.run(ops.length, async () => {
+      try {
+        const results = await this.client.multi(ops.map((op) => this.toZkOp(op)));
+        return { ok: true, results: results.map((result) => ({ ...(result.path === undefined ? {} : { path: result.path }), ...(result.stat === undefined ? {} : { stat: result.stat }) })) };
+      } catch (error) {
+        if (error instanceof ZkMultiError) return { ok: false, failedIndex: error.failedIndex, code: error.code };
+        throw error;
+      }
+    });
   }
-}
 
-function missingStat(): NodeStat {
-  return { czxid: 0, version: 0, ctime: 0, ephemeralOwner: '0' };
-}
-
-function withStat(node: { readonly stat: { readonly version: number; readonly ctime: number; readonly ephemeralOwner: string }; readonly data: Buffer }): NodeRead {
-  return { data: node.data, stat: { ...missingStat(), ...node.stat } };
+  private toZkOp(op: TxnOp): ZkOp {
+    switch (op.op) {
+      case 'create':
+        return { type: 'create', path: op.path, data: op.data, mode: op.mode, acl: this.acl };
+      case 'delete':
+        return { type: 'delete', path: op.path, version: op.version };
+      case 'check':
+        return { type: 'check', path: op.path, version: op.version };
+      case 'setData':
+        return { type: 'setData', path: op.path, data: op.data, version: op.version };
+    }
+  }
 }

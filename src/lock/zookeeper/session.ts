@@ -1,9 +1,9 @@
 import type { Logger } from 'pino';
-import ZooKeeper from 'zookeeper';
 import type { ZooKeeperSettings } from '../../config/settings.js';
 import type { LockServiceState } from '../lock-engine.js';
 import { LockUnavailableError } from '../lock-errors.js';
 import type { LockEngineStats } from '../lock-stats.js';
+import { loadZkAddon } from '../zk-addon.js';
 import { ZkClient } from '../zk-client.js';
 
 /**
@@ -52,7 +52,9 @@ export class ZkSession {
   private reopenTimer: NodeJS.Timeout | undefined;
   private closing = false;
 
+  /** Throws `ZkAddonError` at once when our ZooKeeper addon cannot be used (see zk-addon.ts). */
   constructor(settings: ZooKeeperSettings, logger: Logger, stats: LockEngineStats, events: SessionEvents) {
+    loadZkAddon();
     this.settings = settings;
     this.logger = logger;
     this.stats = stats;
@@ -149,12 +151,11 @@ export class ZkSession {
     this.stats.sessions++;
     let handle: ZkClient;
     try {
-      const zk = new ZooKeeper({ connect: this.settings.servers, timeout: this.settings.sessionTimeoutMs, debug_level: 0 });
-      handle = new ZkClient(zk, this.stats);
-      zk.on('connect', () => void this.onConnect(handle, generation));
-      zk.on('connecting', () => this.onConnecting(generation));
-      zk.on('close', (_zk: unknown, code: unknown) => this.onClose(generation, typeof code === 'number' ? code : 0));
-      zk.init({});
+      handle = new ZkClient({ servers: this.settings.servers, sessionTimeoutMs: this.settings.sessionTimeoutMs }, this.stats);
+      handle.on('connect', () => void this.onConnect(handle, generation));
+      handle.on('connecting', () => this.onConnecting(generation));
+      handle.on('close', (code) => this.onClose(generation, code));
+      handle.connect();
     } catch (error) {
       this.logger.error({ err: error, servers: this.settings.servers }, 'cannot create a ZooKeeper handle; retrying');
       this.reopenTimer = setTimeout(() => this.openHandle(), this.settings.connectionDelayMs);
