@@ -20,6 +20,8 @@ interface Candidate {
   /** The document container exists (known from our cache or just read); false: create it. */
   exists: boolean;
   docVersion: number;
+  /** Children read before the transaction (none for a document we create). */
+  children: readonly string[];
 }
 
 /**
@@ -71,7 +73,7 @@ async function acquireChunk(ctx: EngineContext, locks: readonly DocumentLock[]):
     if (classifyFailure(error).kind === 'refused') ctx.logger.error({ err: error }, 'cannot create the lock root');
     return;
   }
-  const candidates = wanted.map((lock) => ({ lock, exists: ctx.containers.isKnown(lock.docPath), docVersion: 0 }));
+  const candidates = wanted.map((lock) => ({ lock, exists: ctx.containers.isKnown(lock.docPath), docVersion: 0, children: [] }));
   const free = await readExisting(ctx, link, candidates);
   await createInOneTransaction(ctx, link, free);
 }
@@ -97,6 +99,7 @@ async function readExisting(ctx: EngineContext, link: Link, candidates: readonly
     }
     ctx.containers.remember(candidate.lock.docPath);
     candidate.docVersion = read.value.stat.version;
+    candidate.children = read.value.children;
     free.push(candidate);
   });
   return free;
@@ -166,7 +169,7 @@ function granted(ctx: EngineContext, plan: Plan, results: readonly { readonly st
   for (const path of plan.containerOps.values()) ctx.containers.remember(path);
   for (const [index, candidate] of plan.lockOps) {
     const czxid = results[index]?.stat?.czxid ?? 0;
-    candidate.lock.grantedInBatch(czxid, candidate.docVersion, !candidate.exists);
+    candidate.lock.grantedInBatch(czxid, candidate.docVersion, !candidate.exists, candidate.exists ? candidate.children : []);
   }
 }
 

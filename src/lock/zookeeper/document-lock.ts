@@ -74,7 +74,8 @@ export class DocumentLock implements LockHome {
   private incarnation = 0;
   private watchSerial = 0;
   private holderWatch = 0;
-  private childWatchArmed = false;
+  /** Incarnation (grant) the child watch is armed for; 0: none. */
+  private childWatchFor = 0;
   private positioned = false;
   private reapedRetries = 0;
   private wakeReason: WakeReason | null = null;
@@ -189,8 +190,9 @@ export class DocumentLock implements LockHome {
     return this.nodeData();
   }
 
-  grantedInBatch(czxid: number, docVersion: number, createdDocument: boolean): void {
+  grantedInBatch(czxid: number, docVersion: number, createdDocument: boolean, children: readonly string[]): void {
     this.owns(czxid, docVersion);
+    this.observed(children, docVersion);
     this.holderWatch = 0;
     this.createdDocument = createdDocument;
     this.positioned = true;
@@ -268,6 +270,7 @@ export class DocumentLock implements LockHome {
       case 'held':
       case 'preceded':
         this.owns(result.czxid, result.docVersion);
+        this.observed(result.children, result.docVersion);
         if (!result.watched) this.holderWatch = 0;
         if (result.kind === 'held') return 'held';
         this.ctx.contention.mark(this.docPath);
@@ -449,7 +452,9 @@ export class DocumentLock implements LockHome {
     this.grantedAt = Date.now();
     this.handOvers = 0;
     this.reapedRetries = 0;
-    this.foreign = UNKNOWN_FOREIGN_QUEUE;
+    // The queue as read in the grant's round trip; the child watch (armed once requests of this
+    // process wait) keeps it current from one round trip later.
+    this.foreign = foreignQueueOf(this.children, this.entry, this.ctx.prefixes);
     const first = this.waiters.shift();
     if (first === undefined) {
       void this.leave();
@@ -551,15 +556,16 @@ export class DocumentLock implements LockHome {
 
   /** While held with local waiters: see other processes' entries, for the hand-over bound. */
   private watchForeignQueue(): void {
-    if (this.childWatchArmed || this.state !== 'held') return;
+    const incarnation = this.incarnation;
+    if (this.childWatchFor === incarnation || this.state !== 'held') return;
     const link = this.ctx.connection.current();
     if (link === null || link.generation !== this.generation) return;
     if (this.holderWatch === 0) this.watchHolderLate(link);
-    this.childWatchArmed = true;
-    const incarnation = this.incarnation;
+    this.childWatchFor = incarnation;
+    // A watch of an earlier grant may still fire: it is ignored, each grant arms its own.
     const onChange = (): void => {
-      this.childWatchArmed = false;
       if (incarnation !== this.incarnation) return;
+      this.childWatchFor = 0;
       this.foreign = { ...this.foreign, known: false };
       if (this.waiters.size > 0) this.watchForeignQueue();
     };
@@ -568,7 +574,7 @@ export class DocumentLock implements LockHome {
         if (incarnation === this.incarnation) this.foreign = foreignQueueOf(children, this.entry, this.ctx.prefixes);
       },
       () => {
-        this.childWatchArmed = false;
+        if (incarnation === this.incarnation) this.childWatchFor = 0;
       },
     );
   }

@@ -17,7 +17,14 @@ export interface FastPathPlan {
 }
 
 export type FastPathResult =
-  | { readonly kind: 'held' | 'preceded'; readonly czxid: number; readonly docVersion: number; readonly watched: boolean }
+  | {
+      readonly kind: 'held' | 'preceded';
+      readonly czxid: number;
+      readonly docVersion: number;
+      /** The document's children read before our create (the queue at grant time). */
+      readonly children: readonly string[];
+      readonly watched: boolean;
+    }
   | { readonly kind: 'contended' }
   | { readonly kind: 'reaped' }
   | Failure;
@@ -42,6 +49,7 @@ export async function fastPath(zk: LockZk, containers: ContainerCache, prefixes:
     kind: preceded ? 'preceded' : 'held',
     czxid: mine.value.stat.czxid,
     docVersion: children.value.stat.version,
+    children: children.value.children,
     watched: watch.status === 'fulfilled' && watch.value !== null,
   };
 }

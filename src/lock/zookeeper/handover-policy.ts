@@ -36,8 +36,9 @@ export function decideHandOver(input: HandOverInput, bounds: HandOverBounds): Ha
   if (!input.handOverAllowed) return 'yield';
   const { foreign } = input;
   if (foreign.known && foreign.count === 0) return 'handOverAndReset';
-  // A foreground writer elsewhere never waits behind our background hand-overs.
-  if (foreign.bestRank < input.nextRank) return 'yield';
+  // A foreground writer elsewhere never waits behind our background hand-overs — nor while the
+  // queue just changed and has not been read again (it may be one).
+  if (foreign.bestRank < input.nextRank || (!foreign.known && input.nextRank > 0)) return 'yield';
   if (input.handOvers >= bounds.maxCount || input.msSinceGrant >= bounds.maxMs) return 'yield';
   return 'handOver';
 }
