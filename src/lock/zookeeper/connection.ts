@@ -45,12 +45,16 @@ export class Connection {
     return this.session.state();
   }
 
-  /** Resolves with the connected link; null once the engine is closed or `signal` aborts. */
-  async whenConnected(signal?: AbortSignal): Promise<Link | null> {
+  /**
+   * Resolves with the connected link; null once the engine is closed or `signal` aborts, and with
+   * `untilUnavailable`, as soon as ZooKeeper is declared unreachable (new work fails fast then).
+   */
+  async whenConnected(signal?: AbortSignal, untilUnavailable = false): Promise<Link | null> {
     for (;;) {
       const link = this.current();
       if (link !== null) return link;
-      if (this.session.state() === 'closed' || signal?.aborted === true) return null;
+      const state = this.session.state();
+      if (state === 'closed' || signal?.aborted === true || (untilUnavailable && state === 'unavailable')) return null;
       await new Promise<void>((resolve) => {
         const done = (): void => {
           stop();

@@ -218,7 +218,8 @@ export class DocumentLock implements LockHome {
     try {
       while (step !== 'stop') {
         if (this.state === 'released') return;
-        if (this.waiters.size === 0 && step !== 'recover' && step !== 'leave' && step !== 'held') step = 'leave';
+        const nobodyWaits = this.waiters.size === 0 || this.ctx.connection.state() === 'closed';
+        if (nobodyWaits && step !== 'recover' && step !== 'leave' && step !== 'held') step = 'leave';
         step = await this.run(step);
       }
     } catch (error) {
@@ -255,7 +256,7 @@ export class DocumentLock implements LockHome {
 
   private async tryFastPath(): Promise<Step> {
     const link = await this.link();
-    if (link === null) return 'stop';
+    if (link === null) return 'leave';
     this.state = 'fastPath';
     this.ctx.releases.flushFor(this.docPath);
     const result = await fastPath(link.zk, this.ctx.containers, this.ctx.prefixes, {
@@ -288,7 +289,7 @@ export class DocumentLock implements LockHome {
 
   private async enterQueue(): Promise<Step> {
     const link = await this.link();
-    if (link === null) return 'stop';
+    if (link === null) return 'leave';
     this.state = 'queued';
     this.ctx.releases.flushFor(this.docPath);
     const rank = this.bestRank();
@@ -309,7 +310,7 @@ export class DocumentLock implements LockHome {
 
   private async readQueue(): Promise<Step> {
     const link = await this.link();
-    if (link === null) return 'stop';
+    if (link === null) return 'leave';
     const result = await readQueue(link.zk, this.docPath);
     if (result.kind === 'read') {
       this.observed(result.children, result.docVersion);
@@ -344,7 +345,7 @@ export class DocumentLock implements LockHome {
 
   private async arbitrate(): Promise<Step> {
     const link = await this.link();
-    if (link === null) return 'stop';
+    if (link === null) return 'leave';
     this.state = 'arbitrating';
     const result = await arbitrate(link.zk, {
       docPath: this.docPath,
@@ -372,7 +373,8 @@ export class DocumentLock implements LockHome {
   /** A better local request arrived: move our entry up to its rank ([create, delete] in one transaction). */
   private async upgrade(): Promise<Step> {
     const link = await this.link();
-    if (link === null || this.entry === null) return link === null ? 'stop' : 'enterQueue';
+    if (link === null) return 'leave';
+    if (this.entry === null) return 'enterQueue';
     const rank = this.bestRank();
     try {
       const outcome = await link.zk.multi([
@@ -395,7 +397,7 @@ export class DocumentLock implements LockHome {
   private async recover(): Promise<Step> {
     this.state = 'recovering';
     const link = await this.link();
-    if (link === null) return 'stop';
+    if (link === null) return 'leave';
     const result = await reconcile(link.zk, this.docPath, { guid: this.guid, czxid: this.ownedCzxid });
     if (result.kind === 'noDocument') {
       this.entry = null;
@@ -483,7 +485,10 @@ export class DocumentLock implements LockHome {
     this.state = 'yielding';
     this.incarnation++;
     const link = await this.link();
-    if (link === null) return;
+    if (link === null) {
+      await this.leave();
+      return;
+    }
     const rank = this.bestRank();
     const old = this.entry;
     try {
@@ -653,9 +658,17 @@ export class DocumentLock implements LockHome {
     this.finished?.resolve();
   }
 
-  /** The connected link of our session; null when the engine closed or our session ended. */
+  /**
+   * The connected link of our session; null when the engine closed, our session ended, or
+   * ZooKeeper is unreachable — then the requests waiting here fail at once (503, nothing was
+   * forwarded) instead of waiting out their timeouts.
+   */
   private async link(): Promise<Link | null> {
-    const link = await this.ctx.connection.whenConnected();
+    const link = await this.ctx.connection.whenConnected(undefined, true);
+    if (link === null && this.ctx.connection.state() === 'unavailable') {
+      const unreachable = new LockUnavailableError(`ZooKeeper unreachable while acquiring ${this.key.index}/${this.key.id}`);
+      for (const member of this.waiters.drain()) member.group.fail(member, unreachable);
+    }
     if (link === null || this.state === 'released') return null;
     if (link.generation !== this.generation) {
       if (this.entry !== null || this.ownsPrivateLock) return null;

@@ -1,5 +1,6 @@
 import { Client } from '@elastic/elasticsearch';
 import { afterEach, describe, expect, inject, it } from 'vitest';
+import { parsePrometheusText, sampleValue } from '../../support/prometheus-text.js';
 import { eventually, startWriteStack, type WriteStack } from '../../support/write-stack.js';
 import { BACKGROUND, FOREGROUND, ndjson, send } from './write-client.js';
 
@@ -10,8 +11,14 @@ function writerOf(body: Buffer): string | undefined {
   return match?.[1];
 }
 
-async function queueLength(stack: WriteStack): Promise<number> {
-  return (await stack.proxies[0]!.locks.inspect(KEY)).queue.length;
+/** Requests waiting for a lock, over every proxy (each process queues its own requests locally). */
+function waiting(stack: WriteStack): number {
+  return stack.proxies.reduce((sum, proxy) => sum + proxy.locks.activity().waiting, 0);
+}
+
+async function lockTimeoutsCounted(stack: WriteStack): Promise<number> {
+  const text = (await stack.proxies[0]!.metrics.render()).body;
+  return sampleValue(parsePrometheusText(text), 'es_lock_proxy_lock_timeouts_total', { priority: 'foreground' });
 }
 
 describe('priorities, timeouts and partial bulks', () => {
@@ -34,15 +41,18 @@ describe('priorities, timeouts and partial bulks', () => {
     const running = put(p0, 'bg-running', BACKGROUND);
     await gate.arrived(1);
     const queued = [put(p1, 'bg-1', BACKGROUND)];
-    await eventually(async () => (await queueLength(stack!)) === 1);
+    await eventually(() => waiting(stack!) === 1);
     queued.push(put(p0, 'bg-2', BACKGROUND));
-    await eventually(async () => (await queueLength(stack!)) === 2);
+    await eventually(() => waiting(stack!) === 2);
     queued.push(put(p1, 'fg', FOREGROUND));
-    await eventually(async () => (await queueLength(stack!)) === 3);
+    await eventually(() => waiting(stack!) === 3);
 
-    const inspection = await stack.proxies[1]!.locks.inspect(KEY);
+    // One queue entry per process, at the rank of its best waiting request (p1's moved up to
+    // foreground); p0's own waiter waits locally behind its running holder.
+    await eventually(async () => (await stack!.proxies[0]!.locks.inspect(KEY)).queue[0]?.priority === 'foreground');
+    const inspection = await stack.proxies[0]!.locks.inspect(KEY);
     expect(inspection.holder?.priority).toBe('background');
-    expect(inspection.queue.map((waiter) => waiter.priority)).toEqual(['foreground', 'background', 'background']);
+    expect(inspection.queue.map((waiter) => waiter.priority)).toEqual(['foreground', 'background']);
     expect(gate.arrivals).toBe(1);
 
     gate.release();
@@ -69,7 +79,7 @@ describe('priorities, timeouts and partial bulks', () => {
       error: { type: 'lock_wait_timeout_exception', root_cause: [{ type: 'lock_wait_timeout_exception' }] },
     });
     expect(JSON.stringify(timedOut.json)).toContain('[products][hot]');
-    expect(await queueLength(stack)).toBe(0);
+    expect((await stack.proxies[0]!.locks.inspect(KEY)).queue).toHaveLength(0);
 
     gate.release();
     expect((await running).status).toBe(201);
@@ -114,7 +124,8 @@ describe('priorities, timeouts and partial bulks', () => {
     const gate = stack.standIn.gateDocument('products', 'hot');
     const running = send(stack.urls[0]!, 'PUT', '/products/_doc/hot', { writer: 'holder' });
     await gate.arrived(1);
-    void stack.standIn.waitForRequest((r) => r.url.endsWith('/_bulk')).then(() => gate.release());
+    // The holder finishes once the helper's first bulk has been answered with a 429 for `hot`.
+    void eventually(async () => (await lockTimeoutsCounted(stack!)) > 0).then(() => gate.release());
 
     const client = new Client({ node: stack.urls[0]! });
     try {
@@ -145,10 +156,10 @@ describe('priorities, timeouts and partial bulks', () => {
 
     const abandon = new AbortController();
     const waiting = send(url, 'PUT', '/products/_doc/hot', { writer: 'quitter' }, {}, abandon.signal).catch((error: unknown) => error);
-    await eventually(async () => (await queueLength(stack!)) === 1);
+    await eventually(async () => (await stack!.proxies[0]!.locks.inspect(KEY)).queue.length === 1);
     abandon.abort();
     await waiting;
-    await eventually(async () => (await queueLength(stack!)) === 0);
+    await eventually(async () => (await stack!.proxies[0]!.locks.inspect(KEY)).queue.length === 0);
 
     gate.release();
     expect((await running).status).toBe(201);
