@@ -3,6 +3,8 @@ import type { ZkClient } from '../zk-client.js';
 import type { LockZk } from './lock-zk.js';
 import type { ZkSession } from './session.js';
 
+const LOSS_SETTLE_MS = 100;
+
 /** The session's connected handle, in the engine's terms, and the session it belongs to. */
 export interface Link {
   readonly zk: LockZk;
@@ -43,6 +45,24 @@ export class Connection {
 
   state(): LockServiceState {
     return this.session.state();
+  }
+
+  /**
+   * After a request failed with a connection loss: the session state may not show it yet (the
+   * C client reports it on its next turn), and a request issued now may fail at once again. Waits
+   * for the next state change, or `ms` at most, so a retry loop never spins.
+   */
+  settle(ms = LOSS_SETTLE_MS): Promise<void> {
+    return new Promise((resolve) => {
+      const done = (): void => {
+        clearTimeout(timer);
+        stop();
+        resolve();
+      };
+      const stop = this.session.onStateChange(done);
+      const timer = setTimeout(done, ms);
+      timer.unref();
+    });
   }
 
   /**

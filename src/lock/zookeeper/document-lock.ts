@@ -14,7 +14,7 @@ import { fastPath } from './fast-path.js';
 import { UNKNOWN_FOREIGN_QUEUE, foreignQueueOf } from './foreign-queue.js';
 import { type ForeignQueue, decideHandOver } from './handover-policy.js';
 import { arbitrate, enterQueue, lastSegment, readQueue, viewQueue } from './queue-wait.js';
-import { reconcile } from './recovery.js';
+import { type Reconciled, reconcile } from './recovery.js';
 import { type Failure, classifyFailure as classify } from './round-trip.js';
 
 /**
@@ -67,6 +67,8 @@ export class DocumentLock implements LockHome {
   /** We created the document container (batch): the release deletes it too. */
   private createdDocument = false;
   private privateLockGone = false;
+  /** A create (or transaction) of ours may have been applied without us seeing the answer. */
+  private uncertain = false;
   private children: readonly string[] = [];
   private grantedAt = 0;
   private handOvers = 0;
@@ -208,6 +210,7 @@ export class DocumentLock implements LockHome {
 
   /** The batch transaction's outcome is unknown: find out what is ours first. */
   unknownInBatch(): void {
+    this.uncertain = true;
     void this.acquireLoop('recover');
   }
 
@@ -396,6 +399,7 @@ export class DocumentLock implements LockHome {
   /** After a lost reply: what of ours is there? Never replay a request blindly. */
   private async recover(): Promise<Step> {
     this.state = 'recovering';
+    await this.ctx.connection.settle();
     const link = await this.link();
     if (link === null) return 'leave';
     const result = await reconcile(link.zk, this.docPath, { guid: this.guid, czxid: this.ownedCzxid });
@@ -403,18 +407,44 @@ export class DocumentLock implements LockHome {
       this.entry = null;
       this.ownsPrivateLock = false;
       this.ownedCzxid = null;
+      this.uncertain = false;
       return this.waiters.size === 0 ? 'leave' : 'fastPath';
     }
     if (result.kind !== 'reconciled') return result.kind === 'unknown' ? 'recover' : this.afterFailure(result);
-    this.entry = result.entry;
-    this.ownsPrivateLock = result.privateLock !== null;
-    this.ownedCzxid = result.privateLock?.czxid ?? null;
-    this.holderWatch = 0;
-    this.observed(result.children, result.docVersion);
+    this.adopt(result);
     if (this.waiters.size === 0) return 'leave';
     if (this.ownsPrivateLock) return this.keepOrStepBack();
     if (this.entry !== null) return 'evaluate';
     return this.ctx.contention.contended(this.docPath) ? 'enterQueue' : 'fastPath';
+  }
+
+  /** What a reconciliation found is ours from now on; nothing is uncertain any more. */
+  private adopt(result: Reconciled): void {
+    this.entry = result.entry;
+    this.ownsPrivateLock = result.privateLock !== null;
+    this.ownedCzxid = result.privateLock?.czxid ?? null;
+    this.holderWatch = 0;
+    this.uncertain = false;
+    this.observed(result.children, result.docVersion);
+  }
+
+  /**
+   * Leaving with a request outcome unknown (ZooKeeper went away meanwhile): find our nodes before
+   * finishing, however long the session takes to come back — an abandoned acquisition never
+   * leaves an orphan behind (the session ending removes them too).
+   */
+  private async findOwnNodes(): Promise<void> {
+    while (this.uncertain) {
+      const link = await this.ctx.connection.whenConnected();
+      if (link === null || link.generation !== this.generation) return;
+      const result = await reconcile(link.zk, this.docPath, { guid: this.guid, czxid: this.ownedCzxid });
+      if (result.kind === 'reconciled') this.adopt(result);
+      else if (result.kind === 'noDocument' || result.kind === 'gone') this.uncertain = false;
+      else if (result.kind === 'refused') {
+        this.ctx.logger.error({ err: result.error, key: this.key }, 'cannot look for the lock nodes of an abandoned acquisition');
+        this.uncertain = false;
+      } else await this.ctx.connection.settle();
+    }
   }
 
   /** We own privateLock: keep it if nobody is served before us, else give it back and wait. */
@@ -434,6 +464,7 @@ export class DocumentLock implements LockHome {
     this.ctx.detach(this.docPath, this);
     if (this.state === 'released') return 'stop';
     this.state = 'releasing';
+    if (this.uncertain) await this.findOwnNodes();
     if (this.createdDocument) this.ctx.containers.forgetPath(this.docPath);
     await this.ctx.releases.submit({
       docPath: this.docPath,
@@ -609,7 +640,10 @@ export class DocumentLock implements LockHome {
   /** Leaves a watch on `path` and sleeps until it fires, the node is gone, or a local change. */
   private async waitOn(path: string): Promise<WakeReason> {
     const link = await this.link();
-    if (link === null) return 'poked';
+    if (link === null) {
+      await this.ctx.connection.settle();
+      return 'poked';
+    }
     this.wakeReason = null;
     try {
       await link.zk.getWatched(path, () => this.wake('event'));
@@ -617,6 +651,8 @@ export class DocumentLock implements LockHome {
       const failure = classify(error);
       if (failure.kind === 'refused' && failure.error.code === 'NONODE') return 'gone';
       if (failure.kind === 'refused') throw failure.error;
+      // Connection lost (or session gone): wait for the session to settle, then look again.
+      await this.ctx.connection.settle();
       return 'poked';
     }
     return this.sleep();
@@ -682,7 +718,10 @@ export class DocumentLock implements LockHome {
   }
 
   private afterFailureStep(failure: Failure): Step {
-    if (failure.kind === 'unknown') return 'recover';
+    if (failure.kind === 'unknown') {
+      this.uncertain = true;
+      return 'recover';
+    }
     if (failure.kind === 'gone') return 'stop';
     throw failure.error;
   }

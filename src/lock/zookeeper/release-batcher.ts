@@ -152,6 +152,7 @@ export class ReleaseBatcher {
       if (!isSessionEnd(error)) this.logger.error({ err: error }, 'lock release failed');
       return settle(batch);
     }
+    await this.connection.settle();
     const link = await this.connection.whenConnected();
     if (link === null) return settle(batch);
     await Promise.all(

@@ -19,6 +19,7 @@ import { LockUnavailableError } from '../lock-errors.js';
 import { type LockEvents, NO_LOCK_EVENTS } from '../lock-events.js';
 import { type LockEngineStats, newStats, snapshotStats } from '../lock-stats.js';
 import type { PrefixRanks } from '../queue-order.js';
+import { ZkError } from '../zk-errors.js';
 import { documentPath, normalizeRoot } from '../znode-names.js';
 import { acquireInBatches } from './batch-acquire.js';
 import { Connection, type Link } from './connection.js';
@@ -36,6 +37,7 @@ const KNOWN_CONTAINERS = 100_000;
 const CONTENTION_TTL_MS = 2_000;
 const CONTENTION_CAPACITY = 10_000;
 const CLOSE_DRAIN_MS = 2_000;
+const OPERATOR_ATTEMPTS = 3;
 /** ZooKeeper operations outstanding on the session at most (a multi counts its operations). */
 export const MAX_OUTSTANDING_OPS = 8_192;
 
@@ -122,22 +124,21 @@ export class ZooKeeperLockEngine implements LockEngine {
   }
 
   async inspect(key: LockKey): Promise<LockInspection> {
-    const link = await this.link();
-    return this.withLocal(await inspectKey(link.zk, this.root, this.prefixes, key));
+    return this.withLink(async (link) => this.withLocal(await inspectKey(link.zk, this.root, this.prefixes, key)));
   }
 
   async listHeld(index: string, limit: number): Promise<readonly LockInspection[]> {
-    const link = await this.link();
-    const keys = await heldKeys(link.zk, this.root, index, limit);
-    const inspections = await Promise.all(keys.map((key) => inspectKey(link.zk, this.root, this.prefixes, key)));
-    return inspections.filter((inspection) => inspection.holder !== null).map((inspection) => this.withLocal(inspection));
+    return this.withLink(async (link) => {
+      const keys = await heldKeys(link.zk, this.root, index, limit);
+      const inspections = await Promise.all(keys.map((key) => inspectKey(link.zk, this.root, this.prefixes, key)));
+      return inspections.filter((inspection) => inspection.holder !== null).map((inspection) => this.withLocal(inspection));
+    });
   }
 
   async forceRelease(key: LockKey): Promise<boolean> {
-    const link = await this.link();
     const docPath = documentPath(this.root, key);
     const note = JSON.stringify({ forcedReleaseAt: Date.now() });
-    const forced = await forceRelease(link.zk, docPath, note);
+    const forced = await this.withLink((link) => forceRelease(link.zk, docPath, note));
     if (forced === null) return false;
     const local = this.locks.get(docPath);
     if (local !== undefined && local.guid === forced.guid) local.forcedHere();
@@ -215,11 +216,23 @@ export class ZooKeeperLockEngine implements LockEngine {
     signal?.throwIfAborted();
   }
 
-  private async link(): Promise<Link> {
-    const timeout = AbortSignal.timeout(Math.max(1, this.settings.connectionRetry) * Math.max(1, this.settings.connectionDelayMs));
-    const link = await this.connection.whenConnected(timeout);
-    if (link === null) throw new LockUnavailableError('ZooKeeper not connected');
-    return link;
+  /**
+   * Runs an operator's read or action on the connected session; a connection lost under it (or
+   * a handle that just ended, before its session events arrived) is retried on the next link.
+   */
+  private async withLink<T>(body: (link: Link) => Promise<T>): Promise<T> {
+    for (let attempt = 1; ; attempt++) {
+      const timeout = AbortSignal.timeout(Math.max(1, this.settings.connectionRetry) * Math.max(1, this.settings.connectionDelayMs));
+      const link = await this.connection.whenConnected(timeout);
+      if (link === null) throw new LockUnavailableError('ZooKeeper not connected');
+      try {
+        return await body(link);
+      } catch (error) {
+        const zkError = error instanceof ZkError ? error : null;
+        if (zkError === null || !(zkError.connectionLost || zkError.sessionGone) || attempt >= OPERATOR_ATTEMPTS) throw error;
+        await this.connection.settle();
+      }
+    }
   }
 
   private onMarginExceeded(generation: number): void {
