@@ -17,6 +17,9 @@ export class TcpForwarder {
   private readonly server: Server;
   private readonly pairs = new Set<Pair>();
   private replyTrap: ReplyTrap | null = null;
+  private readonly awaitingReply = new Set<number>();
+  /** Most ZooKeeper requests (not pings) sent and not answered yet at any moment, over all connections. */
+  peakOutstanding = 0;
   private frozen = false;
   private readonly held: Socket[] = [];
   private dropReply = false;
@@ -126,6 +129,11 @@ export class TcpForwarder {
 
   private watchRequests(pair: Pair, chunk: Buffer): void {
     const packets = pair.requests.push(chunk);
+    for (const { packet, handshake } of packets) {
+      const header = handshake ? null : requestHeader(packet);
+      if (header !== null && header.xid >= 0) this.awaitingReply.add(header.xid);
+    }
+    this.peakOutstanding = Math.max(this.peakOutstanding, this.awaitingReply.size);
     const trap = this.replyTrap;
     if (trap === null || trap.xid !== null) return;
     for (const { packet, handshake } of packets) {
@@ -140,6 +148,10 @@ export class TcpForwarder {
   /** Offset in `chunk` where the trapped reply starts, or null when it is not in this chunk. */
   private trappedReplyStart(pair: Pair, chunk: Buffer): number | null {
     const packets = pair.replies.push(chunk);
+    for (const { packet, handshake } of packets) {
+      const xid = handshake ? null : replyXid(packet);
+      if (xid !== null) this.awaitingReply.delete(xid);
+    }
     const trap = this.replyTrap;
     if (trap === null || trap.pair !== pair) return null;
     for (const { packet, handshake, endInChunk } of packets) {

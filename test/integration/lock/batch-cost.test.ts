@@ -1,5 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { HeldLock } from '../../../src/lock/lock-engine.js';
+import { MAX_KEYS_PER_TXN } from '../../../src/lock/zookeeper/batch-acquire.js';
+import { TcpForwarder } from '../../support/tcp-forwarder.js';
 import { lastZxid, startZooKeeper, type ZooKeeperCluster } from '../../support/zookeeper-server.js';
 import { owner } from '../../unit/lock/lock-engine-suite.js';
 import { EnginePool, zkSettings } from './zk-test-engines.js';
@@ -38,5 +40,27 @@ describe('batch acquisition cost', () => {
     console.log(`batch-cost: 1,000 fresh keys taken and released in ${transactions} ZooKeeper transactions`);
     expect(granted).toHaveLength(1_000);
     expect(transactions / keys.length).toBeLessThanOrEqual(0.1);
+  });
+});
+
+describe('bounded work per request (issue #10 hole 6)', () => {
+  const pool = new EnginePool();
+  afterAll(() => pool.closeAll());
+
+  it('keeps at most a few transactions of one acquireEach in flight, however many keys it has', async () => {
+    const link = await TcpForwarder.start(inject('zookeeperConnect'));
+    try {
+      const engine = pool.open(zkSettings(link.connectString));
+      const keys = Array.from({ length: 6 * MAX_KEYS_PER_TXN }, (_, i) => ({ index: 'bounded', id: `k-${i}` }));
+      const granted: HeldLock[] = [];
+      const result = await engine.acquireEach(keys, 'background', { timeoutMs: 30_000, owner: owner('big'), onGranted: (lock) => granted.push(lock) });
+      expect(result.failed.size).toBe(0);
+      expect(granted).toHaveLength(keys.length);
+      await Promise.all(granted.map((lock) => lock.release()));
+      // Six chunks, two at a time (plus a root check): never the 6,000 requests of one per key.
+      expect(link.peakOutstanding).toBeLessThanOrEqual(4);
+    } finally {
+      await link.close();
+    }
   });
 });
