@@ -4,7 +4,7 @@ import { PRIVATE_LOCK, indexPath } from '../znode-names.js';
 import type { Link } from './connection.js';
 import type { DocumentLock } from './document-lock.js';
 import type { EngineContext } from './engine-context.js';
-import type { TxnOp } from './lock-zk.js';
+import type { NodeRead, TxnOp } from './lock-zk.js';
 import { classifyFailure } from './round-trip.js';
 
 /** Keys per transaction, and bytes (ZooKeeper refuses requests over jute.maxbuffer, 1 MiB by default). */
@@ -33,10 +33,20 @@ interface Candidate {
  * that key is contended. Contended keys queue one by one (pipelined), their grants come as they
  * come. No holder watch is armed for batch grants.
  */
-export async function acquireInBatches(ctx: EngineContext, locks: readonly DocumentLock[]): Promise<void> {
+export interface BatchOptions {
+  /**
+   * Arm each grant's holder watch in the same round trip (single acquisitions coalesced here:
+   * a forced release must be seen). Not for a bulk's keys: no getData storm.
+   */
+  readonly holderWatch: boolean;
+  /** The release of a document created here deletes it too (a bulk's fresh documents; see README). */
+  readonly deleteCreatedDocuments: boolean;
+}
+
+export async function acquireInBatches(ctx: EngineContext, locks: readonly DocumentLock[], options: BatchOptions): Promise<void> {
   const chunks = chunked(locks);
   const workers = Array.from({ length: Math.min(CHUNKS_IN_FLIGHT, chunks.length) }, async () => {
-    for (let chunk = chunks.shift(); chunk !== undefined; chunk = chunks.shift()) await acquireChunk(ctx, chunk);
+    for (let chunk = chunks.shift(); chunk !== undefined; chunk = chunks.shift()) await acquireChunk(ctx, chunk, options);
   });
   await Promise.all(workers);
 }
@@ -59,13 +69,14 @@ function chunked(locks: readonly DocumentLock[]): DocumentLock[][] {
   return chunks;
 }
 
-async function acquireChunk(ctx: EngineContext, locks: readonly DocumentLock[]): Promise<void> {
+async function acquireChunk(ctx: EngineContext, locks: readonly DocumentLock[], options: BatchOptions): Promise<void> {
   const link = await ctx.connection.whenConnected();
   const live = locks.filter((lock) => lock.state !== 'released');
   if (link === null || live.length === 0) return;
   for (const lock of live) ctx.releases.flushFor(lock.docPath);
   const wanted = live.filter((lock) => lock.waiting > 0 && lock.generation === link.generation);
-  for (const lock of live) if (!wanted.includes(lock)) lock.begin();
+  const wantedSet = new Set(wanted);
+  for (const lock of live) if (!wantedSet.has(lock)) lock.begin();
   try {
     await ctx.containers.ensure(link.zk, rootChain(ctx.root));
   } catch (error) {
@@ -75,7 +86,7 @@ async function acquireChunk(ctx: EngineContext, locks: readonly DocumentLock[]):
   }
   const candidates = wanted.map((lock) => ({ lock, exists: ctx.containers.isKnown(lock.docPath), docVersion: 0, children: [] }));
   const free = await readExisting(ctx, link, candidates);
-  await createInOneTransaction(ctx, link, free);
+  await createInOneTransaction(ctx, link, free, options);
 }
 
 /** Reads the documents believed to exist; returns those free to take (contended ones queue). */
@@ -138,7 +149,7 @@ function planOf(ctx: EngineContext, candidates: readonly Candidate[]): Plan {
   return { ops, lockOps, containerOps };
 }
 
-async function createInOneTransaction(ctx: EngineContext, link: Link, initial: readonly Candidate[]): Promise<void> {
+async function createInOneTransaction(ctx: EngineContext, link: Link, initial: readonly Candidate[], options: BatchOptions): Promise<void> {
   let candidates = initial.filter((c) => c.lock.waiting > 0);
   for (let attempt = 0; candidates.length > 0; attempt++) {
     if (attempt > MAX_BATCH_RETRIES) {
@@ -147,8 +158,13 @@ async function createInOneTransaction(ctx: EngineContext, link: Link, initial: r
     }
     const plan = planOf(ctx, candidates);
     let outcome;
+    // Pipelined right behind the transaction: each watch lands on the privateLock it created.
+    const multi = link.zk.multi(plan.ops);
+    const watches = Promise.allSettled(
+      options.holderWatch ? [...plan.lockOps.values()].map((c) => link.zk.getWatched(`${c.lock.docPath}/${PRIVATE_LOCK}`, c.lock.holderWatchForBatch())) : [],
+    );
     try {
-      outcome = await link.zk.multi(plan.ops);
+      outcome = await multi;
     } catch (error) {
       const unknown = classifyFailure(error).kind === 'unknown';
       for (const c of candidates) {
@@ -158,19 +174,33 @@ async function createInOneTransaction(ctx: EngineContext, link: Link, initial: r
       return;
     }
     if (outcome.ok) {
-      granted(ctx, plan, outcome.results);
+      granted(ctx, plan, outcome.results, await watches, options);
       return;
     }
     candidates = await afterRefusal(ctx, link, plan, outcome.failedIndex);
   }
 }
 
-function granted(ctx: EngineContext, plan: Plan, results: readonly { readonly stat?: { readonly czxid: number } }[]): void {
+function granted(
+  ctx: EngineContext,
+  plan: Plan,
+  results: readonly { readonly stat?: { readonly czxid: number } }[],
+  watches: readonly PromiseSettledResult<NodeRead>[],
+  options: BatchOptions,
+): void {
   for (const path of plan.containerOps.values()) ctx.containers.remember(path);
-  for (const [index, candidate] of plan.lockOps) {
+  [...plan.lockOps].forEach(([index, candidate], n) => {
     const czxid = results[index]?.stat?.czxid ?? 0;
-    candidate.lock.grantedInBatch(czxid, candidate.docVersion, !candidate.exists, candidate.exists ? candidate.children : []);
-  }
+    const watch = watches[n];
+    const watched = watch?.status === 'fulfilled' && watch.value.stat.czxid === czxid;
+    candidate.lock.grantedInBatch({
+      czxid,
+      docVersion: candidate.docVersion,
+      deleteDocument: options.deleteCreatedDocuments && !candidate.exists,
+      children: candidate.exists ? candidate.children : [],
+      watched,
+    });
+  });
 }
 
 /** Adjusts the candidates after a refused transaction; returns those to try again. */

@@ -64,7 +64,7 @@ export class DocumentLock implements LockHome {
   /** czxid of our privateLock; null when we own none or its create was not answered. */
   private ownedCzxid: number | null = null;
   private docVersion = 0;
-  /** We created the document container (batch): the release deletes it too. */
+  /** We created the document container for a bulk: the release deletes it too. */
   private createdDocument = false;
   private privateLockGone = false;
   /** A create (or transaction) of ours may have been applied without us seeing the answer. */
@@ -192,11 +192,22 @@ export class DocumentLock implements LockHome {
     return this.nodeData();
   }
 
-  grantedInBatch(czxid: number, docVersion: number, createdDocument: boolean, children: readonly string[]): void {
-    this.owns(czxid, docVersion);
-    this.observed(children, docVersion);
-    this.holderWatch = 0;
-    this.createdDocument = createdDocument;
+  /** The holder watch callback a batch arms for this document right behind its transaction. */
+  holderWatchForBatch(): (type: WatchEventType) => void {
+    return this.armHolderWatch();
+  }
+
+  grantedInBatch(grant: {
+    readonly czxid: number;
+    readonly docVersion: number;
+    readonly deleteDocument: boolean;
+    readonly children: readonly string[];
+    readonly watched: boolean;
+  }): void {
+    this.owns(grant.czxid, grant.docVersion);
+    this.observed(grant.children, grant.docVersion);
+    if (!grant.watched) this.holderWatch = 0;
+    this.createdDocument = grant.deleteDocument;
     this.positioned = true;
     if (this.waiters.size === 0) void this.leave();
     else this.toHeld();

@@ -61,6 +61,8 @@ export class ZooKeeperLockEngine implements LockEngine {
   private readonly groupContext: GroupContext;
   private readonly activityCount = new ActivityCount();
   private readonly locks = new Map<string, DocumentLock>();
+  /** Single acquisitions of documents not known to exist, taken together at the end of this turn. */
+  private freshSingles: DocumentLock[] = [];
   private readonly root: string;
   private readonly prefixes: PrefixRanks;
   private closed = false;
@@ -174,9 +176,31 @@ export class ZooKeeperLockEngine implements LockEngine {
         member.group.fail(member, error instanceof Error ? error : new Error(String(error)));
       }
     }
-    const batched = batch && fresh.length > 1 ? fresh.filter((lock) => !this.context.contention.contended(lock.docPath)) : [];
-    for (const lock of fresh) if (!batched.includes(lock)) lock.begin();
-    if (batched.length > 0) void acquireInBatches(this.context, batched);
+    const { contention, containers } = this.context;
+    if (batch && fresh.length > 1) {
+      const batched = fresh.filter((lock) => !contention.contended(lock.docPath));
+      const inBatch = new Set(batched);
+      for (const lock of fresh) if (!inBatch.has(lock)) lock.begin();
+      void acquireInBatches(this.context, batched, { holderWatch: false, deleteCreatedDocuments: true });
+      return;
+    }
+    for (const lock of fresh) {
+      // A document never seen: its container and privateLock in one transaction, together with
+      // the other fresh documents of this turn. A known one: the fast path (one round trip).
+      if (contention.contended(lock.docPath) || containers.isKnown(lock.docPath)) lock.begin();
+      else this.takeFreshLater(lock);
+    }
+  }
+
+  private takeFreshLater(lock: DocumentLock): void {
+    if (this.freshSingles.length === 0) {
+      setImmediate(() => {
+        const locks = this.freshSingles;
+        this.freshSingles = [];
+        void acquireInBatches(this.context, locks, { holderWatch: true, deleteCreatedDocuments: false });
+      });
+    }
+    this.freshSingles.push(lock);
   }
 
   private lockFor(key: LockKey, fresh: DocumentLock[]): DocumentLock {

@@ -91,6 +91,8 @@ describe('releases delete only their own acquisition\'s nodes (issue #10 hole 3)
     const a = pool.open({ ...settings, servers: link.connectString });
     const key = { index: 'hole3', id: 'step-back' };
     const docPath = documentPath(normalizeRoot(settings.lockRoot), key);
+    // Warm: A knows the document node, so its next acquire is the one-round-trip fast path.
+    await (await a.acquire(key, 'foreground', { timeoutMs: 2_000, owner: owner('warm') })).release();
     // A client of the original algorithm queues first and has not taken privateLock yet.
     await createParents(docPath);
     const seedEntry = await raw.client.create(`${docPath}/A-`, '', 'ephemeralSequential');
