@@ -70,9 +70,14 @@ function chunked(locks: readonly DocumentLock[]): DocumentLock[][] {
 }
 
 async function acquireChunk(ctx: EngineContext, locks: readonly DocumentLock[], options: BatchOptions): Promise<void> {
-  const link = await ctx.connection.whenConnected();
+  const link = await ctx.connection.whenConnected(undefined, true);
   const live = locks.filter((lock) => lock.state !== 'released');
-  if (link === null || live.length === 0) return;
+  if (live.length === 0) return;
+  if (link === null) {
+    // Closed, or ZooKeeper unreachable: each key takes its own way out (its waiters fail fast).
+    for (const lock of live) lock.begin();
+    return;
+  }
   for (const lock of live) ctx.releases.flushFor(lock.docPath);
   const wanted = live.filter((lock) => lock.waiting > 0 && lock.generation === link.generation);
   const wantedSet = new Set(wanted);
