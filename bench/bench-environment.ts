@@ -12,6 +12,8 @@ export interface ProxyStats {
   /** Exact lock wait / hold samples (ms) since the previous `proxyStats()` call. */
   readonly wait: { readonly foreground: number[]; readonly background: number[] };
   readonly hold: { readonly foreground: number[]; readonly background: number[] };
+  /** Lock grants since the previous call: passed on inside the proxy, and from ZooKeeper. */
+  readonly grants: { readonly local: number; readonly zookeeper: number };
   /** CPU time (user + system) the proxy process has used since it started, ms. */
   readonly cpuMs: number;
 }
@@ -48,6 +50,10 @@ function parseProxyStats(value: unknown): ProxyStats {
     zkOps: { create: numberField(zk, 'create'), delete: numberField(zk, 'delete'), get: numberField(zk, 'get'), getChildren: numberField(zk, 'getChildren') },
     wait: { foreground: samples(value, 'wait', 'foreground'), background: samples(value, 'wait', 'background') },
     hold: { foreground: samples(value, 'hold', 'foreground'), background: samples(value, 'hold', 'background') },
+    grants: {
+      local: numberField(objectField(objectField(value, 'timings'), 'grants'), 'local'),
+      zookeeper: numberField(objectField(objectField(value, 'timings'), 'grants'), 'zookeeper'),
+    },
     cpuMs: (numberField(objectField(value, 'cpu'), 'user') + numberField(objectField(value, 'cpu'), 'system')) / 1000,
   };
 }

@@ -7,10 +7,12 @@ export interface LockTimings {
   /** Per priority: lock wait (request → held) and hold (held → release), ms, one per key. */
   readonly wait: Record<Priority, number[]>;
   readonly hold: Record<Priority, number[]>;
+  /** Grants passed on inside the proxy (local hand-over) and from ZooKeeper. */
+  readonly grants: { local: number; zookeeper: number };
 }
 
 function emptyTimings(): LockTimings {
-  return { wait: { foreground: [], background: [] }, hold: { foreground: [], background: [] } };
+  return { wait: { foreground: [], background: [] }, hold: { foreground: [], background: [] }, grants: { local: 0, zookeeper: 0 } };
 }
 
 function record(samples: number[], value: number): void {
@@ -25,7 +27,11 @@ export class LockTimingRecorder {
   private timings = emptyTimings();
 
   readonly events: LockEvents = lockEvents({
-    granted: (e) => record(this.timings.wait[e.priority], e.waitMs),
+    granted: (e) => {
+      record(this.timings.wait[e.priority], e.waitMs);
+      if (e.handedOverLocally) this.timings.grants.local++;
+      else this.timings.grants.zookeeper++;
+    },
     released: (e) => record(this.timings.hold[e.priority], e.holdMs),
   });
 

@@ -108,7 +108,7 @@ class Round {
       return;
     }
     const allAtOnce = this.firstRound && !this.run.forwardedAnything && locks.length === this.keys.length;
-    if (allAtOnce && locks.every((lock) => !lock.lost.aborted)) {
+    if (allAtOnce && locks.every((lock) => lock.usable())) {
       this.inFlight.push(this.forwardWhole(locks));
       return;
     }
@@ -129,9 +129,11 @@ class Round {
   }
 
   /** The items of `locks`' keys (plus unlocked items not sent yet), in request order, as one sub-bulk. */
-  private async forwardSubBulk(locks: readonly HeldLock[]): Promise<void> {
-    const usable = locks.filter((lock) => !lock.lost.aborted);
-    const lost = locks.filter((lock) => lock.lost.aborted);
+  private async forwardSubBulk(held: readonly HeldLock[]): Promise<void> {
+    // A link suspended right now may come back within the session: wait for it (lost → not sent).
+    if (!held.every((lock) => lock.usable())) await Promise.all(held.map((lock) => lock.untilUsable().catch(() => undefined)));
+    const usable = held.filter((lock) => lock.usable());
+    const lost = held.filter((lock) => !lock.usable());
     for (const lock of lost) recordFailure(this.run, this.byKey.get(keyString(lock.key)) ?? [], lostError(lock.key));
     releaseAll(lost);
     const items = [...this.unkeyed, ...usable.flatMap((lock) => this.byKey.get(keyString(lock.key)) ?? [])];

@@ -29,26 +29,33 @@ interface Pending {
 /** Operations per transaction (ZooKeeper's request limit is 1 MiB by default; these are small). */
 const MAX_OPS_PER_TXN = 3_000;
 
-function opsOf(item: ReleaseItem): TxnOp[] {
-  const ops: TxnOp[] = [];
+type Role = 'check' | 'lock' | 'entry' | 'document';
+
+/**
+ * The operations of one release, with what each stands for. Deleting the document node checks
+ * its version itself (and that nobody else has a node under it), so it replaces the check.
+ */
+function opsOf(item: ReleaseItem): { readonly op: TxnOp; readonly role: Role }[] {
+  const ops: { op: TxnOp; role: Role }[] = [];
   const { docPath, privateLock } = item;
+  const withDocument = item.deleteDocument && privateLock !== null;
   if (privateLock !== null) {
-    ops.push({ op: 'check', path: docPath, version: privateLock.docVersion });
-    ops.push({ op: 'delete', path: `${docPath}/${PRIVATE_LOCK}`, version: 0 });
+    if (!withDocument) ops.push({ op: { op: 'check', path: docPath, version: privateLock.docVersion }, role: 'check' });
+    ops.push({ op: { op: 'delete', path: `${docPath}/${PRIVATE_LOCK}`, version: 0 }, role: 'lock' });
   }
-  if (item.entry !== null) ops.push({ op: 'delete', path: `${docPath}/${item.entry}`, version: -1 });
-  if (item.deleteDocument && privateLock !== null) ops.push({ op: 'delete', path: docPath, version: privateLock.docVersion });
+  if (item.entry !== null) ops.push({ op: { op: 'delete', path: `${docPath}/${item.entry}`, version: -1 }, role: 'entry' });
+  if (withDocument) ops.push({ op: { op: 'delete', path: docPath, version: privateLock.docVersion }, role: 'document' });
   return ops;
 }
 
 /** The item without the part a refused transaction says is not ours (or not deletable) any more. */
-function withoutFailedPart(item: ReleaseItem, failedOp: number): ReleaseItem | null {
-  const hasLock = item.privateLock !== null;
-  const entryIndex = hasLock ? 2 : 0;
+function withoutFailedPart(item: ReleaseItem, role: Role | undefined, code: string): ReleaseItem | null {
   let next: ReleaseItem;
-  if (hasLock && failedOp <= 1) next = { ...item, privateLock: null, deleteDocument: false };
-  else if (item.entry !== null && failedOp === entryIndex) next = { ...item, entry: null };
-  else if (item.deleteDocument) next = { ...item, deleteDocument: false };
+  // The document is only busy (somebody else queued under it): keep everything else.
+  if (role === 'document' && code === 'NOTEMPTY') next = { ...item, deleteDocument: false };
+  else if (role === 'entry') next = { ...item, entry: null };
+  // check / privateLock / the document's version: an operator force-released it, or it is gone.
+  else if (role !== undefined) next = { ...item, privateLock: null, deleteDocument: false };
   else return null;
   return next.privateLock === null && next.entry === null ? null : next;
 }
@@ -74,7 +81,7 @@ export class ReleaseBatcher {
   }
 
   submit(item: ReleaseItem): Promise<void> {
-    if (opsOf(item).length === 0) return Promise.resolve();
+    if (item.privateLock === null && item.entry === null) return Promise.resolve();
     return new Promise((done) => {
       this.pending.push({ item, done });
       this.pendingDocs.add(item.docPath);
@@ -123,7 +130,7 @@ export class ReleaseBatcher {
 
   private async issue(link: Link, batch: readonly Pending[]): Promise<void> {
     try {
-      const outcome = await link.zk.multi(batch.flatMap((p) => opsOf(p.item)));
+      const outcome = await link.zk.multi(batch.flatMap((p) => opsOf(p.item).map(({ op }) => op)));
       if (outcome.ok) return settle(batch);
       if (batch.length > 1) {
         await Promise.all(batch.map((p) => this.send([p])));
@@ -136,11 +143,11 @@ export class ReleaseBatcher {
   }
 
   private async retryWithout(pending: Pending, failedIndex: number, code: string): Promise<void> {
-    const next = withoutFailedPart(pending.item, failedIndex);
+    const role = opsOf(pending.item)[failedIndex]?.role;
+    const next = withoutFailedPart(pending.item, role, code);
     const { docPath } = pending.item;
-    if (failedIndex <= 1 && pending.item.privateLock !== null) {
-      this.logger.warn({ docPath, code }, 'privateLock is no longer ours (forced release?): not deleting it');
-    }
+    const lockNotOurs = role === 'check' || role === 'lock' || (role === 'document' && code !== 'NOTEMPTY');
+    if (lockNotOurs) this.logger.warn({ docPath, code }, 'privateLock is no longer ours (forced release?): not deleting it');
     if (next === null) return settle([pending]);
     pending.item = next;
     await this.send([pending]);
