@@ -12,8 +12,12 @@ export const MAX_KEYS_PER_TXN = 1_000;
 const MAX_BYTES_PER_TXN = 512 * 1024;
 /** Chunks of one `acquireEach` in flight at once: the rest wait (issue #10 hole 6). */
 const CHUNKS_IN_FLIGHT = 2;
-/** Refused batch transactions (a container or privateLock that exists) before going key by key. */
-const MAX_BATCH_RETRIES = 2;
+/**
+ * Refused batch transactions before going key by key. Each refusal settles at least one key (a
+ * privateLock that exists) or reads every document the batch was unsure of, so a few suffice
+ * unless other processes keep racing the batch.
+ */
+const MAX_BATCH_RETRIES = 5;
 
 interface Candidate {
   readonly lock: DocumentLock;
@@ -182,7 +186,7 @@ async function createInOneTransaction(ctx: EngineContext, link: Link, initial: r
       granted(ctx, plan, outcome.results, await watches, options);
       return;
     }
-    candidates = await afterRefusal(ctx, link, plan, outcome.failedIndex);
+    candidates = await afterRefusal(ctx, link, plan, outcome.failedIndex, outcome.code);
   }
 }
 
@@ -209,11 +213,17 @@ function granted(
 }
 
 /** Adjusts the candidates after a refused transaction; returns those to try again. */
-async function afterRefusal(ctx: EngineContext, link: Link, plan: Plan, failedIndex: number): Promise<Candidate[]> {
+async function afterRefusal(ctx: EngineContext, link: Link, plan: Plan, failedIndex: number, code: string): Promise<Candidate[]> {
   const candidates = [...plan.lockOps.values()];
   const lockCandidate = plan.lockOps.get(failedIndex);
+  if (lockCandidate !== undefined && code === 'NONODE') {
+    // Its document was reaped since we read it: create it with the others.
+    ctx.containers.forgetPath(lockCandidate.lock.docPath);
+    lockCandidate.exists = false;
+    return candidates;
+  }
   if (lockCandidate !== undefined) {
-    // privateLock exists (someone holds it) or its document vanished: that key goes its own way.
+    // privateLock exists: somebody holds it; that key queues on its own.
     lockCandidate.lock.contendedInBatch();
     return candidates.filter((c) => c !== lockCandidate);
   }
