@@ -6,15 +6,17 @@ import { LockUnavailableError } from '../lock-errors.js';
 import { encodeNodeData } from '../lock-node-data.js';
 import { prefixFor, queueFromChildren, rankOf } from '../queue-order.js';
 import type { WatchEventType } from '../zk-client.js';
+import { ZK_RC, ZkError } from '../zk-errors.js';
 import { PRIVATE_LOCK, documentPath, indexPath } from '../znode-names.js';
 import type { Link } from './connection.js';
 import { type ParentNode, parentChain } from './containers.js';
 import type { EngineContext } from './engine-context.js';
-import { fastPath } from './fast-path.js';
+import { type FastPathPlan, type FastPathResult, fastPath, fusedFastPath } from './fast-path.js';
 import { UNKNOWN_FOREIGN_QUEUE, foreignQueueOf } from './foreign-queue.js';
 import { type ForeignQueue, decideHandOver } from './handover-policy.js';
 import { arbitrate, enterQueue, lastSegment, readQueue, viewQueue } from './queue-wait.js';
 import { type Reconciled, reconcile } from './recovery.js';
+import { type PendingRelease, opsOf } from './release-batcher.js';
 import { type Failure, classifyFailure as classify } from './round-trip.js';
 
 /**
@@ -272,15 +274,16 @@ export class DocumentLock implements LockHome {
     const link = await this.link();
     if (link === null) return 'leave';
     this.state = 'fastPath';
-    this.ctx.releases.flushFor(this.docPath);
-    const result = await fastPath(link.zk, this.ctx.containers, this.ctx.prefixes, {
+    const plan = {
       docPath: this.docPath,
       privatePath: this.privatePath,
       parents: this.parents,
       rank: this.bestRank(),
       data: this.nodeData(),
       onPrivateLockEvent: this.armHolderWatch(),
-    });
+    };
+    const release = this.ctx.releases.takeForFusion(this.docPath, link.generation);
+    const result = release === null ? await this.plainFastPath(link, plan) : await this.fusedFastPath(link, plan, release);
     switch (result.kind) {
       case 'held':
       case 'preceded':
@@ -298,6 +301,33 @@ export class DocumentLock implements LockHome {
         return this.retryReaped('fastPath');
       default:
         return this.afterFailure(result);
+    }
+  }
+
+  private plainFastPath(link: Link, plan: FastPathPlan): Promise<FastPathResult> {
+    this.ctx.releases.flushFor(this.docPath);
+    return fastPath(link.zk, this.ctx.containers, this.ctx.prefixes, plan);
+  }
+
+  /**
+   * This process released the document a moment ago and the release has not gone out yet: it
+   * goes out in the same transaction as our create. Refused (an operator force-released the old
+   * lock) → the release takes its ordinary way and so do we; reply lost → both reconcile.
+   */
+  private async fusedFastPath(link: Link, plan: FastPathPlan, release: PendingRelease): Promise<FastPathResult> {
+    const ops = opsOf(release.item).map(({ op }) => op);
+    try {
+      const result = await fusedFastPath(link.zk, this.ctx.prefixes, plan, { ops, entry: release.item.entry });
+      if (result.kind === 'releaseRefused') {
+        this.ctx.releases.resubmit(release);
+        return await this.plainFastPath(link, plan);
+      }
+      if (result.kind === 'unknown') this.ctx.releases.afterUnknownOutcome(release, new ZkError(ZK_RC.CONNECTIONLOSS, 'fused release: reply lost'));
+      else release.done();
+      return result;
+    } catch (error) {
+      this.ctx.releases.resubmit(release);
+      throw error;
     }
   }
 

@@ -2,7 +2,7 @@ import type { WatchEventType } from '../zk-client.js';
 import { isZkCode } from '../zk-errors.js';
 import { type PrefixRanks, queueFromChildren, rankOf } from '../queue-order.js';
 import type { ContainerCache, ParentNode } from './containers.js';
-import type { LockZk } from './lock-zk.js';
+import type { LockZk, TxnOp } from './lock-zk.js';
 import { type Failure, classifyFailure } from './round-trip.js';
 
 export interface FastPathPlan {
@@ -14,6 +14,39 @@ export interface FastPathPlan {
   readonly data: string;
   /** Holder watch, armed in the same round trip (null: not wanted, e.g. batch grants). */
   readonly onPrivateLockEvent: ((type: WatchEventType) => void) | null;
+}
+
+export type FusedResult = FastPathResult | { readonly kind: 'releaseRefused' };
+
+/**
+ * The fast path fused with this process's not yet sent release of the same document:
+ * [getChildren2, multi(release operations + create privateLock), getData+watch]. One commit
+ * instead of two; the new privateLock is a fresh grant (new czxid). The children are read before
+ * the transaction; the entry the release deletes does not count as one ahead of us.
+ */
+export async function fusedFastPath(
+  zk: LockZk,
+  prefixes: PrefixRanks,
+  plan: FastPathPlan,
+  release: { readonly ops: readonly TxnOp[]; readonly entry: string | null },
+): Promise<FusedResult> {
+  const listed = zk.children(plan.docPath);
+  const txn = zk.multi([...release.ops, { op: 'create', path: plan.privatePath, data: plan.data, mode: 'ephemeral' }]);
+  const watched = plan.onPrivateLockEvent === null ? null : zk.getWatched(plan.privatePath, plan.onPrivateLockEvent);
+  const [children, outcome, watch] = await Promise.allSettled([listed, txn, watched]);
+  if (outcome.status === 'rejected') return classifyFailure(outcome.reason);
+  if (!outcome.value.ok) return { kind: 'releaseRefused' };
+  if (children.status === 'rejected') return classifyFailure(children.reason);
+  const czxid = outcome.value.results.at(-1)?.stat?.czxid ?? 0;
+  const others = children.value.children.filter((child) => child !== release.entry);
+  const preceded = queueFromChildren(others, prefixes).some((entry) => rankOf(entry.prefix, prefixes) <= plan.rank);
+  return {
+    kind: preceded ? 'preceded' : 'held',
+    czxid,
+    docVersion: children.value.stat.version,
+    children: others,
+    watched: watch.status === 'fulfilled' && watch.value !== null && watch.value.stat.czxid === czxid,
+  };
 }
 
 export type FastPathResult =

@@ -21,10 +21,13 @@ export interface ReleaseItem {
   readonly deleteDocument: boolean;
 }
 
-interface Pending {
+/** A release waiting to be sent, and what to call once it is committed (or moot). */
+export interface PendingRelease {
   item: ReleaseItem;
   readonly done: () => void;
 }
+
+type Pending = PendingRelease;
 
 /** Operations per transaction (ZooKeeper's request limit is 1 MiB by default; these are small). */
 const MAX_OPS_PER_TXN = 3_000;
@@ -35,7 +38,7 @@ type Role = 'check' | 'lock' | 'entry' | 'document';
  * The operations of one release, with what each stands for. Deleting the document node checks
  * its version itself (and that nobody else has a node under it), so it replaces the check.
  */
-function opsOf(item: ReleaseItem): { readonly op: TxnOp; readonly role: Role }[] {
+export function opsOf(item: ReleaseItem): { readonly op: TxnOp; readonly role: Role }[] {
   const ops: { op: TxnOp; role: Role }[] = [];
   const { docPath, privateLock } = item;
   const withDocument = item.deleteDocument && privateLock !== null;
@@ -92,6 +95,34 @@ export class ReleaseBatcher {
   /** A new acquisition of `docPath` must be ordered after our release of it: send it now. */
   flushFor(docPath: string): void {
     if (this.pendingDocs.has(docPath)) this.flush();
+  }
+
+  /**
+   * Hands the not yet sent release of `docPath`'s privateLock to a new acquisition of the same
+   * document, which sends it in its own transaction (release and re-acquisition in one commit).
+   * Null when there is none, or more than one thing to release there.
+   */
+  takeForFusion(docPath: string, generation: number): PendingRelease | null {
+    if (!this.pendingDocs.has(docPath)) return null;
+    const mine = this.pending.filter((p) => p.item.docPath === docPath);
+    const only = mine[0];
+    if (mine.length !== 1 || only === undefined || only.item.privateLock === null || only.item.deleteDocument) return null;
+    if (only.item.generation !== generation) return null;
+    this.pending = this.pending.filter((p) => p !== only);
+    this.pendingDocs.delete(docPath);
+    return only;
+  }
+
+  /** A release taken for fusion goes back to the ordinary way (its fused transaction was refused). */
+  resubmit(pending: PendingRelease): void {
+    this.pending.push(pending);
+    this.pendingDocs.add(pending.item.docPath);
+    this.flush();
+  }
+
+  /** A release taken for fusion whose transaction's reply was lost: reconcile it like our own. */
+  afterUnknownOutcome(pending: PendingRelease, error: unknown): void {
+    this.track(this.afterLostReply([pending], error));
   }
 
   /** Waits (bounded) for what is in flight, e.g. before the session is closed. */

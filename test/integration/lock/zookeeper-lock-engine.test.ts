@@ -63,6 +63,25 @@ describe('ZooKeeper engine specifics', () => {
     for (const key of keys) expect((await holder.inspect(key)).holder).toBeNull();
   });
 
+  it('sends a release not yet gone out together with the next acquisition of that document (one transaction, a fresh grant)', async () => {
+    const settings = zkSettings(connect);
+    const [engine, other] = [pool.open(settings), pool.open(settings)];
+    const key = { index: 'fusion', id: 'warm' };
+    await (await engine.acquire(key, 'foreground', { timeoutMs: 2_000, owner: owner('warm') })).release();
+    const first = await engine.acquire(key, 'foreground', { timeoutMs: 2_000, owner: owner('first') });
+    const before = engine.stats().zkOps;
+    const released = first.release();
+    const second = await engine.acquire(key, 'foreground', { timeoutMs: 2_000, owner: owner('second') });
+    await released;
+    const after = engine.stats().zkOps;
+    expect(after.multi - before.multi).toBe(1);
+    expect(second.handedOverLocally).toBe(false);
+    expect(second.fencingToken).toBeGreaterThan(first.fencingToken);
+    expect((await other.inspect(key)).holder?.owner.requestId).toBe('second');
+    await second.release();
+    expect((await other.inspect(key)).holder).toBeNull();
+  });
+
   it('shows this process\'s local holder and local waiters in inspect', async () => {
     const engine = pool.open(zkSettings(connect));
     const key = { index: 'cohort', id: 'inspect' };
