@@ -12,12 +12,13 @@ import type { Link } from './connection.js';
 import { type ParentNode, parentChain } from './containers.js';
 import type { EngineContext } from './engine-context.js';
 import { type FastPathPlan, type FastPathResult, fastPath, fusedFastPath } from './fast-path.js';
-import { UNKNOWN_FOREIGN_QUEUE, foreignQueueOf } from './foreign-queue.js';
-import { type ForeignQueue, decideHandOver } from './handover-policy.js';
+import { ForeignQueueWatch } from './foreign-queue.js';
+import { decideHandOver } from './handover-policy.js';
 import { arbitrate, enterQueue, lastSegment, readQueue, viewQueue } from './queue-wait.js';
 import { type Reconciled, reconcile } from './recovery.js';
 import { type PendingRelease, opsOf } from './release-batcher.js';
 import { type Failure, classifyFailure as classify } from './round-trip.js';
+import { type WakeReason, WakeUp } from './wake-up.js';
 
 /**
  * The states of this process's hold on one document (a lock cohort):
@@ -36,7 +37,6 @@ export type CohortState = 'fastPath' | 'queued' | 'arbitrating' | 'held' | 'yiel
 /** The steps of the acquisition loop (Curator's LockInternals loop, with the fast path in front). */
 type Step = 'fastPath' | 'enterQueue' | 'readQueue' | 'evaluate' | 'arbitrate' | 'upgrade' | 'recover' | 'held' | 'leave' | 'stop';
 
-type WakeReason = 'event' | 'gone' | 'poked';
 
 /** Round trips that found the document reaped under them, in a row, before giving up. */
 const MAX_REAPED_RETRIES = 5;
@@ -74,16 +74,13 @@ export class DocumentLock implements LockHome {
   private children: readonly string[] = [];
   private grantedAt = 0;
   private handOvers = 0;
-  private foreign: ForeignQueue = UNKNOWN_FOREIGN_QUEUE;
+  private readonly foreign: ForeignQueueWatch;
   private incarnation = 0;
   private watchSerial = 0;
   private holderWatch = 0;
-  /** Incarnation (grant) the child watch is armed for; 0: none. */
-  private childWatchFor = 0;
   private positioned = false;
   private reapedRetries = 0;
-  private wakeReason: WakeReason | null = null;
-  private wakeUp: (() => void) | null = null;
+  private readonly wakeUp = new WakeUp();
   private finished: { readonly promise: Promise<void>; readonly resolve: () => void } | null = null;
 
   constructor(ctx: EngineContext, key: LockKey) {
@@ -93,6 +90,13 @@ export class DocumentLock implements LockHome {
     this.privatePath = `${this.docPath}/${PRIVATE_LOCK}`;
     this.parents = parentChain(ctx.root, indexPath(ctx.root, key.index), this.docPath);
     this.generation = ctx.connection.generation();
+    this.foreign = new ForeignQueueWatch({
+      docPath: this.docPath,
+      prefixes: ctx.prefixes,
+      incarnation: () => this.incarnation,
+      ownEntry: () => this.entry,
+      stillWanted: () => this.state === 'held' && this.waiters.size > 0,
+    });
   }
 
   get waiting(): number {
@@ -138,7 +142,7 @@ export class DocumentLock implements LockHome {
       {
         handOverAllowed: handOver,
         nextRank: rankOf(prefixFor(next.priority, this.ctx.prefixes), this.ctx.prefixes),
-        foreign: this.foreign,
+        foreign: this.foreign.queue,
         handOvers: this.handOvers,
         msSinceGrant: Date.now() - this.grantedAt,
       },
@@ -526,9 +530,7 @@ export class DocumentLock implements LockHome {
     this.grantedAt = Date.now();
     this.handOvers = 0;
     this.reapedRetries = 0;
-    // The queue as read in the grant's round trip; the child watch (armed once requests of this
-    // process wait) keeps it current from one round trip later.
-    this.foreign = foreignQueueOf(this.children, this.entry, this.ctx.prefixes);
+    this.foreign.granted(this.children);
     const first = this.waiters.shift();
     if (first === undefined) {
       void this.leave();
@@ -633,27 +635,11 @@ export class DocumentLock implements LockHome {
 
   /** While held with local waiters: see other processes' entries, for the hand-over bound. */
   private watchForeignQueue(): void {
-    const incarnation = this.incarnation;
-    if (this.childWatchFor === incarnation || this.state !== 'held') return;
+    if (this.state !== 'held') return;
     const link = this.ctx.connection.current();
     if (link === null || link.generation !== this.generation) return;
     if (this.holderWatch === 0) this.watchHolderLate(link);
-    this.childWatchFor = incarnation;
-    // A watch of an earlier grant may still fire: it is ignored, each grant arms its own.
-    const onChange = (): void => {
-      if (incarnation !== this.incarnation) return;
-      this.childWatchFor = 0;
-      this.foreign = { ...this.foreign, known: false };
-      if (this.waiters.size > 0) this.watchForeignQueue();
-    };
-    link.zk.childrenWatched(this.docPath, onChange).then(
-      (children) => {
-        if (incarnation === this.incarnation) this.foreign = foreignQueueOf(children, this.entry, this.ctx.prefixes);
-      },
-      () => {
-        if (incarnation === this.incarnation) this.childWatchFor = 0;
-      },
-    );
+    this.foreign.watch(link.zk);
   }
 
   /**
@@ -685,7 +671,7 @@ export class DocumentLock implements LockHome {
       await this.ctx.connection.settle();
       return 'poked';
     }
-    this.wakeReason = null;
+    this.wakeUp.arm();
     try {
       await link.zk.getWatched(path, () => this.wake('event'));
     } catch (error) {
@@ -696,22 +682,11 @@ export class DocumentLock implements LockHome {
       await this.ctx.connection.settle();
       return 'poked';
     }
-    return this.sleep();
-  }
-
-  private sleep(): Promise<WakeReason> {
-    if (this.wakeReason !== null || this.state === 'released') return Promise.resolve(this.wakeReason ?? 'poked');
-    return new Promise((resolve) => {
-      this.wakeUp = () => {
-        this.wakeUp = null;
-        resolve(this.wakeReason ?? 'poked');
-      };
-    });
+    return this.wakeUp.sleep(this.state === 'released');
   }
 
   private wake(reason: WakeReason): void {
-    this.wakeReason ??= reason;
-    this.wakeUp?.();
+    this.wakeUp.wake(reason);
   }
 
   // ---- small helpers -----------------------------------------------------------------------------
