@@ -15,6 +15,8 @@ export function buildSettings(value: ValueOf, source: Settings['source']): Setti
       backgroundTimeoutMs: value('zookeeper.backgound.task.timeout'),
       lockRoot: value('zookeeper.lock.root'),
       auth: value('zookeeper.auth'),
+      handOverMaxCount: value('zookeeper.lock.handover.max.count'),
+      handOverMaxMs: value('zookeeper.lock.handover.max.ms'),
     },
     elasticsearch: {
       hosts: value('elasticsearch.hosts'),

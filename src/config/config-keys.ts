@@ -75,6 +75,8 @@ export interface ConfigValues {
   readonly 'proxy.lock.service': LockService;
   readonly 'zookeeper.lock.root': string;
   readonly 'zookeeper.auth': DigestAuth | null;
+  readonly 'zookeeper.lock.handover.max.count': number;
+  readonly 'zookeeper.lock.handover.max.ms': number;
   readonly 'proxy.lock.header': string;
   readonly 'proxy.lock.default': Priority;
   readonly 'proxy.byquery.policy': ByQueryPolicy;
@@ -251,10 +253,25 @@ export const CONFIG_KEYS: { readonly [K in ConfigKey]: KeySpec<ConfigValues[K]> 
   'zookeeper.auth': key({
     zookeeperOnly: true,
     defaultValue: '',
-    description: '`digest:user:password`; when set, lock nodes get a creator-only ACL.',
+    description: '`digest:user:password`; when set, lock nodes are created with a creator-only ACL.',
     secret: true,
     reload: 'restart',
     parse: optional(zookeeperAuth),
+  }),
+  'zookeeper.lock.handover.max.count': key({
+    defaultValue: '16',
+    description:
+      'Consecutive hand-overs of a document lock between requests of this proxy, without a ZooKeeper round trip, while another process waits for it (0: always yield to it).',
+    reload: 'restart',
+    parse: integer(0, 1_000_000),
+    zookeeperOnly: true,
+  }),
+  'zookeeper.lock.handover.max.ms': key({
+    defaultValue: '100',
+    description: 'Longest time in ms this proxy keeps passing a document lock between its own requests while another process waits for it.',
+    reload: 'restart',
+    parse: timeoutMs,
+    zookeeperOnly: true,
   }),
   'proxy.lock.header': key({
     defaultValue: 'X-Lock-Type',

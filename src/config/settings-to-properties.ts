@@ -34,6 +34,8 @@ export function settingsToProperties(settings: Settings): Record<ConfigKey, stri
     'proxy.lock.service': proxy.lockService,
     'zookeeper.lock.root': zookeeper.lockRoot,
     'zookeeper.auth': zookeeper.auth === null ? '' : `${zookeeper.auth.scheme}:${zookeeper.auth.credentials}`,
+    'zookeeper.lock.handover.max.count': String(zookeeper.handOverMaxCount),
+    'zookeeper.lock.handover.max.ms': String(zookeeper.handOverMaxMs),
     'proxy.lock.header': proxy.lockHeader,
     'proxy.lock.default': proxy.lockDefault,
     'proxy.byquery.policy': proxy.byQueryPolicy,

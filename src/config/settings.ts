@@ -27,8 +27,12 @@ export interface ZooKeeperSettings {
   readonly foregroundTimeoutMs: number;
   readonly backgroundTimeoutMs: number;
   readonly lockRoot: string;
-  /** `zookeeper.auth=digest:user:password`; lock nodes get a creator-only ACL when set. */
+  /** `zookeeper.auth=digest:user:password`; lock nodes are created with a creator-only ACL when set. */
   readonly auth: { readonly scheme: 'digest'; readonly credentials: string } | null;
+  /** Local hand-overs of a document lock while another process waits: at most this many … */
+  readonly handOverMaxCount: number;
+  /** … and for at most this long since the ZooKeeper grant. */
+  readonly handOverMaxMs: number;
 }
 
 export interface ElasticsearchSettings {

@@ -12,7 +12,7 @@ import type { LockEngine } from '../lock/lock-engine.js';
 import { openLockEngine } from '../lock/open-lock-engine.js';
 import { ProxyMetrics } from '../metrics/proxy-metrics.js';
 import { AliasResolver, clusterAliasLookup } from '../write/alias-resolver.js';
-import { attachLockEngine } from '../observe/attach-lock-engine.js';
+import { attachLockEngine, lockEventsOf } from '../observe/attach-lock-engine.js';
 import { combineObservers, observer as partialObserver, type ProxyObserver } from '../observe/proxy-observer.js';
 import { loggingObserver } from '../write/write-observer.js';
 import { createWriteInterceptor } from '../write/write-path.js';
@@ -51,7 +51,6 @@ export async function startProxyRuntime(initial: Settings, logger: Logger, optio
   const settings = (): Settings => current;
   const setLogLevel = liveLogLevel(logger);
   const metrics = options.metrics ?? new ProxyMetrics();
-  const engine = options.lockEngine ?? (await openLockEngine(initial, logger));
   const writeLogger = logger.child({ component: 'write' });
   // The one place where metrics and logging are attached: every part reports to this observer.
   const observer = combineObservers(
@@ -59,8 +58,8 @@ export async function startProxyRuntime(initial: Settings, logger: Logger, optio
     partialObserver(loggingObserver(writeLogger, () => current.proxy.slowLockMs)),
     ...(options.observer !== undefined ? [options.observer] : []),
   );
-  const attached = attachLockEngine(engine, observer);
-  const stopWatching = attached.detach;
+  const engine = options.lockEngine ?? (await openLockEngine(initial, logger, lockEventsOf(observer)));
+  const stopWatching = attachLockEngine(engine, observer);
   const cluster = createClusterClient(initial.elasticsearch, initial.proxy.upstreamTimeoutMs);
   const forwarder = createUpstreamForwarder(initial, { logger: logger.child({ component: 'upstream' }), failures: observer });
   // What the runtime opened beside the HTTP edge: released the same way on close and on a failed start.
@@ -77,7 +76,7 @@ export async function startProxyRuntime(initial: Settings, logger: Logger, optio
       observer,
       writeInterceptor: createWriteInterceptor({
         settings,
-        locks: attached.engine,
+        locks: engine,
         forwarder,
         aliases: new AliasResolver(clusterAliasLookup(cluster), () => current.proxy.aliasCacheTtlMs, writeLogger),
         deadLetters: openDeadLetterStore(initial, { cluster, logger: logger.child({ component: 'deadletter' }) }),

@@ -1,8 +1,8 @@
 import { pino } from 'pino';
 import { inject } from 'vitest';
 import type { LockEngine } from '../../../src/lock/lock-engine.js';
-import { MemoryLockEngine } from '../../../src/lock/memory-lock-engine.js';
-import { ZooKeeperLockEngine } from '../../../src/lock/zookeeper-lock-engine.js';
+import { MemoryLockEngine } from '../../../src/lock/memory/memory-lock-engine.js';
+import { ZooKeeperLockEngine } from '../../../src/lock/zookeeper/zookeeper-lock-engine.js';
 import type { LockBackend } from '../../support/lock-backends.js';
 import { borrowedEngine } from '../../support/write-stack.js';
 import { testSettings } from '../../support/test-settings.js';

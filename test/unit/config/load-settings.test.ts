@@ -24,6 +24,8 @@ describe('defaults', () => {
       backgroundTimeoutMs: 2000,
       lockRoot: '/es-locks',
       auth: null,
+      handOverMaxCount: 16,
+      handOverMaxMs: 100,
     });
     expect(settings.elasticsearch).toEqual({
       hosts: [new URL('http://localhost:9200')],
@@ -79,6 +81,8 @@ const EVERY_KEY: ReadonlyArray<readonly [ConfigKey, string, (s: Settings) => unk
   ['proxy.lock.service', 'ZooKeeper', (s) => s.proxy.lockService, 'zookeeper'],
   ['zookeeper.lock.root', '/locks/es', (s) => s.zookeeper.lockRoot, '/locks/es'],
   ['zookeeper.auth', 'digest:proxy:pa:ss', (s) => s.zookeeper.auth, { scheme: 'digest', credentials: 'proxy:pa:ss' }],
+  ['zookeeper.lock.handover.max.count', '0', (s) => s.zookeeper.handOverMaxCount, 0],
+  ['zookeeper.lock.handover.max.ms', '250', (s) => s.zookeeper.handOverMaxMs, 250],
   ['proxy.lock.header', 'X-Priority', (s) => s.proxy.lockHeader, 'X-Priority'],
   ['proxy.lock.default', 'Background', (s) => s.proxy.lockDefault, 'background'],
   ['proxy.byquery.policy', 'reject', (s) => s.proxy.byQueryPolicy, 'reject'],

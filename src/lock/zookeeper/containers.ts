@@ -1,4 +1,5 @@
-import type { ZkClient } from './zk-client.js';
+import { isZkCode } from '../zk-errors.js';
+import type { LockZk } from './lock-zk.js';
 
 /** A node above the queue: the persistent lock root chain, then index and document containers. */
 export interface ParentNode {
@@ -17,29 +18,39 @@ export function parentChain(root: string, index: string, doc: string): ParentNod
   chain.push({ path: index, mode: 'container' }, { path: doc, mode: 'container' });
   return chain;
 }
-import { isZkCode } from './zk-errors.js';
-
 /**
  * Which index/document CONTAINER nodes this process believes exist, so a warm key costs no
- * create. A stale belief (the server reaped an empty container) shows up as NONODE on the
- * child create; the caller then calls `forget` and tries again.
+ * create. A stale belief (the server reaped an empty container, or another process's release
+ * deleted the document node it had created) shows up as NONODE on the child create; the caller
+ * then calls `forget` and tries again.
  */
 export class ContainerCache {
   /** `true` once created or seen; a promise while our create is in flight (shared, not repeated). */
   private readonly known = new Map<string, true | Promise<void>>();
   private readonly capacity: number;
-  private readonly restrictAcl: boolean;
 
-  constructor(capacity: number, restrictAcl: boolean) {
+  constructor(capacity: number) {
     this.capacity = capacity;
-    this.restrictAcl = restrictAcl;
+  }
+
+  isKnown(path: string): boolean {
+    return this.known.get(path) === true;
+  }
+
+  /** Created or seen by us (e.g. in a batch transaction). */
+  remember(path: string): void {
+    setBounded(this.known, path, true, this.capacity);
+  }
+
+  forgetPath(path: string): void {
+    this.known.delete(path);
   }
 
   /**
    * Issues (without awaiting in between) the creates still needed for `nodes`, parent first.
    * Call before queuing the child requests so they are pipelined behind these on the session.
    */
-  ensure(client: ZkClient, nodes: readonly ParentNode[]): Promise<void> {
+  ensure(zk: LockZk, nodes: readonly ParentNode[]): Promise<void> {
     const pending: Promise<void>[] = [];
     for (const { path, mode } of nodes) {
       const state = this.known.get(path);
@@ -48,7 +59,7 @@ export class ContainerCache {
         pending.push(state);
         continue;
       }
-      const creating = this.createParent(client, path, mode);
+      const creating = this.createParent(zk, path, mode);
       this.known.set(path, creating);
       pending.push(creating);
     }
@@ -60,24 +71,16 @@ export class ContainerCache {
     for (const { path, mode } of nodes) if (mode === 'container') this.known.delete(path);
   }
 
-  private async createParent(client: ZkClient, path: string, mode: 'persistent' | 'container'): Promise<void> {
-    const created = client.create(path, '', mode);
-    // Pipelined right behind the create; harmless on a node another proxy (same credentials) made.
-    const acl = this.restrictAcl ? client.restrictToCreator(path).catch(() => undefined) : undefined;
+  private async createParent(zk: LockZk, path: string, mode: 'persistent' | 'container'): Promise<void> {
     try {
-      await created;
+      await zk.create(path, '', mode);
     } catch (error) {
       if (!isZkCode(error, 'NODEEXISTS')) {
         this.known.delete(path);
         throw error;
       }
     }
-    await acl;
     this.remember(path);
-  }
-
-  private remember(path: string): void {
-    setBounded(this.known, path, true, this.capacity);
   }
 }
 

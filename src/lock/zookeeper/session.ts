@@ -1,16 +1,17 @@
 import type { Logger } from 'pino';
-import type { ZooKeeperSettings } from '../config/settings.js';
-import type { LockServiceState } from './lock-engine.js';
-import { LockUnavailableError } from './lock-errors.js';
-import type { LockEngineStats } from './lock-stats.js';
-import { loadZkAddon } from './zk-addon.js';
-import { ZkClient } from './zk-client.js';
+import type { ZooKeeperSettings } from '../../config/settings.js';
+import type { LockServiceState } from '../lock-engine.js';
+import { LockUnavailableError } from '../lock-errors.js';
+import type { LockEngineStats } from '../lock-stats.js';
+import { loadZkAddon } from '../zk-addon.js';
+import { ZkClient } from '../zk-client.js';
 
 /**
  * The C client reports a frozen link only after 2/3 of the session timeout without a reply, so
  * the server may expire the session as early as 1/3 of the timeout after we hear "connecting".
- * Held locks are declared lost at 1/4 of the timeout after that, leaving 1/12 for writes in
- * flight to notice before another process could be granted the lock.
+ * Held locks are declared lost at 1/4 of the timeout after that: nothing new is forwarded under
+ * them. Their nodes are kept until their holders release them (or the session ends), since a
+ * write already sent may still be inside Elasticsearch (issue #10 hole 1).
  */
 export const SUSPENDED_LOSS_FRACTION = 1 / 4;
 
@@ -80,6 +81,11 @@ export class ZkSession {
 
   currentGeneration(): number {
     return this.generation;
+  }
+
+  /** Connected right now, on the session of `generation`. */
+  linkUp(generation: number): boolean {
+    return this.currentState === 'connected' && this.generation === generation && this.lease !== null;
   }
 
   /**
