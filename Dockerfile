@@ -1,30 +1,39 @@
 # syntax=docker/dockerfile:1
-# es-lock-proxy: build stage compiles TypeScript and the `zookeeper` native binding (the official
-# C client, built from the sources bundled in the npm package: needs python3, make and g++).
+# es-lock-proxy: the build stage compiles TypeScript and our ZooKeeper addon (native/), which
+# links the official C client that the `zookeeper` package builds from its bundled sources
+# (python3, make and g++ are needed here only).
 FROM node:20-bookworm-slim AS build
 RUN apt-get update \
  && apt-get install -y --no-install-recommends python3 make g++ \
  && rm -rf /var/lib/apt/lists/*
 WORKDIR /app
 COPY package.json package-lock.json ./
-# The postinstall step patches and rebuilds the zookeeper binding (see README).
-COPY scripts/patch-zookeeper-binding.mjs ./scripts/
+# npm ci builds the C client (zookeeper's install script), then our addon (our postinstall).
+COPY native ./native
+COPY scripts/build-native.mjs ./scripts/
 RUN npm ci --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
 RUN npm run build \
  && npm prune --omit=dev --no-audit --no-fund
 
-# Runtime stage: same base image, so the native module built above loads as is.
+# Runtime stage: same base image, so the addon built above loads as is (the C client is linked
+# into it statically; no toolchain here).
 FROM node:20-bookworm-slim
 ENV NODE_ENV=production
 WORKDIR /app
 COPY --from=build /app/package.json ./package.json
 COPY --from=build /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist
+COPY --from=build /app/native/build/Release/es_lock_proxy_zk.node ./native/build/Release/es_lock_proxy_zk.node
 COPY config ./config
-# The dead-letter queue (proxy.deadletter.dir, default data/dead-letter) must be writable.
+# The dead-letter queue: proxy.deadletter.dir defaults to data/dead-letter, relative to the working
+# directory /app. Created and owned by `node` BEFORE the VOLUME line (later changes to a volume path
+# are discarded), so a new volume starts writable. Declared a volume so dead letters outlive the
+# container even without an explicit mount; mount your own volume there (or at the directory you
+# configure instead).
 RUN mkdir -p /app/data/dead-letter && chown -R node:node /app/data
+VOLUME ["/app/data/dead-letter"]
 USER node
 # 9201: the Elasticsearch-facing port. 9202: admin (/healthz, /readyz), bound to 127.0.0.1 by default.
 EXPOSE 9201

@@ -1,12 +1,12 @@
 import { defineConfig } from 'vitest/config';
 
 /**
- * Two groups: the bulk of the suite runs files in parallel; the fault, soak and benchmark-smoke
- * files run afterwards, one at a time. They kill ZooKeeper servers, freeze sessions for a couple of
- * seconds and count timings against session timeouts, which a CPU shared with other test files
- * would distort on a 2-core machine.
+ * Two groups: the bulk of the suite runs files in parallel; the fault, soak, benchmark-smoke and
+ * packed-install files run afterwards, one at a time. They kill ZooKeeper servers, freeze sessions
+ * for a couple of seconds and count timings against session timeouts, which a CPU shared with
+ * other test files would distort on a 2-core machine (and the install test compiles).
  */
-const SEQUENTIAL = ['test/integration/faults/**/*.test.ts', 'test/integration/bench/**/*.test.ts'];
+const SEQUENTIAL = ['test/integration/faults/**/*.test.ts', 'test/integration/bench/**/*.test.ts', 'test/integration/install/**/*.test.ts'];
 
 export default defineConfig({
   test: {

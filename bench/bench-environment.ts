@@ -12,6 +12,8 @@ export interface ProxyStats {
   /** Exact lock wait / hold samples (ms) since the previous `proxyStats()` call. */
   readonly wait: { readonly foreground: number[]; readonly background: number[] };
   readonly hold: { readonly foreground: number[]; readonly background: number[] };
+  /** Lock grants since the previous call: passed on inside the proxy, and from ZooKeeper. */
+  readonly grants: { readonly local: number; readonly zookeeper: number };
   /** CPU time (user + system) the proxy process has used since it started, ms. */
   readonly cpuMs: number;
 }
@@ -29,6 +31,8 @@ export interface BenchEnvironment {
   readonly referenceUrl: Readonly<Record<ReferenceClient, string>>;
   /** CPU time (user + system, ms) the reference proxy process has used since it started. */
   referenceCpuMs(client: ReferenceClient): Promise<number>;
+  /** Both proxy instances (separate processes and ZooKeeper sessions, one lock root); [0] is `proxyUrl`. */
+  readonly proxyUrls: readonly string[];
   /** Clears the stand-in's overlap counters (call before a run). */
   resetStandIn(): Promise<void>;
   /** Waits until the stand-in has no write in flight, then reads its overlap count. */
@@ -54,6 +58,10 @@ function parseProxyStats(value: unknown): ProxyStats {
     zkOps: { create: numberField(zk, 'create'), delete: numberField(zk, 'delete'), get: numberField(zk, 'get'), getChildren: numberField(zk, 'getChildren') },
     wait: { foreground: samples(value, 'wait', 'foreground'), background: samples(value, 'wait', 'background') },
     hold: { foreground: samples(value, 'hold', 'foreground'), background: samples(value, 'hold', 'background') },
+    grants: {
+      local: numberField(objectField(objectField(value, 'timings'), 'grants'), 'local'),
+      zookeeper: numberField(objectField(objectField(value, 'timings'), 'grants'), 'zookeeper'),
+    },
     cpuMs: cpuMsOf(value),
   };
 }
@@ -85,12 +93,15 @@ export async function startBenchEnvironment(options: BenchOptions): Promise<Benc
     const deadLetterDir = await mkdtemp(join(tmpdir(), 'es-lock-proxy-bench-dlq-'));
     cleanups.push(() => rm(deadLetterDir, { recursive: true, force: true }));
     const profileArgs = options.cpuProf ? ['--cpu-prof', '--cpu-prof-dir', 'bench/results/profiles'] : [];
-    const proxy = await spawnBenchChild(
-      './proxy-process.ts',
-      { zookeeper, lockRoot: `/es-lock-proxy-bench/run-${Date.now().toString(36)}`, upstream: directUrl, deadLetterDir },
-      (line) => ({ proxyPort: numberField(line, 'proxyPort'), statsPort: numberField(line, 'statsPort') }),
-      profileArgs,
-    );
+    const lockRoot = `/es-lock-proxy-bench/run-${Date.now().toString(36)}`;
+    const startProxy = (extraArgs: readonly string[]) =>
+      spawnBenchChild(
+        './proxy-process.ts',
+        { zookeeper, lockRoot, upstream: directUrl, deadLetterDir },
+        (line) => ({ proxyPort: numberField(line, 'proxyPort'), statsPort: numberField(line, 'statsPort') }),
+        extraArgs,
+      );
+    const proxy = await startProxy(profileArgs);
     cleanups.push(() => proxy.stop());
     const references = new Map<ReferenceClient, { port: number; statsPort: number }>();
     for (const client of REFERENCE_CLIENTS) {
@@ -106,6 +117,8 @@ export async function startBenchEnvironment(options: BenchOptions): Promise<Benc
       if (info === undefined) throw new Error(`no reference proxy for ${client}`);
       return info;
     };
+    const second = await startProxy([]);
+    cleanups.push(() => second.stop());
     const zk = zookeeper;
     return {
       zookeeper: zk,
@@ -116,6 +129,7 @@ export async function startBenchEnvironment(options: BenchOptions): Promise<Benc
         undici: `http://127.0.0.1:${referenceOf('undici').port}`,
       },
       referenceCpuMs: async (client) => cpuMsOf(await getJson(`http://127.0.0.1:${referenceOf(client).statsPort}/stats`)),
+      proxyUrls: [`http://127.0.0.1:${proxy.info.proxyPort}`, `http://127.0.0.1:${second.info.proxyPort}`],
       resetStandIn: async () => {
         await getJson(`${directUrl}/_bench/reset`, 'POST');
       },

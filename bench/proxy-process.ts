@@ -6,12 +6,12 @@
  */
 import { createServer } from 'node:http';
 import { pino } from 'pino';
-import { ZooKeeperLockEngine } from '../src/lock/zookeeper-lock-engine.js';
+import { ZooKeeperLockEngine } from '../src/lock/zookeeper/zookeeper-lock-engine.js';
 import { startProxyRuntime } from '../src/server/proxy-runtime.js';
 import { testSettings } from '../test/support/test-settings.js';
 import { waitForLockService } from '../test/support/write-stack.js';
 import { objectField } from './child-process.js';
-import { TimingLockEngine } from './timing-lock-engine.js';
+import { LockTimingRecorder } from './lock-timings.js';
 
 function stringField(value: unknown, name: string): string {
   const field = objectField(value, name);
@@ -33,9 +33,9 @@ const settings = testSettings({
   proxy: { deadLetterDir: stringField(config, 'deadLetterDir'), logLevel: 'error', slowLockMs: 60_000 },
 });
 const logger = pino({ level: 'error' }, pino.destination(2));
-const engine = new ZooKeeperLockEngine(settings.zookeeper, logger.child({ component: 'lock' }));
-const timing = new TimingLockEngine(engine);
-const runtime = await startProxyRuntime(settings, logger, { lockEngine: timing });
+const timing = new LockTimingRecorder();
+const engine = new ZooKeeperLockEngine(settings.zookeeper, logger.child({ component: 'lock' }), { events: timing.events });
+const runtime = await startProxyRuntime(settings, logger, { lockEngine: engine });
 await waitForLockService(runtime);
 
 const stats = createServer((_req, res) => {

@@ -53,7 +53,7 @@ public final class CuratorBench {
         return;
       }
       boolean hot = workload.equals("hot");
-      int threadsPerClient = hot ? 1 : perClient;
+      int threadsPerClient = perClient;
       contended(sessions, base, run, hot, keys, threadsPerClient, Math.min(ops, WARMUP_OPS));
       long t0 = System.nanoTime();
       int violations = contended(sessions, base, run, hot, keys, threadsPerClient, ops);

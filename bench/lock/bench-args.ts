@@ -2,6 +2,9 @@
 export type Workload = 'cold' | 'warm' | 'hot' | 'spread';
 export type Impl = 'es-lock-proxy' | 'curator';
 
+/** `await`: each release is awaited before the next acquire; `pipelined`: not (see README of bench:lock). */
+export type ReleaseMode = 'await' | 'pipelined';
+
 export interface BenchArgs {
   readonly zk: string | null;
   readonly workload: Workload;
@@ -9,7 +12,9 @@ export interface BenchArgs {
   readonly clients: number;
   readonly impl: Impl;
   readonly keys: number;
+  /** Workers per session (hot and spread). */
   readonly perClient: number;
+  readonly release: ReleaseMode;
 }
 
 const WORKLOADS: readonly Workload[] = ['cold', 'warm', 'hot', 'spread'];
@@ -32,7 +37,11 @@ export function parseBenchArgs(argv: readonly string[]): BenchArgs {
   if (workload === undefined) throw new Error(`--workload must be one of ${WORKLOADS.join('|')}, got ${workloadRaw}`);
   const implRaw = valueOf(argv, 'impl') ?? 'es-lock-proxy';
   if (implRaw !== 'es-lock-proxy' && implRaw !== 'curator') throw new Error(`--impl must be es-lock-proxy|curator, got ${implRaw}`);
-  const defaultClients = workload === 'hot' ? 8 : workload === 'spread' ? 4 : 1;
+  // hot: 2 sessions x 4 workers by default (8 threads on one key for both implementations).
+  const defaultClients = workload === 'hot' ? 2 : workload === 'spread' ? 4 : 1;
+  const defaultPerClient = workload === 'hot' ? 4 : 8;
+  const release = valueOf(argv, 'release') ?? 'await';
+  if (release !== 'await' && release !== 'pipelined') throw new Error(`--release must be await|pipelined, got ${release}`);
   return {
     zk: valueOf(argv, 'zk') ?? null,
     workload,
@@ -40,6 +49,7 @@ export function parseBenchArgs(argv: readonly string[]): BenchArgs {
     clients: workload === 'cold' || workload === 'warm' ? 1 : positiveInt(valueOf(argv, 'clients'), defaultClients, 'clients'),
     impl: implRaw,
     keys: positiveInt(valueOf(argv, 'keys'), 10_000, 'keys'),
-    perClient: positiveInt(valueOf(argv, 'per-client'), 8, 'per-client'),
+    perClient: positiveInt(valueOf(argv, 'per-client'), defaultPerClient, 'per-client'),
+    release,
   };
 }

@@ -8,6 +8,8 @@ export interface BenchResult {
   readonly p99_ms: number | null;
   readonly violations: number;
   readonly clients: number;
+  readonly per_client?: number;
+  readonly release?: string;
   readonly zk_ops_per_lock?: Record<string, number>;
 }
 

@@ -4,8 +4,8 @@ import { performance } from 'node:perf_hooks';
 import pino from 'pino';
 import type { ZooKeeperSettings } from '../../src/config/settings.js';
 import type { LockEngineStats } from '../../src/lock/lock-stats.js';
-import { ZooKeeperLockEngine } from '../../src/lock/zookeeper-lock-engine.js';
-import type { BenchArgs } from './bench-args.js';
+import { ZooKeeperLockEngine } from '../../src/lock/zookeeper/zookeeper-lock-engine.js';
+import type { BenchArgs, ReleaseMode } from './bench-args.js';
 import { type BenchResult, OverlapChecker, percentile } from './bench-result.js';
 
 const WARMUP_OPS = 200;
@@ -22,22 +22,30 @@ function settingsFor(zk: string): ZooKeeperSettings {
     backgroundTimeoutMs: 30_000,
     lockRoot: '/es-lock-proxy-bench/locks',
     auth: null,
+    handOverMaxCount: 16,
+    handOverMaxMs: 100,
   };
 }
 
 const owner = { host: hostname(), pid: process.pid, requestId: 'bench' };
 
-async function once(engine: ZooKeeperLockEngine, index: string, id: string): Promise<void> {
+/**
+ * One acquire + release. `pipelined`: the release is sent but not awaited, as the proxy does
+ * (it answers the client first); ZooKeeper answers a session's requests in order, so the next
+ * acquire on the same session is served after it — its latency then includes the release's.
+ */
+async function once(engine: ZooKeeperLockEngine, index: string, id: string, release: ReleaseMode): Promise<void> {
   const held = await engine.acquire({ index, id }, 'foreground', { timeoutMs: 30_000, owner });
-  await held.release();
+  const released = held.release();
+  if (release === 'await') await released;
 }
 
-async function sequential(engine: ZooKeeperLockEngine, ops: number, idFor: (i: number) => string, index: string): Promise<number[]> {
-  for (let i = 0; i < WARMUP_OPS; i++) await once(engine, index, `warmup-${idFor(i)}`);
+async function sequential(engine: ZooKeeperLockEngine, args: BenchArgs, idFor: (i: number) => string, index: string): Promise<number[]> {
+  for (let i = 0; i < WARMUP_OPS; i++) await once(engine, index, `warmup-${idFor(i)}`, args.release);
   const latencies: number[] = [];
-  for (let i = 0; i < ops; i++) {
+  for (let i = 0; i < args.ops; i++) {
     const start = performance.now();
-    await once(engine, index, idFor(i));
+    await once(engine, index, idFor(i), args.release);
     latencies.push(performance.now() - start);
   }
   return latencies;
@@ -54,7 +62,8 @@ async function contended(engines: readonly ZooKeeperLockEngine[], args: BenchArg
       checker.enter(id);
       await new Promise<void>((resolve) => setImmediate(resolve));
       checker.leave(id);
-      await held.release();
+      const released = held.release();
+      if (args.release === 'await') await released;
     }
   };
   await Promise.all(engines.flatMap((engine) => Array.from({ length: perClient }, () => worker(engine))));
@@ -70,7 +79,7 @@ function perLock(before: LockEngineStats[], after: LockEngineStats[], ops: numbe
 async function connectedEngines(zk: string, count: number): Promise<ZooKeeperLockEngine[]> {
   const logger = pino({ level: 'warn' }, pino.destination(2));
   const engines = Array.from({ length: count }, () => new ZooKeeperLockEngine(settingsFor(zk), logger));
-  await Promise.all(engines.map((engine) => once(engine, 'bench-connect', randomUUID())));
+  await Promise.all(engines.map((engine) => once(engine, 'bench-connect', randomUUID(), 'await')));
   return engines;
 }
 
@@ -81,7 +90,7 @@ export async function runEsLockBench(zk: string, args: BenchArgs): Promise<Bench
     if (args.workload === 'cold' || args.workload === 'warm') {
       const engine = engines[0]!;
       const before = [engine.stats()];
-      const latencies = await sequential(engine, args.ops, args.workload === 'cold' ? (i) => `${run}-${i}` : () => `warm-${run}`, `bench-${args.workload}`);
+      const latencies = await sequential(engine, args, args.workload === 'cold' ? (i) => `${run}-${i}` : () => `warm-${run}`, `bench-${args.workload}`);
       latencies.sort((a, b) => a - b);
       const mean = latencies.reduce((a, b) => a + b, 0) / latencies.length;
       return {
@@ -93,10 +102,11 @@ export async function runEsLockBench(zk: string, args: BenchArgs): Promise<Bench
         p99_ms: percentile(latencies, 99),
         violations: 0,
         clients: 1,
+        release: args.release,
         zk_ops_per_lock: perLock(before, [engine.stats()], args.ops + WARMUP_OPS),
       };
     }
-    const perClient = args.workload === 'hot' ? 1 : args.perClient;
+    const perClient = args.perClient;
     const keyFor = args.workload === 'hot' ? () => `hot-${run}` : () => `${run}-${Math.floor(Math.random() * args.keys)}`;
     await contended(engines, { ...args, ops: Math.min(args.ops, WARMUP_OPS) }, keyFor, perClient);
     const before = engines.map((e) => e.stats());
@@ -112,6 +122,8 @@ export async function runEsLockBench(zk: string, args: BenchArgs): Promise<Bench
       p99_ms: null,
       violations,
       clients: args.clients,
+      per_client: perClient,
+      release: args.release,
       zk_ops_per_lock: perLock(before, engines.map((e) => e.stats()), args.ops),
     };
   } finally {

@@ -1,3 +1,4 @@
+import { lastZxid } from '../../test/support/zookeeper-server.js';
 import type { ProxyStats } from '../bench-environment.js';
 import { runLoad, type LoadResult, type LoadSpec } from '../load.js';
 import { randomBelow, round, target, type Workload, type WorkloadContext } from '../workload-result.js';
@@ -63,25 +64,31 @@ async function run(context: WorkloadContext, baseUrl: string, afterWarmup: () =>
   return bulksWithTrickle(baseUrl, bulkCount(context.options.durationS));
 }
 
-function zkDelta(before: ProxyStats, after: ProxyStats): { writes: number; reads: number } {
-  const writes = after.zkOps.create - before.zkOps.create + (after.zkOps.delete - before.zkOps.delete);
-  const reads = after.zkOps.get - before.zkOps.get + (after.zkOps.getChildren - before.zkOps.getChildren);
-  return { writes, reads };
+function readsDelta(before: ProxyStats, after: ProxyStats): number {
+  return after.zkOps.get - before.zkOps.get + (after.zkOps.getChildren - before.zkOps.getChildren);
+}
+
+/** The ZooKeeper server's own count of transactions (its zxid), whoever caused them. */
+function zxidOf(connect: string): Promise<bigint> {
+  return lastZxid(Number(connect.split(',')[0]?.split(':')[1]));
 }
 
 /** Background bulks of 1,000 documents while foreground single writes hit some of the same ids. */
 export const bulk: Workload = async (context) => {
   const { env, options } = context;
   const [directBulks, directSingles] = await run(context, env.directUrl, async () => undefined);
-  const counted: { before?: ProxyStats } = {};
+  const counted: { before?: ProxyStats; zxid?: bigint } = {};
   const [proxyBulks, proxySingles] = await run(context, env.proxyUrl, async () => {
     counted.before = await env.proxyStats();
+    counted.zxid = await zxidOf(env.zookeeper);
   });
-  if (counted.before === undefined) throw new Error('bulk: the proxy run did not complete');
-  const ops = zkDelta(counted.before, await env.proxyStats());
+  if (counted.before === undefined || counted.zxid === undefined) throw new Error('bulk: the proxy run did not complete');
+  const transactions = Number((await zxidOf(env.zookeeper)) - counted.zxid);
+  const reads = readsDelta(counted.before, await env.proxyStats());
   const documents = proxyBulks.ok * BULK_SIZE + proxySingles.ok;
   const timeRatio = proxyBulks.p50Ms / directBulks.p50Ms;
-  const writesPerDoc = ops.writes / Math.max(1, documents);
+  const txnsPerDoc = transactions / Math.max(1, documents);
+  const fgRatio = proxySingles.p99Ms / directBulks.p50Ms;
   return {
     workload: 'bulk',
     summary: {
@@ -90,8 +97,8 @@ export const bulk: Workload = async (context) => {
       bulk_time_ratio: round(timeRatio),
       direct_docs_per_s: round(directBulks.rps * BULK_SIZE, 0),
       proxy_docs_per_s: round(proxyBulks.rps * BULK_SIZE, 0),
-      zk_writes_per_doc: round(writesPerDoc),
-      zk_reads_per_doc: round(ops.reads / Math.max(1, documents)),
+      zk_transactions_per_doc: round(txnsPerDoc, 4),
+      zk_reads_per_doc: round(reads / Math.max(1, documents)),
       direct_fg_p99_ms: round(directSingles.p99Ms),
       proxy_fg_p50_ms: round(proxySingles.p50Ms),
       proxy_fg_p99_ms: round(proxySingles.p99Ms),
@@ -101,11 +108,12 @@ export const bulk: Workload = async (context) => {
     runs: { direct_bulks: directBulks, direct_singles: directSingles, proxy_bulks: proxyBulks, proxy_singles: proxySingles },
     targets: [
       target('bulk of 1,000 docs <= 1.5x direct (p50 time)', timeRatio, timeRatio <= 1.5),
-      target('bulk <= 3 ZooKeeper writes per document', writesPerDoc, writesPerDoc <= 3),
+      target('bulk <= 0.1 ZooKeeper transactions per document (server zxid)', txnsPerDoc, txnsPerDoc <= 0.1),
+      target('foreground writes during bulks: p99 <= 2x one bulk direct (p50)', fgRatio, fgRatio <= 2),
     ],
     notes: [
       `${bulkCount(options.durationS)} bulks per way over ${BULK_CONNECTIONS} connections, background (${BULK_SIZE} consecutive ids from a pool of ${ID_POOL}); foreground PUTs ${TRICKLE_RATE}/s on random ids of the pool`,
-      `stand-in bulk time = ${options.writeMs} ms + ${options.bulkDocMs} ms per document; ZooKeeper writes = creates + deletes counted by the engine / documents written`,
+      `stand-in bulk time = ${options.writeMs} ms + ${options.bulkDocMs} ms per document; ZooKeeper transactions = the server's zxid difference over the measured proxy run (every transaction, the container reaper's included) / documents written (bulk items + foreground writes)`,
     ],
   };
 };

@@ -60,6 +60,7 @@ export const fgUnderBg: Workload = async (context) => {
     workload: 'fg-under-bg',
     summary: {
       bg_hold_p50_ms: round(holdP50),
+      local_hand_over_share: round((priority.stats?.grants.local ?? 0) / Math.max(1, (priority.stats?.grants.local ?? 0) + (priority.stats?.grants.zookeeper ?? 0))),
       fg_wait_p50_ms: round(percentile(fgWait, 50)),
       fg_wait_p99_ms: round(fgWaitP99),
       bg_wait_p50_ms: round(percentile(bgWait, 50)),

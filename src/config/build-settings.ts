@@ -15,6 +15,8 @@ export function buildSettings(value: ValueOf, source: Settings['source']): Setti
       backgroundTimeoutMs: value('zookeeper.backgound.task.timeout'),
       lockRoot: value('zookeeper.lock.root'),
       auth: value('zookeeper.auth'),
+      handOverMaxCount: value('zookeeper.lock.handover.max.count'),
+      handOverMaxMs: value('zookeeper.lock.handover.max.ms'),
     },
     elasticsearch: {
       hosts: value('elasticsearch.hosts'),
@@ -28,6 +30,7 @@ export function buildSettings(value: ValueOf, source: Settings['source']): Setti
       adminHost: value('proxy.admin.host'),
       adminPort: value('proxy.admin.port'),
       adminToken: value('proxy.admin.token'),
+      lockService: value('proxy.lock.service'),
       lockHeader: value('proxy.lock.header'),
       lockDefault: value('proxy.lock.default'),
       deadLetterDir: value('proxy.deadletter.dir'),

@@ -19,7 +19,7 @@ import {
   type DigestAuth,
   type ValueParser,
 } from './value-parsers.js';
-import type { ByQueryPolicy, LogFormat, ProxySettings } from './settings.js';
+import type { ByQueryPolicy, LockService, LogFormat, ProxySettings } from './settings.js';
 import type { Priority } from '../lock/lock-engine.js';
 
 /** Whether a changed value can be applied to a running proxy (SIGHUP) or needs a restart. */
@@ -35,12 +35,17 @@ export interface KeySpec<T> {
   readonly description: string;
   /** Values never printed: logs, error messages and the startup line show "[redacted]". */
   readonly secret: boolean;
+  /**
+   * Configures ZooKeeper itself: ignored (not validated, not used, named in a start-up note when
+   * set) with `proxy.lock.service=in-process`.
+   */
+  readonly zookeeperOnly: boolean;
   readonly reload: ReloadMode;
   readonly parse: ValueParser<T>;
 }
 
-function key<T>(spec: Omit<KeySpec<T>, 'aliases' | 'envAliases' | 'secret'> & Partial<KeySpec<T>>): KeySpec<T> {
-  return { aliases: [], envAliases: [], secret: false, ...spec };
+function key<T>(spec: Omit<KeySpec<T>, 'aliases' | 'envAliases' | 'secret' | 'zookeeperOnly'> & Partial<KeySpec<T>>): KeySpec<T> {
+  return { aliases: [], envAliases: [], secret: false, zookeeperOnly: false, ...spec };
 }
 
 const timeoutMs = integer(0);
@@ -67,8 +72,11 @@ export interface ConfigValues {
   readonly 'proxy.admin.host': string;
   readonly 'proxy.admin.port': number;
   readonly 'proxy.admin.token': string | null;
+  readonly 'proxy.lock.service': LockService;
   readonly 'zookeeper.lock.root': string;
   readonly 'zookeeper.auth': DigestAuth | null;
+  readonly 'zookeeper.lock.handover.max.count': number;
+  readonly 'zookeeper.lock.handover.max.ms': number;
   readonly 'proxy.lock.header': string;
   readonly 'proxy.lock.default': Priority;
   readonly 'proxy.byquery.policy': ByQueryPolicy;
@@ -97,30 +105,35 @@ export type ValueOf = <K extends ConfigKey>(key: K) => ConfigValues[K];
  */
 export const CONFIG_KEYS: { readonly [K in ConfigKey]: KeySpec<ConfigValues[K]> } = {
   'zookeeper.servers': key({
+    zookeeperOnly: true,
     defaultValue: 'localhost:2181',
     description: 'ZooKeeper ensemble as comma-separated `host:port` pairs, optional `/chroot` suffix.',
     reload: 'restart',
     parse: zookeeperServers,
   }),
   'zookeeper.session.timeout': key({
+    zookeeperOnly: true,
     defaultValue: '5000',
     description: 'ZooKeeper session timeout in ms (the server clamps it to 2–20 × its tickTime).',
     reload: 'restart',
     parse: integer(1),
   }),
   'zookeeper.connection.retry': key({
+    zookeeperOnly: true,
     defaultValue: '5',
     description: 'Attempts to open a new ZooKeeper session after it expired or could not be established.',
     reload: 'restart',
     parse: integer(0),
   }),
   'zookeeper.connection.delay': key({
+    zookeeperOnly: true,
     defaultValue: '1000',
     description: 'Delay in ms between those attempts.',
     reload: 'restart',
     parse: timeoutMs,
   }),
   'zookeeper.foregound.lock.prefix': key({
+    zookeeperOnly: true,
     aliases: ['zookeeper.foreground.lock.prefix'],
     defaultValue: 'A',
     description: 'Name prefix of foreground lock nodes; must sort before the background prefix (lower sorts first = higher priority).',
@@ -128,6 +141,7 @@ export const CONFIG_KEYS: { readonly [K in ConfigKey]: KeySpec<ConfigValues[K]> 
     parse: lockPrefix,
   }),
   'zookeeper.backgound.lock.prefix': key({
+    zookeeperOnly: true,
     aliases: ['zookeeper.background.lock.prefix'],
     defaultValue: 'B',
     description: 'Name prefix of background lock nodes.',
@@ -223,18 +237,42 @@ export const CONFIG_KEYS: { readonly [K in ConfigKey]: KeySpec<ConfigValues[K]> 
     reload: 'restart',
     parse: optional(secretText),
   }),
+  'proxy.lock.service': key({
+    defaultValue: 'zookeeper',
+    description:
+      'Where document locks live: `zookeeper` (shared by every proxy instance using the ensemble) or `in-process` (no ZooKeeper: locks hold within this one process only; run a single instance).',
+    reload: 'restart',
+    parse: oneOf(['zookeeper', 'in-process']),
+  }),
   'zookeeper.lock.root': key({
+    zookeeperOnly: true,
     defaultValue: '/es-locks',
     description: 'Znode under which lock nodes are created.',
     reload: 'restart',
     parse: lockRoot,
   }),
   'zookeeper.auth': key({
+    zookeeperOnly: true,
     defaultValue: '',
-    description: '`digest:user:password`; when set, lock nodes get a creator-only ACL.',
+    description: '`digest:user:password`; when set, lock nodes are created with a creator-only ACL.',
     secret: true,
     reload: 'restart',
     parse: optional(zookeeperAuth),
+  }),
+  'zookeeper.lock.handover.max.count': key({
+    defaultValue: '16',
+    description:
+      'Consecutive hand-overs of a document lock between requests of this proxy, without a ZooKeeper round trip, while another process waits for it (0: always yield to it).',
+    reload: 'restart',
+    parse: integer(0, 1_000_000),
+    zookeeperOnly: true,
+  }),
+  'zookeeper.lock.handover.max.ms': key({
+    defaultValue: '100',
+    description: 'Longest time in ms this proxy keeps passing a document lock between its own requests while another process waits for it.',
+    reload: 'restart',
+    parse: timeoutMs,
+    zookeeperOnly: true,
   }),
   'proxy.lock.header': key({
     defaultValue: 'X-Lock-Type',
@@ -334,6 +372,9 @@ export function canonicalKeyOf(name: string): ConfigKey | null {
   if (isConfigKey(name)) return name;
   return CONFIG_KEY_NAMES.find((candidate) => specOf(candidate).aliases.includes(name)) ?? null;
 }
+
+/** The keys `proxy.lock.service=in-process` ignores. */
+export const ZOOKEEPER_ONLY_KEYS: readonly ConfigKey[] = Object.freeze(CONFIG_KEY_NAMES.filter((name) => CONFIG_KEYS[name].zookeeperOnly));
 
 export function specOf<K extends ConfigKey>(name: K): KeySpec<ConfigValues[K]> {
   return CONFIG_KEYS[name];

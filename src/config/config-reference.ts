@@ -18,7 +18,8 @@ function renderRow(key: ConfigKey): string {
   const defaultValue = spec.defaultValue === '' ? '(unset)' : `\`${spec.defaultValue}\``;
   const env = [envNameOf(key), ...spec.envAliases].map((name) => `\`${name}\``).join(', ');
   const applies = spec.reload === 'live' ? 'live (SIGHUP)' : 'restart';
-  return `| \`${key}\`${aliases} | ${defaultValue} | ${env} | ${applies} | ${escapeCell(spec.description)} |`;
+  const meaning = spec.zookeeperOnly ? `${spec.description} Ignored with \`proxy.lock.service=in-process\`.` : spec.description;
+  return `| \`${key}\`${aliases} | ${defaultValue} | ${env} | ${applies} | ${escapeCell(meaning)} |`;
 }
 
 function escapeCell(text: string): string {

@@ -1,7 +1,7 @@
 import { readFileSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { ConfigError } from './config-error.js';
-import { CONFIG_KEY_NAMES, CONFIG_KEYS, type ConfigKey, type ValueOf } from './config-keys.js';
+import { CONFIG_KEY_NAMES, CONFIG_KEYS, ZOOKEEPER_ONLY_KEYS, type ConfigKey, type ConfigValues, type ValueOf } from './config-keys.js';
 import { buildSettings } from './build-settings.js';
 import { defaultsLayer, environmentLayer, fileLayer, flagLayer, type Environment, type SourceLayer } from './config-sources.js';
 import { checkAcrossKeys } from './cross-checks.js';
@@ -34,11 +34,28 @@ export function loadSettings(options: LoadSettingsOptions): Settings {
     flagLayer(options.flags),
   ];
   const effective = mergeLayers(layers);
-  const settingOf = (key: ConfigKey): RawSetting => requireSetting(effective, key);
+  const lockService = validatedValue('proxy.lock.service', requireSetting(effective, 'proxy.lock.service'));
+  const ignored = new Set<ConfigKey>(lockService === 'in-process' ? ZOOKEEPER_ONLY_KEYS : []);
+  // Ignored keys keep their defaults: the Settings shape stays complete, and nothing reads them.
+  const settingOf = (key: ConfigKey): RawSetting => (ignored.has(key) ? defaultSetting(key) : requireSetting(effective, key));
   const value = validatedValues(settingOf);
   const crossWarnings = checkAcrossKeys(value, settingOf);
-  const warnings = [...layers.flatMap((layer) => layer.warnings), ...crossWarnings];
+  const warnings = [...layers.flatMap((layer) => layer.warnings), ...ignoredKeysNote(effective, ignored), ...crossWarnings];
   return buildSettings(value, { configFile, warnings });
+}
+
+function defaultSetting(key: ConfigKey): RawSetting {
+  return { key, name: key, raw: CONFIG_KEYS[key].defaultValue, origin: 'default' };
+}
+
+/** One line naming the ignored keys that were given another value than their default. */
+function ignoredKeysNote(effective: ReadonlyMap<ConfigKey, RawSetting>, ignored: ReadonlySet<ConfigKey>): string[] {
+  const set = [...ignored]
+    .map((key) => requireSetting(effective, key))
+    .filter((setting) => setting.raw.trim() !== CONFIG_KEYS[setting.key].defaultValue);
+  if (set.length === 0) return [];
+  const names = set.map((setting) => setting.name).join(', ');
+  return [`proxy.lock.service=in-process: ${names} ignored (they configure ZooKeeper, which this mode does not use)`];
 }
 
 function readConfigFile(path: string): string {
@@ -71,15 +88,16 @@ function requireSetting(effective: ReadonlyMap<ConfigKey, RawSetting>, key: Conf
  * instead of storing untyped results that would need a cast to read back.
  */
 function validatedValues(settingOf: (key: ConfigKey) => RawSetting): ValueOf {
-  const value: ValueOf = (key) => {
-    const setting = settingOf(key);
-    try {
-      return CONFIG_KEYS[key].parse(setting.raw);
-    } catch (error) {
-      if (error instanceof InvalidValue) throw invalidSetting(setting, error.expected);
-      throw error;
-    }
-  };
+  const value: ValueOf = (key) => validatedValue(key, settingOf(key));
   for (const key of CONFIG_KEY_NAMES) value(key);
   return value;
+}
+
+function validatedValue<K extends ConfigKey>(key: K, setting: RawSetting): ConfigValues[K] {
+  try {
+    return CONFIG_KEYS[key].parse(setting.raw);
+  } catch (error) {
+    if (error instanceof InvalidValue) throw invalidSetting(setting, error.expected);
+    throw error;
+  }
 }

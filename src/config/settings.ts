@@ -27,8 +27,12 @@ export interface ZooKeeperSettings {
   readonly foregroundTimeoutMs: number;
   readonly backgroundTimeoutMs: number;
   readonly lockRoot: string;
-  /** `zookeeper.auth=digest:user:password`; lock nodes get a creator-only ACL when set. */
+  /** `zookeeper.auth=digest:user:password`; lock nodes are created with a creator-only ACL when set. */
   readonly auth: { readonly scheme: 'digest'; readonly credentials: string } | null;
+  /** Local hand-overs of a document lock while another process waits: at most this many … */
+  readonly handOverMaxCount: number;
+  /** … and for at most this long since the ZooKeeper grant. */
+  readonly handOverMaxMs: number;
 }
 
 export interface ElasticsearchSettings {
@@ -44,6 +48,8 @@ export interface ElasticsearchSettings {
 }
 
 export type ByQueryPolicy = 'passthrough' | 'reject';
+/** `zookeeper`: locks shared by every instance on the ensemble; `in-process`: this process only. */
+export type LockService = 'zookeeper' | 'in-process';
 export type LogFormat = 'json' | 'pretty';
 
 export interface ProxySettings {
@@ -52,6 +58,7 @@ export interface ProxySettings {
   readonly adminHost: string;
   readonly adminPort: number;
   readonly adminToken: string | null;
+  readonly lockService: LockService;
   readonly lockHeader: string;
   readonly lockDefault: Priority;
   readonly deadLetterDir: string;

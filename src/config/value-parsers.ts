@@ -98,9 +98,15 @@ export const httpUrlList: ValueParser<URL[]> = (raw) => {
 
 const ZOOKEEPER_SERVERS_EXPECTED = 'comma-separated host:port pairs such as localhost:2181,localhost:2182 (optional /chroot suffix)';
 
+/** Values people try for "no ZooKeeper"; the mode has its own key, which the error names. */
+const NO_SERVERS = new Set(['', 'none', 'off', 'false', 'disabled']);
+
 /** `host:port[,host:port...][/chroot]`, normalised (spaces around commas dropped). */
 export const zookeeperServers: ValueParser<string> = (raw) => {
   const text = raw.trim();
+  if (NO_SERVERS.has(text.toLowerCase())) {
+    throw new InvalidValue(`${ZOOKEEPER_SERVERS_EXPECTED}; to run without ZooKeeper set proxy.lock.service=in-process instead`);
+  }
   const slash = text.indexOf('/');
   const hostList = slash === -1 ? text : text.slice(0, slash);
   const chroot = slash === -1 ? '' : text.slice(slash);

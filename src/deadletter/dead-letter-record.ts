@@ -61,6 +61,11 @@ const CREDENTIAL_HEADERS: ReadonlySet<string> = new Set([
   'x-amz-security-token',
 ]);
 
+/** Whether a header of this name carries credentials (the ones a record never keeps). */
+export function isCredentialHeader(name: string): boolean {
+  return CREDENTIAL_HEADERS.has(name.toLowerCase());
+}
+
 /** Per-connection headers; a replay builds its own. */
 const HOP_BY_HOP_HEADERS: ReadonlySet<string> = new Set([
   'connection',

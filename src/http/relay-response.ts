@@ -2,6 +2,8 @@ import type { ServerResponse } from 'node:http';
 import { PROXY_RESPONSE_HEADERS } from './elasticsearch-error.js';
 import { rawWithoutHopByHop } from './hop-by-hop-headers.js';
 import type { UpstreamResponse } from './upstream-forwarder.js';
+import { presentedAnswer } from './response-options/present.js';
+import { lenientResponseOptionsOf, type ResponseOptions } from './response-options/response-options.js';
 
 /**
  * Sends a buffered upstream answer to the client as Elasticsearch sent it: status and headers
@@ -27,16 +29,17 @@ function contentLengthFor(upstream: UpstreamResponse): string {
 
 /**
  * Answers with a JSON body the proxy built (a merged bulk answer): Elasticsearch's product and
- * content-type headers, `body` as given when it is already serialized.
+ * content-type headers, the body written as the request asked (`filter_path`, `pretty`).
  */
 export function sendJson(
   res: ServerResponse,
   status: number,
   body: Buffer | string | object,
   extraHeaders: Readonly<Record<string, string>> = {},
+  options: ResponseOptions = lenientResponseOptionsOf(res.req?.url),
 ): void {
   if (res.destroyed) return;
-  const payload = Buffer.isBuffer(body) ? body : Buffer.from(typeof body === 'string' ? body : JSON.stringify(body));
+  const payload = presentedAnswer(body, options);
   res.writeHead(status, { ...PROXY_RESPONSE_HEADERS, ...extraHeaders, 'content-length': String(payload.length) });
   res.end(payload);
 }

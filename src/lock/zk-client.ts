@@ -1,21 +1,31 @@
-import ZooKeeper from 'zookeeper';
+import { EventEmitter } from 'node:events';
 import type { LockEngineStats } from './lock-stats.js';
-import { isZkCode, toZkError } from './zk-errors.js';
+import { type NativeCompletion, type NativeConstants, type NativeMultiOp, type NativeWatcher, type NativeZooKeeper, loadZkAddon } from './zk-addon.js';
+import { isZkCode, toZkError, zkCodeOf } from './zk-errors.js';
+import { type NodeAcl, type ZkOp, type ZkOpResult, ZkMultiError, failedOpIndex } from './zk-multi.js';
 
 /**
- * A typed, counted view of one `zookeeper` handle. Results of the binding are parsed here (it
- * declares `any`), rejections become `ZkError`, and per-watch callbacks only see node events:
- * the C client also delivers every session event to each pending watcher, which the session
- * module handles once for everybody.
+ * A typed, counted view of one handle of our ZooKeeper addon (native/, see zk-addon.ts). Results
+ * of the addon are parsed here, rejections become `ZkError` (`ZkMultiError` for a transaction an
+ * op failed), and per-watch callbacks only see node events: the C client also delivers every
+ * session event to each pending watcher, which the session module handles once for everybody.
  */
-export type NodeMode = 'persistent' | 'container' | 'ephemeral' | 'ephemeralSequential';
+export type NodeMode = 'persistent' | 'persistentSequential' | 'container' | 'ephemeral' | 'ephemeralSequential';
 
 export type WatchEventType = 'created' | 'deleted' | 'changed' | 'child';
 
+/** The Stat of a znode. Zxids are 64-bit on the wire and exact as JS numbers below 2^53. */
 export interface ZkStat {
+  readonly czxid: number;
+  readonly mzxid: number;
+  readonly pzxid: number;
   readonly version: number;
   readonly cversion: number;
+  readonly aversion: number;
+  /** Epoch ms; 0 when unknown (a create's Stat derived from its transaction, see `multi`). */
   readonly ctime: number;
+  readonly mtime: number;
+  readonly dataLength: number;
   readonly numChildren: number;
   /** Hex session id of the owner of an ephemeral node, "0" otherwise. */
   readonly ephemeralOwner: string;
@@ -26,39 +36,77 @@ export interface ZkNode {
   readonly data: Buffer;
 }
 
-export type ZkHandle = InstanceType<typeof ZooKeeper>;
+export interface ZkChildren {
+  readonly children: string[];
+  /** The parent's Stat (its cversion, pzxid and numChildren describe the list). */
+  readonly stat: ZkStat;
+}
 
-const C = ZooKeeper.constants;
+export interface ZkCreated {
+  readonly path: string;
+  readonly stat: ZkStat;
+}
 
-/** How long `close` waits for the binding's `close` event, which a dead link may never bring. */
+/** Session events of the handle: `close` carries the C client's code (-112 expired, -113 auth failed, 0 closed by us). */
+export interface ZkClientEvents {
+  connect: [];
+  connecting: [];
+  close: [code: number];
+}
+
+export interface ZkClientOptions {
+  /** Connect string `host:port,...[/chroot]`. */
+  readonly servers: string;
+  readonly sessionTimeoutMs: number;
+}
+
+/** How long `close` waits for the server to end the session (a dead link never answers). */
 const CLOSE_WAIT_MS = 1_000;
+const ACL_MODES: Record<NodeAcl, number> = { open: 0, creator: 1 };
+/** ZooKeeper op codes of `a_multi` (native/zk-multi.h). */
+const OP_KINDS: Record<ZkOp['type'], number> = { create: 1, delete: 2, setData: 5, check: 13 };
 
-const MODE_FLAGS: Record<NodeMode, number> = {
-  persistent: C.ZOO_PERSISTENT,
-  container: C.ZOO_CONTAINER,
-  ephemeral: C.ZOO_EPHEMERAL,
-  ephemeralSequential: C.ZOO_EPHEMERAL_SEQUENTIAL,
-};
+function modeFlags(C: NativeConstants): Record<NodeMode, number> {
+  return {
+    persistent: C.ZOO_PERSISTENT,
+    persistentSequential: C.ZOO_PERSISTENT_SEQUENTIAL,
+    container: C.ZOO_CONTAINER,
+    ephemeral: C.ZOO_EPHEMERAL,
+    ephemeralSequential: C.ZOO_EPHEMERAL_SEQUENTIAL,
+  };
+}
 
-const EVENT_TYPES = new Map<number, WatchEventType>([
-  [C.ZOO_CREATED_EVENT, 'created'],
-  [C.ZOO_DELETED_EVENT, 'deleted'],
-  [C.ZOO_CHANGED_EVENT, 'changed'],
-  [C.ZOO_CHILD_EVENT, 'child'],
-]);
+function eventTypes(C: NativeConstants): Map<number, WatchEventType> {
+  return new Map<number, WatchEventType>([
+    [C.ZOO_CREATED_EVENT, 'created'],
+    [C.ZOO_DELETED_EVENT, 'deleted'],
+    [C.ZOO_CHANGED_EVENT, 'changed'],
+    [C.ZOO_CHILD_EVENT, 'child'],
+  ]);
+}
 
 function numberField(record: Record<string, unknown>, name: string): number {
   const value = record[name];
   return typeof value === 'number' ? value : 0;
 }
 
+function asRecord(value: unknown): Record<string, unknown> {
+  return typeof value === 'object' && value !== null ? { ...value } : {};
+}
+
 function parseStat(value: unknown): ZkStat {
-  const record: Record<string, unknown> = typeof value === 'object' && value !== null ? { ...value } : {};
+  const record = asRecord(value);
   const owner = record.ephemeralOwner;
   return {
+    czxid: numberField(record, 'czxid'),
+    mzxid: numberField(record, 'mzxid'),
+    pzxid: numberField(record, 'pzxid'),
     version: numberField(record, 'version'),
     cversion: numberField(record, 'cversion'),
+    aversion: numberField(record, 'aversion'),
     ctime: numberField(record, 'ctime'),
+    mtime: numberField(record, 'mtime'),
+    dataLength: numberField(record, 'dataLength'),
     numChildren: numberField(record, 'numChildren'),
     ephemeralOwner: typeof owner === 'string' ? owner : '0',
   };
@@ -75,23 +123,20 @@ function parseChildren(value: unknown): string[] {
   return value.filter((child): child is string => typeof child === 'string');
 }
 
-type Completion = (rc: number, text: unknown, ...result: unknown[]) => void;
-type NativeWatcher = (type: number, state: number, path: string) => void;
-
-/**
- * The binding's native object. Its JS wrapper formats every call with `util.inspect` for a
- * logger we never set, which costs more CPU than the request itself; we call the native side.
- */
-interface NativeZk {
-  a_create(path: string, data: string, flags: number, done: Completion): number;
-  a_delete_(path: string, version: number, done: Completion): number;
-  a_get(path: string, watch: boolean, done: Completion): number;
-  aw_get(path: string, watcher: NativeWatcher, done: Completion): number;
-  a_get_children(path: string, watch: boolean, done: Completion): number;
-  aw_get_children(path: string, watcher: NativeWatcher, done: Completion): number;
+/** Settles when `work` does (either way) or after `ms`, whichever comes first. */
+async function withinMs(ms: number, work: Promise<unknown>): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const elapsed = new Promise<void>((resolve) => {
+    timer = setTimeout(resolve, ms);
+  });
+  try {
+    await Promise.race([work.then(() => undefined, () => undefined), elapsed]);
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
-function call(start: (done: Completion) => number): Promise<unknown[]> {
+function call(start: (done: NativeCompletion) => number): Promise<unknown[]> {
   return new Promise((resolve, reject) => {
     const rc = start((code, text, ...result) => {
       if (code === 0) resolve(result);
@@ -101,42 +146,67 @@ function call(start: (done: Completion) => number): Promise<unknown[]> {
   });
 }
 
-function nodeEvent(onEvent: (type: WatchEventType) => void): NativeWatcher {
-  return (type) => {
-    const eventType = EVENT_TYPES.get(type);
-    if (eventType !== undefined) onEvent(eventType);
-  };
-}
-
 export class ZkClient {
-  private readonly handle: ZkHandle;
+  private readonly native: NativeZooKeeper;
   private readonly stats: LockEngineStats;
-  private readonly native: NativeZk;
+  private readonly events = new EventEmitter();
+  private readonly flags: Record<NodeMode, number>;
+  private readonly eventTypes: Map<number, WatchEventType>;
+  private readonly permAll: number;
+  private readonly options: ZkClientOptions;
+  private connected = false;
 
-  constructor(handle: ZkHandle, stats: LockEngineStats) {
-    this.handle = handle;
+  /** A handle of the addon (loaded on first use: throws `ZkAddonError` when it is unusable); `connect()` starts it. */
+  constructor(options: ZkClientOptions, stats: LockEngineStats) {
+    const { ZooKeeper } = loadZkAddon();
+    this.options = options;
     this.stats = stats;
-    this.native = handle.native;
+    this.flags = modeFlags(ZooKeeper);
+    this.eventTypes = eventTypes(ZooKeeper);
+    this.permAll = ZooKeeper.ZOO_PERM_ALL;
+    this.native = new ZooKeeper();
+    this.native.emit = (event, _self, data) => this.onNativeEvent(event, data);
+  }
+
+  on<E extends keyof ZkClientEvents>(event: E, listener: (...args: ZkClientEvents[E]) => void): this {
+    this.events.on(event, listener as (...args: unknown[]) => void);
+    return this;
+  }
+
+  once<E extends keyof ZkClientEvents>(event: E, listener: (...args: ZkClientEvents[E]) => void): this {
+    this.events.once(event, listener as (...args: unknown[]) => void);
+    return this;
+  }
+
+  /** Starts connecting; `connect` is emitted on every (re)connection of the session. */
+  connect(): void {
+    this.native.init({ connect: this.options.servers, timeout: this.options.sessionTimeoutMs, debug_level: 0 });
   }
 
   /** Hex id as in `stat.ephemeralOwner`. */
   get sessionId(): string {
-    const id: unknown = this.handle.client_id;
+    const id: unknown = this.native.client_id;
     return typeof id === 'string' ? id : String(id);
   }
 
   /** Negotiated session timeout in ms (0 before the first connect). */
   get negotiatedTimeoutMs(): number {
-    const timeout: unknown = this.handle.timeout;
-    return typeof timeout === 'number' ? timeout : 0;
+    const timeout: unknown = this.native.timeout;
+    return typeof timeout === 'number' && timeout > 0 ? timeout : 0;
   }
 
   async create(path: string, data: string, mode: NodeMode): Promise<string> {
     this.stats.zkOps.create++;
-    const [created] = await call((done) => this.native.a_create(path, data, MODE_FLAGS[mode], done));
+    const [created] = await call((done) => this.native.a_create(path, data, this.flags[mode], done));
     return typeof created === 'string' ? created : path;
   }
 
+  /** Creates a node and returns its path (sequential nodes: with the number) and Stat (czxid: the create's zxid). */
+  async create2(path: string, data: string | Buffer, mode: NodeMode, acl: NodeAcl = 'open'): Promise<ZkCreated> {
+    this.stats.zkOps.create++;
+    const [created, stat] = await call((done) => this.native.a_create2(path, data, this.flags[mode], ACL_MODES[acl], done));
+    return { path: typeof created === 'string' ? created : path, stat: parseStat(stat) };
+  }
 
   /** `version` -1 deletes whatever version is there. */
   async delete(path: string, version = -1): Promise<void> {
@@ -144,19 +214,23 @@ export class ZkClient {
     await call((done) => this.native.a_delete_(path, version, done));
   }
 
+  /** Replaces a node's data if its data version is `version` (-1: any) and returns the new Stat. */
+  async setData(path: string, data: string | Buffer, version = -1): Promise<ZkStat> {
+    this.stats.zkOps.setData++;
+    const [stat] = await call((done) => this.native.a_set(path, data, version, done));
+    return parseStat(stat);
+  }
 
   async get(path: string): Promise<ZkNode> {
     this.stats.zkOps.get++;
     return parseNode(await call((done) => this.native.a_get(path, false, done)));
   }
 
-
   /** Reads a node and leaves a one-shot watch; `onEvent` never sees session events. */
   async getWatched(path: string, onEvent: (type: WatchEventType) => void): Promise<ZkNode> {
     this.stats.zkOps.get++;
-    return parseNode(await call((done) => this.native.aw_get(path, nodeEvent(onEvent), done)));
+    return parseNode(await call((done) => this.native.aw_get(path, this.nodeEvent(onEvent), done)));
   }
-
 
   async getChildren(path: string): Promise<string[]> {
     this.stats.zkOps.getChildren++;
@@ -164,41 +238,131 @@ export class ZkClient {
     return parseChildren(children);
   }
 
-
   /** Lists children and leaves a one-shot child watch (used by tools following the seed algorithm). */
   async getChildrenWatched(path: string, onEvent: (type: WatchEventType) => void): Promise<string[]> {
     this.stats.zkOps.getChildren++;
-    const [children] = await call((done) => this.native.aw_get_children(path, nodeEvent(onEvent), done));
+    const [children] = await call((done) => this.native.aw_get_children(path, this.nodeEvent(onEvent), done));
     return parseChildren(children);
   }
 
+  /** Children and the parent's Stat, read together. */
+  async getChildren2(path: string): Promise<ZkChildren> {
+    this.stats.zkOps.getChildren++;
+    const [children, stat] = await call((done) => this.native.a_get_children2(path, false, done));
+    return { children: parseChildren(children), stat: parseStat(stat) };
+  }
+
+  /** `getChildren2` leaving a one-shot child watch. */
+  async getChildren2Watched(path: string, onEvent: (type: WatchEventType) => void): Promise<ZkChildren> {
+    this.stats.zkOps.getChildren++;
+    const [children, stat] = await call((done) => this.native.aw_get_children2(path, this.nodeEvent(onEvent), done));
+    return { children: parseChildren(children), stat: parseStat(stat) };
+  }
+
+  /**
+   * Runs the ops as one transaction (one zxid): all applied, or none. Resolves with one result
+   * per op; rejects with `ZkMultiError` naming the op that failed, or with a `ZkError` when the
+   * request itself failed (e.g. CONNECTIONLOSS: the outcome is then unknown).
+   *
+   * Creates are sent as create2. Servers before 3.9 answer them with the path only
+   * (ZOOKEEPER-4026; containers do get their Stat): their Stat is then derived from the
+   * transaction's zxid, which is exact except ctime/mtime (0): a node created by a transaction
+   * has czxid = mzxid = pzxid = its zxid, versions 0, no children, ephemeralOwner = this session
+   * for ephemeral modes, dataLength = the bytes sent.
+   */
+  async multi(ops: readonly ZkOp[]): Promise<ZkOpResult[]> {
+    this.stats.zkOps.multi++;
+    this.stats.zkOps.multiOps += ops.length;
+    const native = ops.map((op) => this.nativeOp(op));
+    const [rc, text, results, zxid] = await new Promise<[number, unknown, unknown, unknown]>((resolve, reject) => {
+      const queued = this.native.a_multi(native, (code, message, list, txZxid) => resolve([code, message, list, txZxid]));
+      if (queued < 0) reject(toZkError(new Error(`${queued} request not queued`)));
+    });
+    // No answer per op: the request itself failed (not sent, connection lost, handle closed).
+    if (!Array.isArray(results)) throw toZkError(new Error(`${rc} ${String(text)}`));
+    const parsed = ops.map((op, index) => this.opResult(op, results[index], rc, zxid));
+    if (rc === 0) return parsed;
+    const failed = failedOpIndex(parsed);
+    throw failed >= 0 ? new ZkMultiError(failed, ops, parsed) : toZkError(new Error(`${rc} ${String(text)}`));
+  }
 
   /** Restricts a node to the identities authenticated on this session (`auth` scheme). */
   async restrictToCreator(path: string): Promise<void> {
     this.stats.zkOps.setAcl++;
-    try {
-      await this.handle.set_acl(path, -1, [C.ZOO_CREATOR_ALL_ACL]);
-    } catch (error) {
-      throw toZkError(error);
+    await call((done) => this.native.a_set_acl(path, -1, [{ perm: this.permAll, scheme: 'auth', auth: '' }], done));
+  }
+
+  /**
+   * Ends the session (its ephemeral nodes go with it) and frees the handle, never stopping the
+   * event loop (the C client's own close blocks it for up to 4.5 s, see native/zk-close.h): the
+   * server is asked to end the session, at most CLOSE_WAIT_MS; then the connection is dropped.
+   * Without an answer in time (ZooKeeper out of reach) the server ends the session at its expiry.
+   */
+  async close(): Promise<void> {
+    if (this.connected) await withinMs(CLOSE_WAIT_MS, call((done) => this.native.a_close_session(done)));
+    this.native.close(true);
+  }
+
+  addAuth(scheme: string, credentials: string): Promise<void> {
+    return call((done) => this.native.add_auth(scheme, credentials, done)).then(() => undefined);
+  }
+
+  private onNativeEvent(event: string, data: unknown): void {
+    if (event !== 'close' && event !== 'connect' && event !== 'connecting') return;
+    this.connected = event === 'connect';
+    if (event === 'close') this.events.emit('close', typeof data === 'number' ? data : 0);
+    else this.events.emit(event);
+  }
+
+  private nodeEvent(onEvent: (type: WatchEventType) => void): NativeWatcher {
+    return (type) => {
+      const eventType = this.eventTypes.get(type);
+      if (eventType !== undefined) onEvent(eventType);
+    };
+  }
+
+  private nativeOp(op: ZkOp): NativeMultiOp {
+    const kind = OP_KINDS[op.type];
+    switch (op.type) {
+      case 'create':
+        return { kind, path: op.path, data: op.data ?? '', flags: this.flags[op.mode], acl: ACL_MODES[op.acl ?? 'open'] };
+      case 'delete':
+        return { kind, path: op.path, version: op.version ?? -1 };
+      case 'setData':
+        return { kind, path: op.path, data: op.data, version: op.version ?? -1 };
+      case 'check':
+        return { kind, path: op.path, version: op.version };
     }
   }
 
-  /** Closes the handle (its ephemeral nodes go with the session); bounded, see CLOSE_WAIT_MS. */
-  async close(): Promise<void> {
-    const closed = new Promise<void>((resolve) => this.handle.once('close', () => resolve()));
-    this.handle.close();
-    await Promise.race([closed, new Promise<void>((resolve) => setTimeout(resolve, CLOSE_WAIT_MS).unref())]);
+  private opResult(op: ZkOp, value: unknown, rc: number, zxid: unknown): ZkOpResult {
+    const record = asRecord(value);
+    const opRc = typeof record.rc === 'number' ? record.rc : rc;
+    const base = { type: op.type, rc: opRc, code: zkCodeOf(opRc) };
+    if (rc !== 0) return base;
+    if (op.type === 'setData') return { ...base, stat: parseStat(record.stat) };
+    if (op.type !== 'create') return base;
+    const path = typeof record.path === 'string' ? record.path : op.path;
+    const stat = record.stat !== undefined ? parseStat(record.stat) : this.createdStat(op, typeof zxid === 'number' ? zxid : 0);
+    return { ...base, path, stat };
   }
 
-  /** `add_auth` is callback-only in the binding. */
-  addAuth(scheme: string, credentials: string): Promise<void> {
-    return new Promise((resolve, reject) => {
-      const rc: unknown = this.handle.add_auth(scheme, credentials, (code: number, text: unknown) => {
-        if (code === 0) resolve();
-        else reject(toZkError(new Error(`${code} ${String(text)}`)));
-      });
-      if (typeof rc === 'number' && rc !== 0) reject(toZkError(new Error(`${rc} add_auth failed`)));
-    });
+  /** The Stat of a node a transaction created, from the transaction's zxid (see `multi`). */
+  private createdStat(op: Extract<ZkOp, { type: 'create' }>, zxid: number): ZkStat {
+    const ephemeral = op.mode === 'ephemeral' || op.mode === 'ephemeralSequential';
+    return {
+      czxid: zxid,
+      mzxid: zxid,
+      pzxid: zxid,
+      version: 0,
+      cversion: 0,
+      aversion: 0,
+      ctime: 0,
+      mtime: 0,
+      dataLength: Buffer.byteLength(op.data ?? ''),
+      numChildren: 0,
+      ephemeralOwner: ephemeral ? this.sessionId : '0',
+    };
   }
 }
 

@@ -7,8 +7,10 @@
 export const ZK_RC = {
   OK: 0,
   SYSTEMERROR: -1,
+  RUNTIMEINCONSISTENCY: -2,
   CONNECTIONLOSS: -4,
   MARSHALLINGERROR: -5,
+  UNIMPLEMENTED: -6,
   OPERATIONTIMEOUT: -7,
   BADARGUMENTS: -8,
   INVALIDSTATE: -9,
@@ -31,6 +33,11 @@ const NAME_BY_RC = new Map<number, ZkErrorCode>(
   Object.entries(ZK_RC).map(([name, rc]) => [rc, name as keyof typeof ZK_RC]),
 );
 
+/** The name of a ZooKeeper return code ('UNKNOWN' for one not listed above). */
+export function zkCodeOf(rc: number): ZkErrorCode {
+  return NAME_BY_RC.get(rc) ?? 'UNKNOWN';
+}
+
 export class ZkError extends Error {
   readonly rc: number;
   readonly code: ZkErrorCode;
@@ -39,7 +46,7 @@ export class ZkError extends Error {
     super(message, cause === undefined ? undefined : { cause });
     this.name = 'ZkError';
     this.rc = rc;
-    this.code = NAME_BY_RC.get(rc) ?? 'UNKNOWN';
+    this.code = zkCodeOf(rc);
   }
 
   /** The request may or may not have been applied; the session may still be alive. */

@@ -1,4 +1,3 @@
-import ZooKeeper from 'zookeeper';
 import { newStats } from './lock-stats.js';
 import { ZkClient } from './zk-client.js';
 
@@ -9,21 +8,20 @@ export interface RawZkConnection {
 
 /**
  * A plain connected handle for tools and tests that must look at (or act on) the znodes
- * directly, e.g. a client of the original locking algorithm. Keeps `zookeeper` fenced in here.
+ * directly, e.g. a client of the original locking algorithm.
  */
 export async function connectRawClient(servers: string, sessionTimeoutMs: number, connectTimeoutMs = 10_000): Promise<RawZkConnection> {
-  const zk = new ZooKeeper({ connect: servers, timeout: sessionTimeoutMs, debug_level: 0 });
-  const client = new ZkClient(zk, newStats());
+  const client = new ZkClient({ servers, sessionTimeoutMs }, newStats());
   await new Promise<void>((resolve, reject) => {
     const timer = setTimeout(() => {
-      zk.close();
+      void client.close();
       reject(new Error(`no ZooKeeper connection to ${servers} within ${connectTimeoutMs} ms`));
     }, connectTimeoutMs);
-    zk.once('connect', () => {
+    client.once('connect', () => {
       clearTimeout(timer);
       resolve();
     });
-    zk.init({});
+    client.connect();
   });
   return {
     client,

@@ -45,7 +45,7 @@ export function documentPath(root: string, key: LockKey): string {
   return `${indexPath(root, key.index)}/${encodeSegment(key.id)}`;
 }
 
-/** Canonical key order shared by every process (deadlock freedom of `acquireMany`). */
+/** A stable order of keys (listings). */
 export function compareKeys(a: LockKey, b: LockKey): number {
   if (a.index !== b.index) return a.index < b.index ? -1 : 1;
   if (a.id !== b.id) return a.id < b.id ? -1 : 1;
@@ -54,10 +54,4 @@ export function compareKeys(a: LockKey, b: LockKey): number {
 
 export function keyString(key: LockKey): string {
   return `${key.index}/${key.id}`;
-}
-
-/** Sorted, duplicates removed. */
-export function canonicalKeys(keys: readonly LockKey[]): LockKey[] {
-  const sorted = [...keys].sort(compareKeys);
-  return sorted.filter((key, i) => i === 0 || compareKeys(sorted[i - 1]!, key) !== 0);
 }

@@ -6,7 +6,7 @@ import { REDACTED } from './logger.js';
 /**
  * The effective settings as properties keys, safe to log: secrets replaced by "[redacted]",
  * the ZooKeeper digest user kept (operators need to know which identity is used) but not its
- * password, user info stripped from cluster URLs, unset keys as null.
+ * password, user info stripped from cluster URLs, unset (and ignored) keys as null.
  */
 export function redactSettings(settings: Settings): Record<ConfigKey, string | null> {
   const properties = settingsToProperties(settings);
@@ -18,6 +18,8 @@ export function redactSettings(settings: Settings): Record<ConfigKey, string | n
 
 function redactValue(key: ConfigKey, raw: string, settings: Settings): string | null {
   if (raw === '') return null;
+  // In-process locks read none of the ZooKeeper keys: showing their defaults would suggest otherwise.
+  if (settings.proxy.lockService === 'in-process' && specOf(key).zookeeperOnly) return null;
   if (key === 'zookeeper.auth') return redactDigest(settings.zookeeper.auth?.credentials ?? '');
   if (key === 'elasticsearch.hosts') return settings.elasticsearch.hosts.map(redactUrl).join(',');
   return specOf(key).secret ? REDACTED : raw;

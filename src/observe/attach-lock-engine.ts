@@ -1,76 +1,19 @@
-import type { LockEngine, LockServiceState } from '../lock/lock-engine.js';
-import { CountingLockEngine } from './counting-lock-engine.js';
-import type { LockActivity, ProxyObserver } from './proxy-observer.js';
+import type { LockEngine } from '../lock/lock-engine.js';
+import { lockEvents, type LockEvents } from '../lock/lock-events.js';
+import type { ProxyObserver } from './proxy-observer.js';
 
 /**
- * What an engine may offer beyond `LockEngine` (structural, so this module names no concrete
- * engine): `activity()` for the in-flight gauges (the engine of DESIGN §1), and
- * `onSessionExpired` (today's ZooKeeper engine). The engine of DESIGN §1 reports expiries through
- * its `events` constructor option instead: pass it `lockEventsOf(observer)`.
+ * Connects a lock engine to the observer seam: its state changes, and its in-flight counts, read
+ * from `activity()` when metrics are scraped. Returns the function that detaches it. Session
+ * expiries reach the seam through the engine's own events: build it with `lockEventsOf(observer)`.
  */
-export interface ObservableEngineExtras {
-  activity?(): LockActivity;
-  onSessionExpired?(listener: () => void): () => void;
-}
-
-export interface AttachedLockEngine {
-  /** The engine the write path should use (today's engines: one that counts held locks). */
-  readonly engine: LockEngine;
-  detach(): void;
-}
-
-/**
- * Connects a lock engine to the observer seam: its state changes, its session expiries (inferred
- * from a fall into `unavailable` after `connected` when the engine does not report them), and its
- * in-flight counts (from `activity()`, or counted around the engine when it has none).
- */
-export function attachLockEngine(engine: LockEngine & ObservableEngineExtras, observer: ProxyObserver): AttachedLockEngine {
-  let used: LockEngine = engine;
-  if (engine.activity !== undefined) {
-    const read = engine.activity.bind(engine);
-    observer.lockActivity(read);
-  } else {
-    const counting = new CountingLockEngine(engine);
-    used = counting.engine;
-    observer.lockActivity(() => counting.activity());
-  }
+export function attachLockEngine(engine: LockEngine, observer: ProxyObserver): () => void {
+  observer.lockActivity(() => engine.activity());
   observer.lockServiceState(engine.state());
-  const stopStates = engine.onStateChange((state) => observer.lockServiceState(state));
-  const stopExpiries = engine.onSessionExpired?.(() => observer.sessionExpired()) ?? inferExpiries(engine, observer);
-  return {
-    engine: used,
-    detach: () => {
-      stopStates();
-      stopExpiries();
-    },
-  };
+  return engine.onStateChange((state) => observer.lockServiceState(state));
 }
 
-/** An expiry is a fall into `unavailable` from a session that had been `connected` (counted once until it connects again). */
-function inferExpiries(engine: LockEngine, observer: ProxyObserver): () => void {
-  let hadSession = engine.state() === 'connected';
-  return engine.onStateChange((state: LockServiceState) => {
-    if (state === 'connected') hadSession = true;
-    if (state === 'unavailable' && hadSession) {
-      hadSession = false;
-      observer.sessionExpired();
-    }
-  });
-}
-
-/** The lock events of DESIGN §1 mapped onto the seam (metrics count per request, not per lock). */
-export function lockEventsOf(observer: ProxyObserver): {
-  granted(): void;
-  released(): void;
-  timedOut(): void;
-  lost(): void;
-  sessionExpired(): void;
-} {
-  return {
-    granted: () => undefined,
-    released: () => undefined,
-    timedOut: () => undefined,
-    lost: () => undefined,
-    sessionExpired: () => observer.sessionExpired(),
-  };
+/** The engine events the seam takes (metrics count locks per request, from the write path's reports). */
+export function lockEventsOf(observer: ProxyObserver): LockEvents {
+  return lockEvents({ sessionExpired: () => observer.sessionExpired() });
 }

@@ -9,10 +9,10 @@ import { lockInspectionRouter } from '../http/admin/lock-inspection-router.js';
 import { metricsRouter } from '../http/admin/metrics-router.js';
 import { createUpstreamForwarder } from '../http/upstream/create-upstream-forwarder.js';
 import type { LockEngine } from '../lock/lock-engine.js';
-import { ZooKeeperLockEngine } from '../lock/zookeeper-lock-engine.js';
+import { openLockEngine } from '../lock/open-lock-engine.js';
 import { ProxyMetrics } from '../metrics/proxy-metrics.js';
 import { ALIAS_LOOKUP_CONCURRENCY, AliasResolver, clusterAliasLookup } from '../write/alias-resolver.js';
-import { attachLockEngine } from '../observe/attach-lock-engine.js';
+import { attachLockEngine, lockEventsOf } from '../observe/attach-lock-engine.js';
 import { combineObservers, observer as partialObserver, type ProxyObserver } from '../observe/proxy-observer.js';
 import { loggingObserver } from '../write/write-observer.js';
 import { createWriteInterceptor } from '../write/write-path.js';
@@ -35,7 +35,7 @@ export interface ProxyRuntime {
 }
 
 export interface RuntimeOptions {
-  /** Another engine (e.g. in-memory for a single instance); default: ZooKeeper from the settings. */
+  /** An engine the caller owns the choice of (tests: several proxies sharing one); default: `proxy.lock.service`. */
   readonly lockEngine?: LockEngine;
   readonly metrics?: ProxyMetrics;
   /** Also told everything the metrics are told (e.g. a benchmark's probe). */
@@ -44,14 +44,13 @@ export interface RuntimeOptions {
   readonly edge?: Pick<StartProxyDeps, 'bodyIdleTimeoutMs' | 'headersTimeoutMs'>;
 }
 
-/** Assembles the product: ZooKeeper locks, the write path, metrics and admin routes around the HTTP edge. */
+/** Assembles the product: the lock engine, the write path, metrics and admin routes around the HTTP edge. */
 export async function startProxyRuntime(initial: Settings, logger: Logger, options: RuntimeOptions = {}): Promise<ProxyRuntime> {
   let current = initial;
   let draining = false;
   const settings = (): Settings => current;
   const setLogLevel = liveLogLevel(logger);
   const metrics = options.metrics ?? new ProxyMetrics();
-  const engine = options.lockEngine ?? new ZooKeeperLockEngine(initial.zookeeper, logger.child({ component: 'lock' }));
   const writeLogger = logger.child({ component: 'write' });
   // The one place where metrics and logging are attached: every part reports to this observer.
   const observer = combineObservers(
@@ -59,8 +58,8 @@ export async function startProxyRuntime(initial: Settings, logger: Logger, optio
     partialObserver(loggingObserver(writeLogger, () => current.proxy.slowLockMs)),
     ...(options.observer !== undefined ? [options.observer] : []),
   );
-  const attached = attachLockEngine(engine, observer);
-  const stopWatching = attached.detach;
+  const engine = options.lockEngine ?? (await openLockEngine(initial, logger, lockEventsOf(observer)));
+  const stopWatching = attachLockEngine(engine, observer);
   const cluster = createClusterClient(initial.elasticsearch, initial.proxy.upstreamTimeoutMs);
   const forwarder = createUpstreamForwarder(initial, { logger: logger.child({ component: 'upstream' }), failures: observer });
   // What the runtime opened beside the HTTP edge: released the same way on close and on a failed start.
@@ -77,7 +76,7 @@ export async function startProxyRuntime(initial: Settings, logger: Logger, optio
       observer,
       writeInterceptor: createWriteInterceptor({
         settings,
-        locks: attached.engine,
+        locks: engine,
         forwarder,
         aliases: new AliasResolver({
           lookup: clusterAliasLookup(cluster),

@@ -1,4 +1,4 @@
-import type { AcquireManyResult, HeldLock, LockKey, Priority } from '../lock/lock-engine.js';
+import type { HeldLock, LockKey, Priority } from '../lock/lock-engine.js';
 import { backoffDelayMs, delay } from './backoff.js';
 import type { InterceptedRequest as ClientExchange } from '../http/write-interceptor.js';
 import { isLockTimeout } from './lock-errors-http.js';
@@ -49,21 +49,4 @@ export async function acquireWithRetry(
       await delay(backoffDelayMs(attempt - 1), exchange.clientGone);
     }
   }
-}
-
-/** One round of `acquireMany` with `partial`, for bulk requests. */
-export function acquireRound(
-  deps: WritePathDeps,
-  exchange: ClientExchange,
-  keys: readonly LockKey[],
-  priority: Priority,
-  message: string,
-): Promise<AcquireManyResult> {
-  return deps.locks.acquireMany(keys, priority, {
-    timeoutMs: lockTimeoutMs(deps.settings(), priority),
-    owner: ownerOf(exchange),
-    message,
-    signal: exchange.clientGone,
-    partial: true,
-  });
 }

@@ -1,42 +1,26 @@
 import { exceedsIdLimit, parseBulkBody, sliceBulkBody, type BulkItem } from '../classify/bulk-parser.js';
 import { checkBulkContentType } from '../classify/content-type.js';
-import { ERROR_CODES } from '../errors/error-codes.js';
-import { ProxyError } from '../errors/proxy-error.js';
 import { sendElasticsearchError } from '../http/elasticsearch-error.js';
-import { relayUpstreamResponse, sendJson } from '../http/relay-response.js';
-import type { AcquireManyResult, Priority } from '../lock/lock-engine.js';
-import { acquireRound } from './acquire-with-retry.js';
+import { sendJson } from '../http/relay-response.js';
+import type { Priority } from '../lock/lock-engine.js';
 import { backoffDelayMs, delay } from './backoff.js';
-import { distinctKeys, keyId, lockTimeoutItem, proxyItemResult, type BulkItemResult, type KeyedBulkItem } from './bulk-items.js';
-import { parseBulkResponse, renderBulkResponse } from './bulk-response.js';
+import { distinctKeys, lockTimeoutItem, proxyItemResult, type KeyedBulkItem } from './bulk-items.js';
+import { renderBulkResponse } from './bulk-response.js';
+import { runRound } from './bulk-round.js';
+import { type BulkRun, recordFailure } from './bulk-run.js';
 import { deadLetter } from './dead-letter.js';
 import type { InterceptedRequest as ClientExchange } from '../http/write-interceptor.js';
 import type { LockOutcome } from './write-observer.js';
-import { forwardRequestOf, type WritePathDeps } from './write-path-deps.js';
-
-/** State of one bulk request across its lock rounds. */
-interface BulkRun {
-  readonly deps: WritePathDeps;
-  readonly exchange: ClientExchange;
-  readonly priority: Priority;
-  readonly defaultIndex: string | null;
-  readonly items: readonly KeyedBulkItem[];
-  readonly results: Map<number, BulkItemResult>;
-  took: number;
-  readonly attemptTimes: number[];
-  forwardedAnything: boolean;
-  waitMs: number;
-  holdMs: number;
-  lastUpstreamStatus: number | null;
-}
+import type { WritePathDeps } from './write-path-deps.js';
 
 /**
- * `_bulk`: lock every document the request names (`acquireMany`, canonical order, partial), then
- * forward. When every lock was had in the first round the original body goes through untouched
- * and the answer streams back. Otherwise the locked items are forwarded as a sub-bulk, and the
- * rest either wait another round (background, up to `elastic.request.retry.count`) or come back
- * as per-item 429s in the same 200 answer — never a whole-request 429 (it would abort the
- * official bulk helper) and never a 5xx once anything was forwarded.
+ * `_bulk`: lock the documents the request names without hold-and-wait (`acquireEach`, see
+ * bulk-round.ts): items go out as sub-bulks as their locks come, each sub-bulk's locks released
+ * when Elasticsearch answered it; when every lock is had at once, the original body goes through
+ * untouched and the answer streams back. Items whose lock wait timed out either wait another
+ * round (background, up to `elastic.request.retry.count`, with backoff) or come back as per-item
+ * 429s in the same 200 answer — never a whole-request 429 (it would abort the official bulk
+ * helper) and never a 5xx once anything was forwarded.
  */
 export async function handleBulkWrite(
   deps: WritePathDeps,
@@ -103,100 +87,31 @@ async function runRounds(run: BulkRun): Promise<LockOutcome> {
   const { deps, exchange, priority } = run;
   let pending: readonly KeyedBulkItem[] = run.items;
   for (let round = 1; ; round++) {
-    const keys = distinctKeys(pending);
     const waitStarted = Date.now();
     run.attemptTimes.push(waitStarted);
-    const locks = keys.length === 0 ? null : await acquireOrFailRound(run, pending, keys);
-    if (locks === undefined) return 'unavailable';
+    const outcome = await runRound(run, pending, round === 1);
     run.waitMs += Date.now() - waitStarted;
-    const held = new Set((locks?.acquired ?? []).filter((lock) => !lock.lost.aborted).map((lock) => keyId(lock.key)));
-    const ready = pending.filter((keyed) => keyed.key === null || held.has(keyId(keyed.key)));
-    const waiting = pending.filter((keyed) => keyed.key !== null && !held.has(keyId(keyed.key)));
-    const holdStarted = Date.now();
-    try {
-      if (round === 1 && waiting.length === 0) {
-        await forwardWhole(run);
-        return 'acquired';
+    if (outcome.answered) return 'acquired';
+    if (outcome.aborted) return 'aborted';
+    if (outcome.unavailable !== null) {
+      // Nothing forwarded yet: the whole request is answered 503 (a replay is safe).
+      if (!run.forwardedAnything) {
+        sendElasticsearchError(exchange.res, outcome.unavailable);
+        return 'unavailable';
       }
-      if (ready.length > 0 && (await forwardSubset(run, ready)) === 'answered') return 'acquired';
-    } finally {
-      run.holdMs += Date.now() - holdStarted;
-      if (locks !== null) void locks.releaseAll().catch((error: unknown) => deps.logger.error({ err: error }, 'bulk lock release failed'));
+      recordFailure(run, pending, outcome.unavailable);
+      break;
     }
-    if (waiting.length === 0) break;
+    if (outcome.timedOut.length === 0) break;
     const retry = priority === 'background' && round <= deps.settings().elasticsearch.requestRetryCount;
-    if (!retry) {
-      return answerTimedOut(run, waiting);
-    }
-    report(run, 'retried', distinctKeys(waiting).length);
+    if (!retry) return answerTimedOut(run, outcome.timedOut);
+    report(run, 'retried', distinctKeys(outcome.timedOut).length);
     // A client that hangs up during the backoff is gone, not an internal error.
     if (!(await delay(backoffDelayMs(round - 1), exchange.clientGone).then(() => true, () => false))) return 'aborted';
-    pending = waiting;
+    pending = outcome.timedOut;
   }
   sendMerged(run);
   return 'acquired';
-}
-
-/**
- * One `acquireMany` round. When the lock service is down: before anything was forwarded the whole
- * request is answered 503 (a replay is safe); afterwards the remaining items get per-item 503s.
- * Resolves `undefined` when the request has been answered that way.
- */
-async function acquireOrFailRound(
-  run: BulkRun,
-  pending: readonly KeyedBulkItem[],
-  keys: ReturnType<typeof distinctKeys>,
-): Promise<AcquireManyResult | undefined> {
-  try {
-    return await acquireRound(run.deps, run.exchange, keys, run.priority, `${run.exchange.req.method} ${run.exchange.req.url}`);
-  } catch (error) {
-    if (run.exchange.clientGone.aborted) return undefined;
-    if (!(error instanceof ProxyError)) throw error;
-    if (!run.forwardedAnything) {
-      sendElasticsearchError(run.exchange.res, error);
-      return undefined;
-    }
-    recordFailure(run, pending, error);
-    sendMerged(run);
-    return undefined;
-  }
-}
-
-async function forwardWhole(run: BulkRun): Promise<void> {
-  run.forwardedAnything = true;
-  const outcome = await run.deps.forwarder.pipe(forwardRequestOf(run.exchange, run.deps.settings()), run.exchange.res);
-  run.lastUpstreamStatus = outcome.status;
-}
-
-/**
- * Forwards the items whose locks are held as a sub-bulk and records their results by position.
- * Resolves 'answered' when Elasticsearch rejected the first sub-bulk as a whole (auth, a bad
- * parameter): the client then sees Elasticsearch's own answer.
- */
-async function forwardSubset(run: BulkRun, ready: readonly KeyedBulkItem[]): Promise<'answered' | 'recorded'> {
-  const body = sliceBulkBody(run.exchange.body, ready.map((keyed) => keyed.item));
-  const firstUpstreamCall = !run.forwardedAnything;
-  run.forwardedAnything = true;
-  try {
-    const upstream = await run.deps.forwarder.exchange(forwardRequestOf(run.exchange, run.deps.settings(), { body, readsAnswer: true }));
-    run.lastUpstreamStatus = upstream.status;
-    if (upstream.status >= 300 && firstUpstreamCall) {
-      relayUpstreamResponse(run.exchange.res, upstream);
-      return 'answered';
-    }
-    const parsed = parseBulkResponse(upstream.body, ready.length);
-    run.took += parsed.took;
-    ready.forEach((keyed, i) => run.results.set(keyed.item.position, parsed.items[i] ?? {}));
-  } catch (error) {
-    if (!(error instanceof ProxyError)) throw error;
-    recordFailure(run, ready, error);
-  }
-  return 'recorded';
-}
-
-function recordFailure(run: BulkRun, items: readonly KeyedBulkItem[], error: ProxyError): void {
-  const { status, type } = ERROR_CODES[error.code];
-  for (const keyed of items) run.results.set(keyed.item.position, proxyItemResult(keyed, status, type, error.message));
 }
 
 /** Per-item 429s for the items still waiting; background ones go to the dead-letter queue. */

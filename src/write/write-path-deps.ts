@@ -2,6 +2,8 @@ import { hostname } from 'node:os';
 import type { Logger } from 'pino';
 import type { Settings } from '../config/settings.js';
 import type { UpstreamForwarder, ForwardRequest } from '../http/upstream-forwarder.js';
+import { withoutParams } from '../http/response-options/request-params.js';
+import { PRESENTATION_PARAMS } from '../http/response-options/response-options.js';
 import type { LockEngine, LockOwner, Priority } from '../lock/lock-engine.js';
 import type { DeadLetterStore } from '../deadletter/dead-letter-store.js';
 import type { AliasResolver } from './alias-resolver.js';
@@ -39,6 +41,11 @@ export interface ForwardShape {
   readonly readsAnswer?: boolean;
   /** Checked at the moment the request is handed to the upstream socket (see `ForwardRequest`). */
   readonly beforeSend?: ForwardRequest['beforeSend'];
+  /**
+   * The proxy merges the answer with others (a sub-bulk): ask without `filter_path` and `pretty`
+   * so that every item comes back; the merged answer gets the client's options.
+   */
+  readonly mergesAnswer?: boolean;
 }
 
 /**
@@ -47,11 +54,13 @@ export interface ForwardShape {
  */
 export function forwardRequestOf(exchange: ClientExchange, settings: Settings, shape: ForwardShape = {}): ForwardRequest {
   const lockHeader = settings.proxy.lockHeader.toLowerCase();
+  const url = exchange.req.url ?? '/';
+  const readsAnswer = shape.readsAnswer === true || shape.mergesAnswer === true;
   return {
     method: exchange.req.method ?? 'GET',
-    url: exchange.req.url ?? '/',
+    url: shape.mergesAnswer === true ? withoutParams(url, PRESENTATION_PARAMS) : url,
     rawHeaders: exchange.req.rawHeaders,
-    dropHeaders: shape.readsAnswer === true ? [lockHeader, 'accept-encoding'] : [lockHeader],
+    dropHeaders: readsAnswer ? [lockHeader, 'accept-encoding'] : [lockHeader],
     body: shape.body ?? (exchange.bodyStreams ? exchange.req : exchange.body),
     ...(shape.beforeSend !== undefined ? { beforeSend: shape.beforeSend } : {}),
   };

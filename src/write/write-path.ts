@@ -2,6 +2,7 @@ import { parsePriority } from '../classify/priority-header.js';
 import { exceedsIdLimit } from '../classify/bulk-parser.js';
 import { ProxyError } from '../errors/proxy-error.js';
 import { sendElasticsearchError } from '../http/elasticsearch-error.js';
+import { responseOptionsOf } from '../http/response-options/response-options.js';
 import type { Priority } from '../lock/lock-engine.js';
 import { handleBulkWrite } from './bulk-write.js';
 import type { InterceptedRequest as ClientExchange, WriteInterceptor, WriteRoute } from '../http/write-interceptor.js';
@@ -12,6 +13,8 @@ import { forwardRequestOf, type WritePathDeps } from './write-path-deps.js';
 export function createWriteInterceptor(deps: WritePathDeps): WriteInterceptor {
   return async (exchange) => {
     try {
+      // Refused before any lock is taken: the proxy may compose the answer, and Elasticsearch refuses these too.
+      responseOptionsOf(exchange.req.url ?? '/');
       await dispatch(deps, exchange, exchange.route, priorityOf(deps, exchange));
     } catch (error) {
       answerFailure(deps, exchange, error);

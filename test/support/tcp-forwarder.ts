@@ -1,4 +1,5 @@
 import { type Server, type Socket, connect, createServer } from 'node:net';
+import { PacketSplitter, replyXid, requestHeader } from './zookeeper-frames.js';
 
 /**
  * A loopback TCP forwarder between a client and a server, able to misbehave on demand:
@@ -7,11 +8,18 @@ import { type Server, type Socket, connect, createServer } from 'node:net';
  * - `dropAll()`: reset every open connection (the client sees an immediate disconnect).
  * - `dropOnNextReply()`: the next bytes from the server are discarded and the connection is
  *   reset, i.e. a request reaches the server but its reply is lost.
+ * - `dropReplyTo(opcodes)`: the same for the reply to the next ZooKeeper request of one of these
+ *   types (see zookeeper-frames.ts), optionally freezing right after, so the client cannot
+ *   reconnect until `unfreeze()` (the test acts in between).
  */
 export class TcpForwarder {
   readonly port: number;
   private readonly server: Server;
-  private readonly pairs = new Set<{ client: Socket; upstream: Socket }>();
+  private readonly pairs = new Set<Pair>();
+  private replyTrap: ReplyTrap | null = null;
+  private readonly awaitingReply = new Set<number>();
+  /** Most ZooKeeper requests (not pings) sent and not answered yet at any moment, over all connections. */
+  peakOutstanding = 0;
   private frozen = false;
   private readonly held: Socket[] = [];
   private dropReply = false;
@@ -78,6 +86,13 @@ export class TcpForwarder {
     this.dropReply = true;
   }
 
+  /** Resolves once the reply was dropped (the request was applied by the server). */
+  dropReplyTo(opcodes: readonly number[], options: { readonly freezeAfter?: boolean } = {}): Promise<void> {
+    return new Promise((resolve) => {
+      this.replyTrap = { opcodes, freezeAfter: options.freezeAfter === true, xid: null, pair: null, resolve };
+    });
+  }
+
   async close(): Promise<void> {
     this.frozen = false;
     this.dropAll();
@@ -92,25 +107,90 @@ export class TcpForwarder {
     }
     this.connections++;
     const upstream = connect({ host: this.targetHost, port: this.targetPort });
-    const pair = { client, upstream };
+    const pair: Pair = { client, upstream, requests: new PacketSplitter(), replies: new PacketSplitter() };
     this.pairs.add(pair);
-    client.on('data', (chunk: Buffer) => upstream.write(chunk));
+    client.on('data', (chunk: Buffer) => {
+      this.watchRequests(pair, chunk);
+      upstream.write(chunk);
+    });
     upstream.on('data', (chunk: Buffer) => {
       if (this.dropReply) {
         this.dropReply = false;
         this.destroyPair(pair);
         return;
       }
-      client.write(chunk);
+      const trapped = this.trappedReplyStart(pair, chunk);
+      if (trapped === null) {
+        client.write(chunk);
+        return;
+      }
+      if (trapped > 0) client.write(chunk.subarray(0, trapped));
+      this.springTrap(pair);
     });
     const close = (): void => this.destroyPair(pair);
     client.on('error', close).on('close', close);
     upstream.on('error', close).on('close', close);
   }
 
-  private destroyPair(pair: { client: Socket; upstream: Socket }): void {
+  private watchRequests(pair: Pair, chunk: Buffer): void {
+    const packets = pair.requests.push(chunk);
+    for (const { packet, handshake } of packets) {
+      const header = handshake ? null : requestHeader(packet);
+      if (header !== null && header.xid >= 0) this.awaitingReply.add(header.xid);
+    }
+    this.peakOutstanding = Math.max(this.peakOutstanding, this.awaitingReply.size);
+    const trap = this.replyTrap;
+    if (trap === null || trap.xid !== null) return;
+    for (const { packet, handshake } of packets) {
+      const header = handshake ? null : requestHeader(packet);
+      if (header === null || !trap.opcodes.includes(header.type)) continue;
+      trap.xid = header.xid;
+      trap.pair = pair;
+      return;
+    }
+  }
+
+  /** Offset in `chunk` where the trapped reply starts, or null when it is not in this chunk. */
+  private trappedReplyStart(pair: Pair, chunk: Buffer): number | null {
+    const packets = pair.replies.push(chunk);
+    for (const { packet, handshake } of packets) {
+      const xid = handshake ? null : replyXid(packet);
+      if (xid !== null) this.awaitingReply.delete(xid);
+    }
+    const trap = this.replyTrap;
+    if (trap === null || trap.pair !== pair) return null;
+    for (const { packet, handshake, endInChunk } of packets) {
+      if (!handshake && replyXid(packet) === trap.xid) return Math.max(0, endInChunk - 4 - packet.length);
+    }
+    return null;
+  }
+
+  private springTrap(pair: Pair): void {
+    const trap = this.replyTrap;
+    this.replyTrap = null;
+    if (trap?.freezeAfter === true) this.freeze();
+    this.destroyPair(pair);
+    trap?.resolve();
+  }
+
+  private destroyPair(pair: Pair): void {
     if (!this.pairs.delete(pair)) return;
     pair.client.resetAndDestroy();
     pair.upstream.destroy();
   }
+}
+
+interface Pair {
+  readonly client: Socket;
+  readonly upstream: Socket;
+  readonly requests: PacketSplitter;
+  readonly replies: PacketSplitter;
+}
+
+interface ReplyTrap {
+  readonly opcodes: readonly number[];
+  readonly freezeAfter: boolean;
+  xid: number | null;
+  pair: Pair | null;
+  readonly resolve: () => void;
 }

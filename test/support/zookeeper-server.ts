@@ -61,6 +61,16 @@ export async function fourLetterWord(port: number, command: string): Promise<str
   });
 }
 
+/**
+ * The server's last committed zxid (from `srvr`): its low 32 bits count the transactions of the
+ * current epoch, so the difference between two readings is the number of transactions between.
+ */
+export async function lastZxid(port: number): Promise<bigint> {
+  const match = /Zxid: (0x[0-9a-f]+)/i.exec(await fourLetterWord(port, 'srvr'));
+  if (match?.[1] === undefined) throw new Error(`no Zxid in the srvr answer of port ${port}`);
+  return BigInt(match[1]);
+}
+
 async function waitUntilServing(port: number, child: ChildProcess, logs: () => string, timeoutMs = 30_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {

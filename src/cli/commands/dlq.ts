@@ -4,13 +4,14 @@ import type { DeadLetterStore } from '../../deadletter/dead-letter-store.js';
 import type { DeadLetterLogger } from '../../deadletter/mirrored-dead-letter-store.js';
 import { openDeadLetterStore } from '../../deadletter/open-dead-letter-store.js';
 import { replayRecord } from '../../deadletter/replay.js';
+import { checkReplayCredentials, type ReplayCredentials } from '../../deadletter/replay-credentials.js';
 import type { CliContext, Command, ExitCode } from '../cli-context.js';
 import { UsageError } from '../cli-context.js';
 import { parseCommandArgs } from '../parse-command-args.js';
 import { DEFAULT_CONFIG_FILE, SETTINGS_OPTIONS, settingsLoader } from '../settings-options.js';
 
 const USAGE = `Usage: es-lock-proxy dlq list [--all] [--config FILE]
-       es-lock-proxy dlq replay <id>|--all [--dry-run] [--proxy URL] [--header "Name: value" ...] [--config FILE]
+       es-lock-proxy dlq replay <id>|--all [--dry-run] [--proxy URL] [--header "Name: value" ...] [--authorize-anonymous] [--config FILE]
 
 Lists or replays the dead-letter queue (proxy.deadletter.dir; with proxy.deadletter.index set, the
 index every proxy instance shares, falling back to the local files when it cannot be read).
@@ -23,12 +24,16 @@ index every proxy instance shares, falling back to the local files when it canno
 Replaying re-applies an old write: a newer write to the same document made since then is
 overwritten. Check with \`dlq list\` first; --dry-run prints what would be sent.
 Credentials are never stored with a record: pass them with --header "Authorization: ...".
+A record that arrived without credentials is not sent with yours unless you add
+--authorize-anonymous (it would be written with your rights instead of the anonymous caller's).
 
 Options:
   -c, --config FILE     properties file (default: ${DEFAULT_CONFIG_FILE})
   -s, --set key=value   override one key
       --proxy URL       proxy to replay through (default: http://proxy.listen.host:proxy.listen.port)
       --header H        extra request header, repeatable
+      --authorize-anonymous
+                        also send your credential headers with records that arrived without credentials
       --dry-run         print, do not send
   -h, --help            show this help
 `;
@@ -47,6 +52,7 @@ async function runDlq(args: readonly string[], context: CliContext): Promise<Exi
     'dry-run': { type: 'boolean' },
     proxy: { type: 'string' },
     header: { type: 'string', multiple: true },
+    'authorize-anonymous': { type: 'boolean' },
   });
   if (values.help === true) {
     context.stdout.write(USAGE);
@@ -66,6 +72,7 @@ async function runDlq(args: readonly string[], context: CliContext): Promise<Exi
       dryRun: values['dry-run'] === true,
       proxyUrl: parseProxyUrl(values.proxy, settings),
       extraHeaders: parseHeaders(values.header ?? []),
+      authorizeAnonymous: values['authorize-anonymous'] === true,
     };
     return await replay(store, settings, id ?? null, options, context);
   } finally {
@@ -92,10 +99,9 @@ async function listRecords(store: DeadLetterStore, includeReplayed: boolean, con
   return 0;
 }
 
-interface ReplayOptions {
+interface ReplayOptions extends ReplayCredentials {
   readonly dryRun: boolean;
   readonly proxyUrl: URL;
-  readonly extraHeaders: Readonly<Record<string, string>>;
 }
 
 async function replay(
@@ -111,13 +117,16 @@ async function replay(
     return 1;
   }
   context.stderr.write('dlq: warning: replaying re-applies old writes over anything written since\n');
-  const hasAuthorization = 'authorization' in lowerKeys(options.extraHeaders);
   let failures = 0;
   for (const record of records) {
     if (record.replayedAt !== null && id !== null) context.stderr.write(`dlq: warning: ${record.id} was already replayed at ${record.replayedAt}\n`);
-    if (record.hadCredentials && !hasAuthorization) {
-      context.stderr.write(`dlq: warning: ${record.id} was sent with credentials, which are not stored; pass --header "Authorization: ..."\n`);
+    const credentials = checkReplayCredentials(record, options);
+    if (credentials.kind === 'refuse') {
+      context.stderr.write(`es-lock-proxy: dlq replay: refused ${credentials.message}\n`);
+      failures++;
+      continue;
     }
+    if (credentials.kind === 'warn') context.stderr.write(`dlq: warning: ${credentials.message}\n`);
     if (options.dryRun) {
       context.stdout.write(`would replay ${describeRecord(record)} via ${options.proxyUrl.origin}\n`);
       continue;
@@ -165,8 +174,4 @@ function parseHeaders(values: readonly string[]): Record<string, string> {
     headers[value.slice(0, colon).trim()] = value.slice(colon + 1).trim();
   }
   return headers;
-}
-
-function lowerKeys(headers: Readonly<Record<string, string>>): Record<string, string> {
-  return Object.fromEntries(Object.entries(headers).map(([name, value]) => [name.toLowerCase(), value]));
 }

@@ -1,4 +1,5 @@
 import type { Logger } from 'pino';
+import { ConfigError } from '../../config/config-error.js';
 import type { Settings } from '../../config/settings.js';
 import { createLogger, exitOnFatalError, flushLogsSync } from '../../logging/logger.js';
 import { redactSettings, redactUrl } from '../../logging/redact-settings.js';
@@ -54,6 +55,9 @@ async function serve(settings: Settings, reread: () => Settings, logger: Logger,
   try {
     proxy = await startProxyRuntime(settings, logger);
   } catch (error) {
+    // An installation mistake (our ZooKeeper addon missing or not ours) is the user's to fix:
+    // one line naming the fix and exit 2, like a configuration mistake.
+    if (error instanceof ConfigError) throw error;
     logger.fatal({ err: error }, 'es-lock-proxy failed to start');
     context.stderr.write(`es-lock-proxy: failed to start: ${error instanceof Error ? error.message : String(error)}\n`);
     return 1;
@@ -67,7 +71,8 @@ async function serve(settings: Settings, reread: () => Settings, logger: Logger,
       listen: hostPort(proxy.proxyAddress),
       admin: hostPort(proxy.adminAddress),
       upstream: settings.elasticsearch.hosts.map(redactUrl),
-      zookeeper: settings.zookeeper.servers,
+      lockService: settings.proxy.lockService,
+      zookeeper: settings.proxy.lockService === 'zookeeper' ? settings.zookeeper.servers : null,
       configFile: settings.source.configFile,
       settings: redactSettings(settings),
     },

@@ -24,9 +24,9 @@ async function scrape(baseUrl: string): Promise<{ contentType: string | null; sa
 describe('GET /metrics', () => {
   it('serves the text format, reflecting reports and in-flight locks of a real engine', async () => {
     const metrics = new ProxyMetrics();
-    const rawEngine = await startTestLockEngine();
-    cleanups.push(() => rawEngine.close());
-    const { engine, detach } = attachLockEngine(rawEngine, metrics.observer);
+    const engine = await startTestLockEngine();
+    cleanups.push(() => engine.close());
+    const detach = attachLockEngine(engine, metrics.observer);
     cleanups.push(async () => detach());
     const server = await startAdminTestServer(metricsRouter(metrics));
     cleanups.push(() => server.close());
@@ -39,7 +39,7 @@ describe('GET /metrics', () => {
       expect(during.contentType).toBe('text/plain; version=0.0.4; charset=utf-8');
       expect(sampleValue(during.samples, `${P}locks_held`)).toBe(1);
       expect(sampleValue(during.samples, `${P}lock_waiters`)).toBe(1);
-      expect(sampleValue(during.samples, `${P}zookeeper_connection_state`, { state: rawEngine.state() })).toBe(1);
+      expect(sampleValue(during.samples, `${P}zookeeper_connection_state`, { state: engine.state() })).toBe(1);
       expect(during.samples.some((sample) => sample.name === 'nodejs_heap_size_used_bytes')).toBe(true);
 
       metrics.observer.lockedRequest({
@@ -57,7 +57,7 @@ describe('GET /metrics', () => {
       });
       metrics.observer.requestServed('write', 200);
       await held.release();
-      const successor = await waiter;
+      const successor: HeldLock = await waiter;
       waiter = null;
       await successor.release();
 

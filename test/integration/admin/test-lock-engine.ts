@@ -1,11 +1,33 @@
 import { pino } from 'pino';
 import { inject } from 'vitest';
 import type { LockEngine } from '../../../src/lock/lock-engine.js';
-import { ZooKeeperLockEngine } from '../../../src/lock/zookeeper-lock-engine.js';
+import { MemoryLockEngine } from '../../../src/lock/memory/memory-lock-engine.js';
+import { ZooKeeperLockEngine } from '../../../src/lock/zookeeper/zookeeper-lock-engine.js';
+import type { LockBackend } from '../../support/lock-backends.js';
+import { borrowedEngine } from '../../support/write-stack.js';
 import { testSettings } from '../../support/test-settings.js';
 
 // One lock root per test file run: engines of this file share it, other runs never see it.
 const LOCK_ROOT = `/admin-it-${process.pid}-${Date.now()}`;
+
+/**
+ * The engine a proxy and "another proxy" use for the admin routes: with ZooKeeper two sessions on
+ * one lock root (two instances); in-process, one engine and a borrowed view of it (the only
+ * instance there is, seen from two requests).
+ */
+export async function startTestLockEngines(backend: LockBackend): Promise<{ engine: LockEngine; otherEngine: LockEngine }> {
+  if (backend.name === 'in-process') {
+    const engine = new MemoryLockEngine();
+    return { engine, otherEngine: borrowedEngine(engine) };
+  }
+  const engine = await startTestLockEngine();
+  try {
+    return { engine, otherEngine: await startTestLockEngine() };
+  } catch (error) {
+    await engine.close();
+    throw error;
+  }
+}
 
 /**
  * A ZooKeeper lock engine on the run's real ZooKeeper, connected. Every call gives another

@@ -160,6 +160,14 @@ describe('es-lock-proxy in process (same code path, no spawn)', () => {
     );
   });
 
+  it('zookeeper.servers=none: one line naming the key that runs without ZooKeeper, exit 2', async () => {
+    const run = await runInProcess(['start', '--config', configFile('none.properties', 'zookeeper.servers=none\n')]);
+    expect(run.code).toBe(2);
+    expect(lines(run.stderr)).toEqual([
+      'es-lock-proxy: zookeeper.servers=none: expected comma-separated host:port pairs such as localhost:2181,localhost:2182 (optional /chroot suffix); to run without ZooKeeper set proxy.lock.service=in-process instead',
+    ]);
+  });
+
   it('an unknown option: one line, exit 2', async () => {
     const run = await runInProcess(['start', '--confg', 'x']);
     expect(run.code).toBe(2);

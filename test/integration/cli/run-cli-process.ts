@@ -21,8 +21,15 @@ export function cleanEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv 
   return { ...env, ...extra };
 }
 
-export function spawnCli(args: readonly string[], options: { cwd?: string; env?: NodeJS.ProcessEnv } = {}): ChildProcess {
-  return spawn(process.execPath, ['--import', TSX, MAIN, ...args], {
+export interface SpawnOptions {
+  readonly cwd?: string;
+  readonly env?: NodeJS.ProcessEnv;
+  /** More `node` options before the script, e.g. `['--import', hooks]`. */
+  readonly nodeArgs?: readonly string[];
+}
+
+export function spawnCli(args: readonly string[], options: SpawnOptions = {}): ChildProcess {
+  return spawn(process.execPath, ['--import', TSX, ...(options.nodeArgs ?? []), MAIN, ...args], {
     cwd: options.cwd ?? REPO_ROOT,
     env: options.env ?? cleanEnv(),
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -41,7 +48,7 @@ export function completion(child: ChildProcess): Promise<CliRun> {
   });
 }
 
-export function runCli(args: readonly string[], options: { cwd?: string; env?: NodeJS.ProcessEnv } = {}): Promise<CliRun> {
+export function runCli(args: readonly string[], options: SpawnOptions = {}): Promise<CliRun> {
   return completion(spawnCli(args, options));
 }
 

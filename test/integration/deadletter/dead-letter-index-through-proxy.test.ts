@@ -2,7 +2,8 @@ import { EventEmitter } from 'node:events';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, describe, expect, inject, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
+import { LOCK_BACKENDS } from '../../support/lock-backends.js';
 import { runCli } from '../../../src/cli/run-cli.js';
 import { FileDeadLetterStore } from '../../../src/deadletter/file-dead-letter-store.js';
 import { startWriteStack, type WriteStack } from '../../support/write-stack.js';
@@ -15,7 +16,7 @@ function textSink(): { write(text: string): void; text(): string } {
   return { write: (text) => void chunks.push(text), text: () => chunks.join('') };
 }
 
-describe('proxy.deadletter.index through the proxy', () => {
+describe.each(LOCK_BACKENDS)('proxy.deadletter.index through the proxy ($name locks)', (locks) => {
   let stack: WriteStack | undefined;
   let cliDir: string | undefined;
   afterEach(async () => {
@@ -27,7 +28,7 @@ describe('proxy.deadletter.index through the proxy', () => {
 
   it('dead-letters background writes of two proxies into the index; `dlq` on another host lists and replays them', async () => {
     stack = await startWriteStack({
-      zookeeper: inject('zookeeperConnect'),
+      ...locks.stackLocks(),
       proxies: 2,
       settings: { zookeeper: { backgroundTimeoutMs: 150 }, elasticsearch: { requestRetryCount: 1 }, proxy: { deadLetterIndex: INDEX } },
     });

@@ -10,7 +10,8 @@ import type { LockKey } from '../../../src/lock/lock-engine.js';
 import { startProxyRuntime, type ProxyRuntime } from '../../../src/server/proxy-runtime.js';
 import { startEsStandIn, type EsStandIn } from '../../support/es-stand-in.js';
 import { testSettings } from '../../support/test-settings.js';
-import { waitForLockService } from '../../support/write-stack.js';
+import { LOCK_BACKENDS } from '../../support/lock-backends.js';
+import { borrowedEngine, waitForLockService } from '../../support/write-stack.js';
 import { exchange, isElasticsearchError, Tally, thousands } from './fault-kit.js';
 import { httpRequestBytes, sendRawBytes, type RawReply } from './raw-http.js';
 
@@ -245,7 +246,7 @@ async function expectNoLockLeft(other: ProxyRuntime, request: HostileRequest, re
 
 // ---- the test ---------------------------------------------------------------------------------
 
-describe('hostile input end to end', () => {
+describe.each(LOCK_BACKENDS)('hostile input end to end ($name locks)', (locks) => {
   let standIn: EsStandIn;
   let target: ProxyRuntime;
   let hotWriter: ProxyRuntime;
@@ -254,21 +255,29 @@ describe('hostile input end to end', () => {
   beforeAll(async () => {
     standIn = await startEsStandIn({ writeLatencyMs: 3 });
     deadLetterDir = await mkdtemp(join(tmpdir(), 'es-lock-proxy-dlq-'));
+    const inProcess = locks.name === 'in-process';
     const settings = testSettings({
-      zookeeper: { servers: inject('zookeeperConnect'), lockRoot: `/hostile-${Date.now().toString(36)}`, sessionTimeoutMs: 4_000, foregroundTimeoutMs: 2_000, backgroundTimeoutMs: 500 },
+      zookeeper: {
+        servers: inProcess ? '127.0.0.1:1' : inject('zookeeperConnect'),
+        lockRoot: `/hostile-${Date.now().toString(36)}`,
+        sessionTimeoutMs: 4_000,
+        foregroundTimeoutMs: 2_000,
+        backgroundTimeoutMs: 500,
+      },
       elasticsearch: { hosts: [standIn.url], requestRetryCount: 0 },
       // By-query writes cannot be locked per document; rejecting them keeps the lock oracle exact.
-      proxy: { deadLetterDir, maxBodyBytes: MAX_BODY_BYTES, upstreamTimeoutMs: 5_000, byQueryPolicy: 'reject' },
+      proxy: { deadLetterDir, maxBodyBytes: MAX_BODY_BYTES, upstreamTimeoutMs: 5_000, byQueryPolicy: 'reject', lockService: locks.name },
     });
     const edge = { headersTimeoutMs: HEADERS_TIMEOUT_MS, bodyIdleTimeoutMs: BODY_IDLE_TIMEOUT_MS };
     target = await startProxyRuntime(settings, pino({ level: 'silent' }), { edge });
-    hotWriter = await startProxyRuntime(settings, pino({ level: 'silent' }));
+    // In-process locks exist per process: the hot writer is a second front-end on the same engine.
+    hotWriter = await startProxyRuntime(settings, pino({ level: 'silent' }), inProcess ? { lockEngine: borrowedEngine(target.locks) } : {});
     await Promise.all([waitForLockService(target), waitForLockService(hotWriter)]);
   });
 
   afterAll(async () => {
-    await target?.close();
     await hotWriter?.close();
+    await target?.close();
     await standIn?.stop();
     if (deadLetterDir !== undefined) await rm(deadLetterDir, { recursive: true, force: true });
   });
@@ -316,7 +325,7 @@ describe('hostile input end to end', () => {
     expect(hotTally.count(200) + hotTally.count(201)).toBeGreaterThan(0);
     const statuses = [...byStatus.entries()].sort(([a], [b]) => a - b).map(([s, c]) => `${s}: ${c}`).join(', ');
     console.log(
-      `hostile-input: ${thousands(probe)} random requests (${statuses}), ${upstream5xx} upstream 5xx passed through, 0 proxy 5xx, ` +
+      `hostile-input (${locks.name}): ${thousands(probe)} random requests (${statuses}), ${upstream5xx} upstream 5xx passed through, 0 proxy 5xx, ` +
         `${thousands(hotTally.total)} concurrent hot-key writes, ${standIn.overlaps.count} overlaps, proxy alive`,
     );
   });

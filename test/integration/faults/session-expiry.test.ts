@@ -72,7 +72,8 @@ describe('session expiry while holding locks', () => {
       owner: { host: 'test', pid: process.pid, requestId: 'direct' },
     });
     const queued = exchange(`${urlA}/expiry/_doc/k2`, { method: 'PUT', body: '{"from":"a-queued"}' }, 30_000);
-    await waitUntil(async () => (await b.locks.inspect({ index: 'expiry', id: 'k2' })).queue.length === 1, 5_000, 'queued write in the ZooKeeper queue');
+    // Queued behind A's own holder: it waits in A's local queue (A holds the ZooKeeper lock for both).
+    await waitUntil(async () => (await a.locks.inspect({ index: 'expiry', id: 'k2' })).queue.length === 1, 5_000, 'queued write behind the holder');
 
     const frozenAt = performance.now();
     forwarder.freeze();

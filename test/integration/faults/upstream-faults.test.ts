@@ -1,4 +1,5 @@
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { LOCK_BACKENDS } from '../../support/lock-backends.js';
 import { startWriteStack, type WriteStack } from '../../support/write-stack.js';
 import { exchange, isElasticsearchError, type Outcome } from './fault-kit.js';
 
@@ -27,20 +28,20 @@ function bulkOf(index: string, id: string): string {
  * write still held inside the cluster after its 504 overlaps the next holder's and can land after
  * it (the oracle shows it; fencing, issue #14, is what closes it).
  */
-describe('upstream faults under locked writes', () => {
+describe.each(LOCK_BACKENDS)('upstream faults under locked writes ($name locks)', (locks) => {
   let stack: WriteStack;
   const summary: string[] = [];
   const arrivalsOf = (url: string): number => stack.standIn.requests.filter((request) => request.url === url).length;
 
   beforeAll(async () => {
     stack = await startWriteStack({
-      zookeeper: inject('zookeeperConnect'),
+      ...locks.stackLocks(),
       proxies: 2,
       settings: { proxy: { upstreamTimeoutMs: UPSTREAM_TIMEOUT_MS }, zookeeper: { foregroundTimeoutMs: 5_000 } },
     });
   });
   afterAll(async () => {
-    console.log(`upstream-faults: ${summary.join('; ')}`);
+    console.log(`upstream-faults (${locks.name}): ${summary.join('; ')}`);
     await stack?.close();
   });
 

@@ -133,7 +133,7 @@ describe('ZooKeeper outages under two proxies', () => {
     const after = await Promise.all(
       stack.urls.map((base, i) => exchange(`${base}/outage/_doc/o${i}`, { method: 'PUT', body: '{"v":3}' })),
     );
-    for (const write of after) expect(write.kind === 'answered' && write.answer.status >= 200 && write.answer.status < 300).toBe(true);
+    for (const write of after) expect(write.kind === "answered" && write.answer.status >= 200 && write.answer.status < 300, JSON.stringify(write)).toBe(true);
     expect((await listZnodes(ensemble.connectString, stack.lockRoot)).lockNodes).toEqual([]);
 
     const slowest = Math.max(...writes.map((w) => (w.kind === 'answered' ? w.answer.ms : Infinity)));

@@ -11,7 +11,8 @@ function lockEngineIn(state: { current: LockServiceState }): LockEngine {
   };
   return {
     acquire: unused,
-    acquireMany: unused,
+    acquireEach: unused,
+    activity: unused,
     inspect: unused,
     listHeld: unused,
     forceRelease: unused,

@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import pino, { type Logger } from 'pino';
 import type { ZooKeeperSettings } from '../../../src/config/settings.js';
-import { ZooKeeperLockEngine } from '../../../src/lock/zookeeper-lock-engine.js';
+import type { LockEvents } from '../../../src/lock/lock-events.js';
+import { ZooKeeperLockEngine } from '../../../src/lock/zookeeper/zookeeper-lock-engine.js';
 
 export const quietLogger: Logger = pino({ level: 'silent' });
 
@@ -17,6 +18,8 @@ export function zkSettings(servers: string, overrides: Partial<ZooKeeperSettings
     backgroundTimeoutMs: 2_000,
     lockRoot: `/es-lock-proxy-test-${randomUUID().slice(0, 8)}/locks`,
     auth: null,
+    handOverMaxCount: 16,
+    handOverMaxMs: 100,
     ...overrides,
   };
 }
@@ -25,8 +28,8 @@ export function zkSettings(servers: string, overrides: Partial<ZooKeeperSettings
 export class EnginePool {
   private readonly engines: ZooKeeperLockEngine[] = [];
 
-  open(settings: ZooKeeperSettings, logger: Logger = quietLogger): ZooKeeperLockEngine {
-    const engine = new ZooKeeperLockEngine(settings, logger);
+  open(settings: ZooKeeperSettings, options: { readonly logger?: Logger; readonly events?: LockEvents } = {}): ZooKeeperLockEngine {
+    const engine = new ZooKeeperLockEngine(settings, options.logger ?? quietLogger, options.events === undefined ? {} : { events: options.events });
     this.engines.push(engine);
     return engine;
   }

@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, inject, it } from 'vitest';
+import type { HeldLock } from '../../../src/lock/lock-engine.js';
 import { LockTimeoutError } from '../../../src/lock/lock-errors.js';
 import { connectRawClient } from '../../../src/lock/zk-raw-client.js';
 import { documentPath, normalizeRoot } from '../../../src/lock/znode-names.js';
@@ -38,26 +39,63 @@ describe('ZooKeeper engine specifics', () => {
       await held.release();
       await (await waiting).release();
       expect(await raw.client.getChildren(docPath)).toEqual([]);
-      expect(a.stats().fastPathAcquisitions).toBe(1);
     } finally {
       await raw.close();
     }
   });
 
-  it('uncontended acquireMany of 200 keys costs at most 3 writes per key and no queue entries', async () => {
+  it('takes a bulk\'s free keys in one batch and its contended keys as their holders release them', async () => {
+    const settings = zkSettings(connect);
+    const [holder, bulk] = [pool.open(settings), pool.open(settings)];
+    const keys = Array.from({ length: 10 }, (_, i) => ({ index: 'batch', id: `doc-${i}` }));
+    const held = await Promise.all(keys.slice(0, 3).map((key) => holder.acquire(key, 'foreground', { timeoutMs: 2_000, owner: owner('h') })));
+    const granted: HeldLock[] = [];
+    const done = bulk.acquireEach(keys, 'background', { timeoutMs: 10_000, owner: owner('bulk'), onGranted: (lock) => granted.push(lock) });
+    await waitFor(() => granted.length === 7);
+    expect(granted.map((lock) => lock.key.id).sort()).toEqual(keys.slice(3).map((key) => key.id).sort());
+    // One batch transaction: every free key stands on the same privateLock czxid.
+    expect(new Set(granted.map((lock) => lock.fencingToken)).size).toBe(1);
+    await Promise.all(held.map((lock) => lock.release()));
+    const result = await done;
+    expect(result.failed.size).toBe(0);
+    expect(granted).toHaveLength(10);
+    await Promise.all(granted.map((lock) => lock.release()));
+    for (const key of keys) expect((await holder.inspect(key)).holder).toBeNull();
+  });
+
+  it('sends a release not yet gone out together with the next acquisition of that document (one transaction, a fresh grant)', async () => {
+    const settings = zkSettings(connect);
+    const [engine, other] = [pool.open(settings), pool.open(settings)];
+    const key = { index: 'fusion', id: 'warm' };
+    await (await engine.acquire(key, 'foreground', { timeoutMs: 2_000, owner: owner('warm') })).release();
+    const first = await engine.acquire(key, 'foreground', { timeoutMs: 2_000, owner: owner('first') });
+    const before = engine.stats().zkOps;
+    const released = first.release();
+    const second = await engine.acquire(key, 'foreground', { timeoutMs: 2_000, owner: owner('second') });
+    await released;
+    const after = engine.stats().zkOps;
+    expect(after.multi - before.multi).toBe(1);
+    expect(second.handedOverLocally).toBe(false);
+    expect(second.fencingToken).toBeGreaterThan(first.fencingToken);
+    expect((await other.inspect(key)).holder?.owner.requestId).toBe('second');
+    await second.release();
+    expect((await other.inspect(key)).holder).toBeNull();
+  });
+
+  it('shows this process\'s local holder and local waiters in inspect', async () => {
     const engine = pool.open(zkSettings(connect));
-    const keys = Array.from({ length: 200 }, (_, i) => ({ index: 'bulk', id: `doc-${i}` }));
-    const before = engine.stats();
-    const started = Date.now();
-    const result = await engine.acquireMany(keys, 'background', { timeoutMs: 5_000, owner: owner('bulk') });
-    const acquiredMs = Date.now() - started;
-    await result.releaseAll();
-    const after = engine.stats();
-    const writes = after.zkOps.create + after.zkOps.delete - before.zkOps.create - before.zkOps.delete;
-    expect(result.acquired).toHaveLength(200);
-    expect(writes).toBeLessThanOrEqual(3 * 200 + 3);
-    // Pipelined, not 200 sequential round trips of ~1 ms each plus waits.
-    expect(acquiredMs).toBeLessThan(2_000);
+    const key = { index: 'cohort', id: 'inspect' };
+    const held = await engine.acquire(key, 'foreground', { timeoutMs: 2_000, owner: owner('first'), message: 'PUT 1' });
+    const waiting = engine.acquire(key, 'background', { timeoutMs: 5_000, owner: owner('second'), message: 'PUT 2' });
+    await waitFor(async () => (await engine.inspect(key)).queue.length === 1);
+    const inspection = await engine.inspect(key);
+    expect(inspection.holder).toMatchObject({ owner: owner('first'), message: 'PUT 1' });
+    expect(inspection.queue).toEqual([{ priority: 'background', owner: owner('second'), entry: 'local' }]);
+    await held.release();
+    const second = await waiting;
+    expect(second.handedOverLocally).toBe(true);
+    expect((await engine.inspect(key)).holder).toMatchObject({ owner: owner('second'), message: 'PUT 2' });
+    await second.release();
   });
 
   it('mutually excludes with a client following the original document on the same znodes', async () => {

@@ -4,10 +4,11 @@ import { startEsStandIn, type EsStandIn } from '../../support/es-stand-in.js';
 import { send } from '../write/write-client.js';
 import { propertiesText, startProxyProcess, type ProxyProcess } from './proxy-process.js';
 import { listZnodes } from '../../support/zookeeper-ensemble.js';
+import { LOCK_BACKENDS, ZOOKEEPER_LOCKS } from '../../support/lock-backends.js';
 
 const zookeeper = (): string => inject('zookeeperConnect');
 
-describe('a proxy process: shutdown and live tuning', () => {
+describe.each(LOCK_BACKENDS)('a proxy process: shutdown and live tuning ($name locks)', (locks) => {
   let standIn: EsStandIn | undefined;
   let proxy: ProxyProcess | undefined;
   afterEach(async () => {
@@ -20,13 +21,7 @@ describe('a proxy process: shutdown and live tuning', () => {
   async function start(extra: Record<string, string> = {}): Promise<{ standIn: EsStandIn; proxy: ProxyProcess; lockRoot: string }> {
     standIn = await startEsStandIn();
     const lockRoot = `/ops-${Date.now().toString(36)}${Math.random().toString(36).slice(2, 6)}`;
-    proxy = await startProxyProcess({
-      'elasticsearch.hosts': standIn.url,
-      'zookeeper.servers': zookeeper(),
-      'zookeeper.lock.root': lockRoot,
-      'zookeeper.session.timeout': '4000',
-      ...extra,
-    });
+    proxy = await startProxyProcess({ 'elasticsearch.hosts': standIn.url, ...locks.processProperties(lockRoot), ...extra });
     return { standIn, proxy, lockRoot };
   }
 
@@ -35,7 +30,9 @@ describe('a proxy process: shutdown and live tuning', () => {
     const gate = standIn.gate((request) => request.writeKeys.length > 0);
     const writes = ['a', 'b', 'c', 'd/e', 'f'].map((id) => send(proxy.url, 'PUT', `/products/_doc/${encodeURIComponent(id)}`, { id }));
     await gate.arrived(5);
-    expect((await listZnodes(zookeeper(), lockRoot)).lockNodes.length).toBeGreaterThanOrEqual(5);
+    const held = (await (await fetch(`${proxy.adminUrl}/locks?index=products`)).json()) as { locks: { key: { id: string } }[] };
+    expect(held.locks.map((lock) => lock.key.id).sort()).toEqual(['a', 'b', 'c', 'd/e', 'f']);
+    if (locks === ZOOKEEPER_LOCKS) expect((await listZnodes(zookeeper(), lockRoot)).lockNodes.length).toBeGreaterThanOrEqual(5);
 
     proxy.child.kill('SIGTERM');
     await proxy.waitForLog((entry) => entry.msg === 'es-lock-proxy shutting down');
@@ -48,7 +45,7 @@ describe('a proxy process: shutdown and live tuning', () => {
     const statuses = (await Promise.all(writes)).map((response) => response.status);
     expect(statuses).toEqual([201, 201, 201, 201, 201]);
     expect(await proxy.exited).toBe(0);
-    expect((await listZnodes(zookeeper(), lockRoot)).lockNodes).toEqual([]);
+    if (locks === ZOOKEEPER_LOCKS) expect((await listZnodes(zookeeper(), lockRoot)).lockNodes).toEqual([]);
     expect(standIn.documents('products').size).toBe(5);
   });
 

@@ -5,22 +5,24 @@ import { documentPath } from '../../../src/lock/znode-names.js';
 import { parsePrometheusText, sampleValue } from '../../support/prometheus-text.js';
 import { eventually, startWriteStack, type WriteStack } from '../../support/write-stack.js';
 import { FOREGROUND, send } from '../write/write-client.js';
+import { LOCK_BACKENDS } from '../../support/lock-backends.js';
 
-describe('metrics, lock inspection and secured locks through a running proxy', () => {
-  let stack: WriteStack | undefined;
-  afterEach(async () => {
-    await stack?.close();
-    stack = undefined;
-  });
+let stack: WriteStack | undefined;
+afterEach(async () => {
+  await stack?.close();
+  stack = undefined;
+});
 
-  async function scrape(): Promise<ReturnType<typeof parsePrometheusText>> {
-    const response = await fetch(`${stack!.adminUrls[0]}/metrics`);
-    expect(response.headers.get('content-type')).toContain('text/plain');
-    return parsePrometheusText(await response.text());
-  }
+async function scrape(): Promise<ReturnType<typeof parsePrometheusText>> {
+  const response = await fetch(`${stack!.adminUrls[0]}/metrics`);
+  expect(response.headers.get('content-type')).toContain('text/plain');
+  return parsePrometheusText(await response.text());
+}
+
+describe.each(LOCK_BACKENDS)('metrics and lock inspection through a running proxy ($name locks)', (locks) => {
 
   it('counts acquisitions, timeouts, requests by kind and lock waits', async () => {
-    stack = await startWriteStack({ zookeeper: inject('zookeeperConnect'), settings: { zookeeper: { foregroundTimeoutMs: 200 } } });
+    stack = await startWriteStack({ ...locks.stackLocks(), settings: { zookeeper: { foregroundTimeoutMs: 200 } } });
     const before = await scrape();
     const acquisitions = (s: typeof before) => sampleValue(s, 'es_lock_proxy_lock_acquisitions_total', { priority: 'foreground' }) ?? 0;
     const timeouts = (s: typeof before) => sampleValue(s, 'es_lock_proxy_lock_timeouts_total', { priority: 'foreground' }) ?? 0;
@@ -51,7 +53,7 @@ describe('metrics, lock inspection and secured locks through a running proxy', (
 
   it('shows the holder and queue of a document held by a slow write, and force-releases only with the token', async () => {
     stack = await startWriteStack({
-      zookeeper: inject('zookeeperConnect'),
+      ...locks.stackLocks(),
       proxies: 2,
       settings: { zookeeper: { foregroundTimeoutMs: 20_000 }, proxy: { adminToken: 's3cret-token' } },
     });
@@ -84,6 +86,9 @@ describe('metrics, lock inspection and secured locks through a running proxy', (
     expect((await waiter).status).toBe(200);
   });
 
+});
+
+describe('secured lock nodes in ZooKeeper', () => {
   it('with zookeeper.auth set, another ZooKeeper client cannot delete a lock node', async () => {
     stack = await startWriteStack({
       zookeeper: inject('zookeeperConnect'),

@@ -4,7 +4,8 @@ import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { pino } from 'pino';
 import { EventEmitter } from 'node:events';
-import { afterEach, describe, expect, inject, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
+import { LOCK_BACKENDS } from '../../support/lock-backends.js';
 import { runCli } from '../../../src/cli/run-cli.js';
 import { FileDeadLetterStore } from '../../../src/deadletter/file-dead-letter-store.js';
 import { eventually, startWriteStack, type WriteStack } from '../../support/write-stack.js';
@@ -21,7 +22,7 @@ function capture(): { sink: Writable; text: () => string } {
   return { sink, text: () => chunks.join('') };
 }
 
-describe('aliases and the dead-letter queue', () => {
+describe.each(LOCK_BACKENDS)('aliases and the dead-letter queue ($name locks)', (locks) => {
   let stack: WriteStack | undefined;
   afterEach(async () => {
     await stack?.close();
@@ -30,7 +31,7 @@ describe('aliases and the dead-letter queue', () => {
 
   it('writes through an alias and to the index behind it lock the same document', async () => {
     stack = await startWriteStack({
-      zookeeper: inject('zookeeperConnect'),
+      ...locks.stackLocks(),
       proxies: 2,
       standIn: { writeLatencyMs: 3 },
       settings: { zookeeper: { foregroundTimeoutMs: 20_000 } },
@@ -54,7 +55,7 @@ describe('aliases and the dead-letter queue', () => {
   });
 
   it('a write whose alias cannot be resolved is answered 503 and not forwarded', async () => {
-    stack = await startWriteStack({ zookeeper: inject('zookeeperConnect') });
+    stack = await startWriteStack({ ...locks.stackLocks() });
     stack.standIn.onRequest((request, res) => {
       if (!request.url.endsWith('/_alias')) return false;
       res.writeHead(500, { 'content-type': 'application/json', 'x-elastic-product': 'Elasticsearch' });
@@ -69,7 +70,7 @@ describe('aliases and the dead-letter queue', () => {
 
   it('a background write retries, is dead-lettered, and `dlq replay` writes it through the proxy', async () => {
     stack = await startWriteStack({
-      zookeeper: inject('zookeeperConnect'),
+      ...locks.stackLocks(),
       settings: { zookeeper: { backgroundTimeoutMs: 150 }, elasticsearch: { requestRetryCount: 2 } },
     });
     const url = stack.urls[0]!;
@@ -116,7 +117,7 @@ describe('aliases and the dead-letter queue', () => {
 
   it('a background bulk retries its unlocked items in new rounds, then dead-letters just those items', async () => {
     stack = await startWriteStack({
-      zookeeper: inject('zookeeperConnect'),
+      ...locks.stackLocks(),
       settings: { zookeeper: { backgroundTimeoutMs: 100 }, elasticsearch: { requestRetryCount: 1 } },
     });
     const url = stack.urls[0]!;
@@ -144,7 +145,7 @@ describe('aliases and the dead-letter queue', () => {
     await writeFile(blocker, 'a file where the queue directory should be');
     const lines: string[] = [];
     stack = await startWriteStack({
-      zookeeper: inject('zookeeperConnect'),
+      ...locks.stackLocks(),
       settings: { zookeeper: { backgroundTimeoutMs: 100 }, elasticsearch: { requestRetryCount: 0 }, proxy: { deadLetterDir: join(blocker, 'dlq') } },
       logger: pino({ level: 'error' }, { write: (line: string) => lines.push(line) }),
     });

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { LOCK_BACKENDS } from '../../support/lock-backends.js';
 import { freePort } from '../../support/free-port.js';
 import { startWriteStack, type WriteStack } from '../../support/write-stack.js';
 import { startProxyRuntime } from '../../../src/server/proxy-runtime.js';
@@ -8,10 +9,10 @@ import { send } from './write-client.js';
 
 const NDJSON = { 'content-type': 'application/x-ndjson' };
 
-describe('bad input is answered 4xx in Elasticsearch shape and nothing is forwarded', () => {
+describe.each(LOCK_BACKENDS)('bad input is answered 4xx in Elasticsearch shape and nothing is forwarded ($name locks)', (locks) => {
   let stack: WriteStack;
   beforeAll(async () => {
-    stack = await startWriteStack({ zookeeper: inject('zookeeperConnect'), settings: { proxy: { maxBodyBytes: 64 * 1024 } } });
+    stack = await startWriteStack({ ...locks.stackLocks(), settings: { proxy: { maxBodyBytes: 64 * 1024 } } });
   });
   afterAll(() => stack?.close());
 
@@ -40,7 +41,7 @@ describe('bad input is answered 4xx in Elasticsearch shape and nothing is forwar
   it('by-query writes are refused with 403 when proxy.byquery.policy=reject, passed through otherwise', async () => {
     const passed = await send(stack.urls[0]!, 'POST', '/p/_delete_by_query', { query: { match_all: {} } });
     expect(passed.status).toBe(200);
-    const rejecting = await startWriteStack({ zookeeper: inject('zookeeperConnect'), settings: { proxy: { byQueryPolicy: 'reject' } } });
+    const rejecting = await startWriteStack({ ...locks.stackLocks(), settings: { proxy: { byQueryPolicy: 'reject' } } });
     try {
       const refused = await send(rejecting.urls[0]!, 'POST', '/p/_update_by_query', { query: { match_all: {} } });
       expect(refused.status).toBe(403);

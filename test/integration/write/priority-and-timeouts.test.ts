@@ -1,5 +1,7 @@
 import { Client } from '@elastic/elasticsearch';
-import { afterEach, describe, expect, inject, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
+import { LOCK_BACKENDS } from '../../support/lock-backends.js';
+import { parsePrometheusText, sampleValue } from '../../support/prometheus-text.js';
 import { eventually, startWriteStack, type WriteStack } from '../../support/write-stack.js';
 import { BACKGROUND, FOREGROUND, ndjson, send } from './write-client.js';
 
@@ -10,11 +12,21 @@ function writerOf(body: Buffer): string | undefined {
   return match?.[1];
 }
 
-async function queueLength(stack: WriteStack): Promise<number> {
-  return (await stack.proxies[0]!.locks.inspect(KEY)).queue.length;
+/**
+ * Requests waiting for a lock, over every proxy (each process queues its own requests locally);
+ * the proxies of an in-process stack share one engine, counted once.
+ */
+function waiting(stack: WriteStack, shared: boolean): number {
+  const engines = shared ? stack.proxies.slice(0, 1) : stack.proxies;
+  return engines.reduce((sum, proxy) => sum + proxy.locks.activity().waiting, 0);
 }
 
-describe('priorities, timeouts and partial bulks', () => {
+async function lockTimeoutsCounted(stack: WriteStack): Promise<number> {
+  const text = (await stack.proxies[0]!.metrics.render()).body;
+  return sampleValue(parsePrometheusText(text), 'es_lock_proxy_lock_timeouts_total', { priority: 'foreground' });
+}
+
+describe.each(LOCK_BACKENDS)('priorities, timeouts and partial bulks ($name locks)', (locks) => {
   let stack: WriteStack | undefined;
   afterEach(async () => {
     await stack?.close();
@@ -23,7 +35,7 @@ describe('priorities, timeouts and partial bulks', () => {
 
   it('a queued foreground write overtakes queued background writes but not the running one', async () => {
     stack = await startWriteStack({
-      zookeeper: inject('zookeeperConnect'),
+      ...locks.stackLocks(),
       proxies: 2,
       settings: { zookeeper: { foregroundTimeoutMs: 20_000, backgroundTimeoutMs: 20_000 } },
     });
@@ -34,15 +46,21 @@ describe('priorities, timeouts and partial bulks', () => {
     const running = put(p0, 'bg-running', BACKGROUND);
     await gate.arrived(1);
     const queued = [put(p1, 'bg-1', BACKGROUND)];
-    await eventually(async () => (await queueLength(stack!)) === 1);
+    const shared = locks.name === 'in-process';
+    await eventually(() => waiting(stack!, shared) === 1);
     queued.push(put(p0, 'bg-2', BACKGROUND));
-    await eventually(async () => (await queueLength(stack!)) === 2);
+    await eventually(() => waiting(stack!, shared) === 2);
     queued.push(put(p1, 'fg', FOREGROUND));
-    await eventually(async () => (await queueLength(stack!)) === 3);
+    await eventually(() => waiting(stack!, shared) === 3);
 
-    const inspection = await stack.proxies[1]!.locks.inspect(KEY);
+    // ZooKeeper: one queue entry per process, at the rank of its best waiting request (p1's moved
+    // up to foreground); p0's own waiter waits locally behind its running holder. In process: the
+    // one local queue, foreground first.
+    await eventually(async () => (await stack!.proxies[0]!.locks.inspect(KEY)).queue[0]?.priority === 'foreground');
+    const inspection = await stack.proxies[0]!.locks.inspect(KEY);
     expect(inspection.holder?.priority).toBe('background');
-    expect(inspection.queue.map((waiter) => waiter.priority)).toEqual(['foreground', 'background', 'background']);
+    const expectedQueue = shared ? ['foreground', 'background', 'background'] : ['foreground', 'background'];
+    expect(inspection.queue.map((waiter) => waiter.priority)).toEqual(expectedQueue);
     expect(gate.arrivals).toBe(1);
 
     gate.release();
@@ -53,7 +71,7 @@ describe('priorities, timeouts and partial bulks', () => {
   });
 
   it('a foreground lock wait timeout answers 429 in Elasticsearch shape with Retry-After, nothing forwarded', async () => {
-    stack = await startWriteStack({ zookeeper: inject('zookeeperConnect'), settings: { zookeeper: { foregroundTimeoutMs: 300 } } });
+    stack = await startWriteStack({ ...locks.stackLocks(), settings: { zookeeper: { foregroundTimeoutMs: 300 } } });
     const url = stack.urls[0]!;
     const gate = stack.standIn.gateDocument('products', 'hot');
     const running = send(url, 'PUT', '/products/_doc/hot', { writer: 'first' });
@@ -69,7 +87,7 @@ describe('priorities, timeouts and partial bulks', () => {
       error: { type: 'lock_wait_timeout_exception', root_cause: [{ type: 'lock_wait_timeout_exception' }] },
     });
     expect(JSON.stringify(timedOut.json)).toContain('[products][hot]');
-    expect(await queueLength(stack)).toBe(0);
+    expect((await stack.proxies[0]!.locks.inspect(KEY)).queue).toHaveLength(0);
 
     gate.release();
     expect((await running).status).toBe(201);
@@ -77,7 +95,7 @@ describe('priorities, timeouts and partial bulks', () => {
   });
 
   it('a bulk answers items it could not lock as per-item 429s, in order, and forwards the rest', async () => {
-    stack = await startWriteStack({ zookeeper: inject('zookeeperConnect'), settings: { zookeeper: { foregroundTimeoutMs: 300 } } });
+    stack = await startWriteStack({ ...locks.stackLocks(), settings: { zookeeper: { foregroundTimeoutMs: 300 } } });
     const url = stack.urls[0]!;
     const gate = stack.standIn.gateDocument('products', 'hot');
     const running = send(url, 'PUT', '/products/_doc/hot', { writer: 'holder' });
@@ -110,11 +128,12 @@ describe('priorities, timeouts and partial bulks', () => {
   });
 
   it('the official bulk helper completes by retrying the 429 items', async () => {
-    stack = await startWriteStack({ zookeeper: inject('zookeeperConnect'), settings: { zookeeper: { foregroundTimeoutMs: 200 } } });
+    stack = await startWriteStack({ ...locks.stackLocks(), settings: { zookeeper: { foregroundTimeoutMs: 200 } } });
     const gate = stack.standIn.gateDocument('products', 'hot');
     const running = send(stack.urls[0]!, 'PUT', '/products/_doc/hot', { writer: 'holder' });
     await gate.arrived(1);
-    void stack.standIn.waitForRequest((r) => r.url.endsWith('/_bulk')).then(() => gate.release());
+    // The holder finishes once the helper's first bulk has been answered with a 429 for `hot`.
+    void eventually(async () => (await lockTimeoutsCounted(stack!)) > 0).then(() => gate.release());
 
     const client = new Client({ node: stack.urls[0]! });
     try {
@@ -137,7 +156,7 @@ describe('priorities, timeouts and partial bulks', () => {
   });
 
   it('a client that gives up while waiting leaves the queue at once and is never forwarded', async () => {
-    stack = await startWriteStack({ zookeeper: inject('zookeeperConnect'), settings: { zookeeper: { foregroundTimeoutMs: 20_000 } } });
+    stack = await startWriteStack({ ...locks.stackLocks(), settings: { zookeeper: { foregroundTimeoutMs: 20_000 } } });
     const url = stack.urls[0]!;
     const gate = stack.standIn.gateDocument('products', 'hot');
     const running = send(url, 'PUT', '/products/_doc/hot', { writer: 'holder' });
@@ -145,10 +164,10 @@ describe('priorities, timeouts and partial bulks', () => {
 
     const abandon = new AbortController();
     const waiting = send(url, 'PUT', '/products/_doc/hot', { writer: 'quitter' }, {}, abandon.signal).catch((error: unknown) => error);
-    await eventually(async () => (await queueLength(stack!)) === 1);
+    await eventually(async () => (await stack!.proxies[0]!.locks.inspect(KEY)).queue.length === 1);
     abandon.abort();
     await waiting;
-    await eventually(async () => (await queueLength(stack!)) === 0);
+    await eventually(async () => (await stack!.proxies[0]!.locks.inspect(KEY)).queue.length === 0);
 
     gate.release();
     expect((await running).status).toBe(201);

@@ -24,6 +24,8 @@ describe('defaults', () => {
       backgroundTimeoutMs: 2000,
       lockRoot: '/es-locks',
       auth: null,
+      handOverMaxCount: 16,
+      handOverMaxMs: 100,
     });
     expect(settings.elasticsearch).toEqual({
       hosts: [new URL('http://localhost:9200')],
@@ -37,6 +39,7 @@ describe('defaults', () => {
       adminHost: '127.0.0.1',
       adminPort: 9202,
       adminToken: null,
+      lockService: 'zookeeper',
       lockHeader: 'X-Lock-Type',
       lockDefault: 'foreground',
       deadLetterDir: 'data/dead-letter',
@@ -75,8 +78,11 @@ const EVERY_KEY: ReadonlyArray<readonly [ConfigKey, string, (s: Settings) => unk
   ['proxy.admin.host', '::1', (s) => s.proxy.adminHost, '::1'],
   ['proxy.admin.port', '19202', (s) => s.proxy.adminPort, 19202],
   ['proxy.admin.token', 's3cret', (s) => s.proxy.adminToken, 's3cret'],
+  ['proxy.lock.service', 'ZooKeeper', (s) => s.proxy.lockService, 'zookeeper'],
   ['zookeeper.lock.root', '/locks/es', (s) => s.zookeeper.lockRoot, '/locks/es'],
   ['zookeeper.auth', 'digest:proxy:pa:ss', (s) => s.zookeeper.auth, { scheme: 'digest', credentials: 'proxy:pa:ss' }],
+  ['zookeeper.lock.handover.max.count', '0', (s) => s.zookeeper.handOverMaxCount, 0],
+  ['zookeeper.lock.handover.max.ms', '250', (s) => s.zookeeper.handOverMaxMs, 250],
   ['proxy.lock.header', 'X-Priority', (s) => s.proxy.lockHeader, 'X-Priority'],
   ['proxy.lock.default', 'Background', (s) => s.proxy.lockDefault, 'background'],
   ['proxy.byquery.policy', 'reject', (s) => s.proxy.byQueryPolicy, 'reject'],
@@ -193,6 +199,36 @@ describe('precedence: defaults < file < environment < --set', () => {
 
   it('the last of repeated --set flags wins; a value may contain =', () => {
     expect(load({ flags: ['proxy.admin.token=a', 'proxy.admin.token=b=c'] }).proxy.adminToken).toBe('b=c');
+  });
+});
+
+describe('proxy.lock.service=in-process (single instance, no ZooKeeper)', () => {
+  it('is read from every source', () => {
+    expect(load({ flags: ['proxy.lock.service=in-process'] }).proxy.lockService).toBe('in-process');
+    expect(load({ env: { ES_LOCK_PROXY_PROXY_LOCK_SERVICE: 'In-Process' } }).proxy.lockService).toBe('in-process');
+    expect(load({ configFile: files.write('s.properties', 'proxy.lock.service=in-process\n') }).proxy.lockService).toBe('in-process');
+  });
+
+  it('ignores the ZooKeeper keys: not validated, defaults kept, named in one note', () => {
+    const settings = load({
+      flags: ['proxy.lock.service=in-process', 'zookeeper.servers=none', 'zookeeper.auth=digest:u:p', 'zookeeper.session.timeout=abc'],
+    });
+    expect(settings.zookeeper).toEqual(load().zookeeper);
+    expect(settings.source.warnings).toEqual([
+      'proxy.lock.service=in-process: zookeeper.servers, zookeeper.session.timeout, zookeeper.auth ignored (they configure ZooKeeper, which this mode does not use)',
+    ]);
+  });
+
+  it('keeps the lock wait timeouts and the retry count, which drive the in-process locks too', () => {
+    const settings = load({ flags: ['proxy.lock.service=in-process', 'zookeeper.foregound.task.timeout=123', 'elastic.request.retry.count=9'] });
+    expect(settings.zookeeper.foregroundTimeoutMs).toBe(123);
+    expect(settings.elasticsearch.requestRetryCount).toBe(9);
+    expect(settings.source.warnings).toEqual([]);
+  });
+
+  it('says nothing about ZooKeeper keys left at their defaults (the shipped file repeats them)', () => {
+    const configFile = files.write('d.properties', 'zookeeper.servers=localhost:2181\nzookeeper.lock.root=/es-locks\n');
+    expect(load({ configFile, flags: ['proxy.lock.service=in-process'] }).source.warnings).toEqual([]);
   });
 });
 

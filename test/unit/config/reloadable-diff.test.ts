@@ -55,7 +55,7 @@ describe('reloadableDiff', () => {
       'zookeeper.servers', 'zookeeper.lock.root', 'zookeeper.foregound.lock.prefix', 'zookeeper.backgound.lock.prefix',
       'zookeeper.auth', 'elasticsearch.auth.username', 'elasticsearch.auth.password', 'elasticsearch.auth.api_key',
       'proxy.admin.token', 'elasticsearch.ssl.ca', 'elasticsearch.ssl.verify', 'zookeeper.session.timeout',
-      'proxy.upstream.timeout.ms', 'proxy.shutdown.timeout.ms',
+      'proxy.upstream.timeout.ms', 'proxy.shutdown.timeout.ms', 'proxy.lock.service',
     ] as const;
     expect(restartOnly.filter((key) => CONFIG_KEYS[key].reload !== 'restart')).toEqual([]);
     expect(CONFIG_KEY_NAMES.filter((key) => CONFIG_KEYS[key].reload === 'live')).toEqual([

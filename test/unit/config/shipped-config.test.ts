@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { CONFIG_KEY_NAMES, CONFIG_KEYS, isConfigKey } from '../../../src/config/config-keys.js';
+import { CONFIG_KEY_NAMES, CONFIG_KEYS, isConfigKey, ZOOKEEPER_ONLY_KEYS } from '../../../src/config/config-keys.js';
 import {
   REFERENCE_END,
   REFERENCE_START,
@@ -60,6 +60,13 @@ describe('renderConfigReference', () => {
     );
     expect(table).toContain('| `proxy.log.level` | `info` | `ES_LOCK_PROXY_PROXY_LOG_LEVEL`, `LOG_LEVEL` | live (SIGHUP) |');
     expect(table).toContain('| `proxy.admin.token` | (unset) |');
+  });
+
+  it('marks exactly the keys that proxy.lock.service=in-process ignores', () => {
+    const marked = table.split('\n').filter((row) => row.includes('Ignored with `proxy.lock.service=in-process`'));
+    expect(marked.map((row) => /^\| `([^`]+)`/.exec(row)?.[1])).toEqual([...ZOOKEEPER_ONLY_KEYS]);
+    expect(ZOOKEEPER_ONLY_KEYS).not.toContain('zookeeper.foregound.task.timeout');
+    expect(ZOOKEEPER_ONLY_KEYS).toContain('zookeeper.servers');
   });
 
   it('replaces the table between the README markers', () => {

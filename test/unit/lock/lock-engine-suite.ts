@@ -149,7 +149,30 @@ export function runLockEngineSuite(target: SuiteTarget): void {
       await Promise.all(held.map((h) => h.release()));
     });
 
-    it('acquireMany with overlapping key sets from many callers finishes without deadlock', async () => {
+    it('acquireEach grants free keys at once and contended ones as they come, without holding while waiting', async () => {
+      const [a, b] = await target.engines(2);
+      const index = target.index();
+      const [k1, k2] = [{ index, id: '1' }, { index, id: '2' }];
+      const blocker = await a!.acquire(k2, 'foreground', { timeoutMs: 2_000, owner: owner('blocker') });
+      const granted: string[] = [];
+      const done = b!.acquireEach([k2, k1, k1], 'background', {
+        timeoutMs: 10_000,
+        owner: owner('bulk'),
+        onGranted: (lock) => {
+          granted.push(lock.key.id);
+          void lock.release();
+        },
+      });
+      // k1 is granted (and released) while k2 is still held by somebody else.
+      await waitFor(() => granted.includes('1'));
+      expect(granted).toEqual(['1']);
+      await blocker.release();
+      const result = await done;
+      expect(result.failed.size).toBe(0);
+      expect(granted).toEqual(['1', '2']);
+    });
+
+    it('acquireEach groups with crossed key sets both complete (nothing held while waiting)', async () => {
       const engines = await target.engines(3);
       const index = target.index();
       const keys = Array.from({ length: 6 }, (_, i) => ({ index, id: `k${i}` }));
@@ -157,37 +180,137 @@ export function runLockEngineSuite(target: SuiteTarget): void {
       let overlaps = 0;
       const caller = async (engine: LockEngine, n: number): Promise<void> => {
         for (let round = 0; round < 4; round++) {
-          const mine = keys.filter((_, i) => (i + n + round) % 3 !== 0).reverse();
-          const result = await engine.acquireMany([...mine, mine[0]!], 'background', { timeoutMs: 20_000, owner: owner(`m${n}`) });
-          expect(result.acquired.map((h) => h.key.id)).toEqual([...mine].reverse().map((k) => k.id));
-          for (const h of result.acquired) {
-            const count = (holders.get(h.key.id) ?? 0) + 1;
-            holders.set(h.key.id, count);
-            if (count > 1) overlaps++;
-          }
-          await new Promise((resolve) => setImmediate(resolve));
-          for (const h of result.acquired) holders.set(h.key.id, holders.get(h.key.id)! - 1);
-          await result.releaseAll();
+          const mine = keys.filter((_, i) => (i + n + round) % 3 !== 0);
+          const ordered = n % 2 === 0 ? mine : [...mine].reverse();
+          const seen: string[] = [];
+          const result = await engine.acquireEach(ordered, 'background', {
+            timeoutMs: 20_000,
+            owner: owner(`m${n}`),
+            onGranted: (lock) => {
+              seen.push(lock.key.id);
+              const count = (holders.get(lock.key.id) ?? 0) + 1;
+              holders.set(lock.key.id, count);
+              if (count > 1) overlaps++;
+              setImmediate(() => {
+                holders.set(lock.key.id, holders.get(lock.key.id)! - 1);
+                void lock.release();
+              });
+            },
+          });
+          expect(result.failed.size).toBe(0);
+          expect([...seen].sort()).toEqual(mine.map((k) => k.id).sort());
         }
       };
       await Promise.all(engines.flatMap((engine, e) => [0, 1].map((w) => caller(engine, e * 2 + w))));
       expect(overlaps).toBe(0);
     });
 
-    it('acquireMany reports timed-out keys with partial, and fails as a whole without it', async () => {
+    it('acquireEach reports each key either granted or failed with its reason, duplicates once', async () => {
       const [a, b] = await target.engines(2);
       const index = target.index();
       const [k1, k2, k3] = [{ index, id: '1' }, { index, id: '2' }, { index, id: '3' }];
       const blocker = await a!.acquire(k2, 'foreground', { timeoutMs: 2_000, owner: owner('blocker') });
-      const partial = await b!.acquireMany([k3, k2, k1], 'background', { timeoutMs: 200, owner: owner('bulk'), partial: true });
-      expect(partial.acquired.map((h) => h.key.id)).toEqual(['1', '3']);
-      expect(partial.timedOut).toEqual([k2]);
-      await partial.releaseAll();
-      const error = await b!.acquireMany([k1, k2, k3], 'background', { timeoutMs: 150, owner: owner('bulk') }).catch((e: unknown) => e);
-      expect(error).toBeInstanceOf(LockTimeoutError);
+      const granted: HeldLock[] = [];
+      const result = await b!.acquireEach([k3, k2, k1, k2], 'background', {
+        timeoutMs: 200,
+        owner: owner('bulk'),
+        onGranted: (lock) => granted.push(lock),
+      });
+      expect(granted.map((h) => h.key.id).sort()).toEqual(['1', '3']);
+      expect([...result.failed.keys()]).toEqual([`${index}/2`]);
+      expect(result.failed.get(`${index}/2`)?.error).toBeInstanceOf(LockTimeoutError);
+      expect((await a!.inspect(k2)).queue).toEqual([]);
+      await Promise.all(granted.map((h) => h.release()));
       const k1Again = await a!.acquire(k1, 'foreground', { timeoutMs: 1_000, owner: owner('after') });
       await k1Again.release();
       await blocker.release();
+    });
+
+    it('acquireEach fails the keys still waiting with the signal\'s reason when it aborts', async () => {
+      const [a, b] = await target.engines(2);
+      const index = target.index();
+      const [free, taken] = [{ index, id: 'free' }, { index, id: 'taken' }];
+      const blocker = await a!.acquire(taken, 'foreground', { timeoutMs: 2_000, owner: owner('blocker') });
+      const controller = new AbortController();
+      const granted: HeldLock[] = [];
+      const done = b!.acquireEach([free, taken], 'foreground', {
+        timeoutMs: 10_000,
+        owner: owner('bulk'),
+        signal: controller.signal,
+        onGranted: (lock) => granted.push(lock),
+      });
+      await waitFor(() => granted.length === 1);
+      await waitFor(async () => (await queueLength(a!, taken)) === 1);
+      const reason = new Error('client went away');
+      controller.abort(reason);
+      const result = await done;
+      expect(result.failed.get(`${index}/taken`)?.error).toBe(reason);
+      expect((await a!.inspect(taken)).queue).toEqual([]);
+      await granted[0]!.release();
+      await blocker.release();
+    });
+
+    it('hands the lock to a waiter of the same engine with the same fencing token, a fresh one after handOver: false', async () => {
+      const [a] = await target.engines(1);
+      const key = { index: target.index(), id: 'cohort' };
+      const first = await a!.acquire(key, 'foreground', { timeoutMs: 2_000, owner: owner('first') });
+      expect(first.handedOverLocally).toBe(false);
+      const secondWaiting = a!.acquire(key, 'foreground', { timeoutMs: 5_000, owner: owner('second') });
+      const thirdWaiting = a!.acquire(key, 'foreground', { timeoutMs: 5_000, owner: owner('third') });
+      await first.release();
+      const second = await secondWaiting;
+      expect(second.handedOverLocally).toBe(true);
+      expect(second.fencingToken).toBe(first.fencingToken);
+      await second.release({ handOver: false });
+      const third = await thirdWaiting;
+      expect(third.handedOverLocally).toBe(false);
+      expect(third.fencingToken).toBeGreaterThan(second.fencingToken);
+      await third.release();
+    });
+
+    it('issues fencing tokens that grow across grants of one key', async () => {
+      const engines = await target.engines(3);
+      const key = { index: target.index(), id: 'tokens' };
+      const tokens: number[] = [];
+      for (let i = 0; i < 6; i++) {
+        const held = await engines[i % engines.length]!.acquire(key, 'foreground', { timeoutMs: 2_000, owner: owner(`t${i}`) });
+        tokens.push(held.fencingToken);
+        expect(held.handedOverLocally).toBe(false);
+        await held.release();
+      }
+      for (let i = 1; i < tokens.length; i++) expect(tokens[i]!).toBeGreaterThan(tokens[i - 1]!);
+    });
+
+    it('usable() and untilUsable() follow the lock: usable while held, lost after a forced release', async () => {
+      const [a, b] = await target.engines(2);
+      const key = { index: target.index(), id: 'usable' };
+      const held = await a!.acquire(key, 'foreground', { timeoutMs: 2_000, owner: owner('u') });
+      expect(held.usable()).toBe(true);
+      await held.untilUsable();
+      await b!.forceRelease(key);
+      await waitFor(() => held.lost.aborted);
+      expect(held.usable()).toBe(false);
+      await expect(held.untilUsable()).rejects.toMatchObject({ code: 'LOCK_LOST' });
+      await held.release();
+      const next = await b!.acquire(key, 'foreground', { timeoutMs: 2_000, owner: owner('next') });
+      expect(next.usable()).toBe(true);
+      await next.release();
+      expect(next.usable()).toBe(false);
+    });
+
+    it('counts held and waiting requests in activity()', async () => {
+      const [a] = await target.engines(1);
+      const key = { index: target.index(), id: 'activity' };
+      const before = a!.activity();
+      const held = await a!.acquire(key, 'foreground', { timeoutMs: 2_000, owner: owner('h') });
+      const waiting = a!.acquire(key, 'foreground', { timeoutMs: 5_000, owner: owner('w') });
+      await waitFor(() => a!.activity().waiting === before.waiting + 1);
+      expect(a!.activity().held).toBe(before.held + 1);
+      await held.release();
+      const next = await waiting;
+      expect(a!.activity()).toEqual({ held: before.held + 1, waiting: before.waiting });
+      await next.release();
+      expect(a!.activity()).toEqual(before);
     });
 
     it('forceRelease aborts the holder\'s lost signal and lets the next waiter in', async () => {

@@ -1,5 +1,5 @@
 import { afterEach } from 'vitest';
-import { MemoryLockEngine } from '../../../src/lock/memory-lock-engine.js';
+import { MemoryLockEngine } from '../../../src/lock/memory/memory-lock-engine.js';
 import { runLockEngineSuite } from './lock-engine-suite.js';
 
 let engines: MemoryLockEngine[] = [];

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { canonicalKeys, decodeSegment, documentPath, encodeSegment, normalizeRoot } from '../../../src/lock/znode-names.js';
+import { decodeSegment, documentPath, encodeSegment, normalizeRoot } from '../../../src/lock/znode-names.js';
 
 describe('znode names', () => {
   const awkward = ['a/b', 'a%2Fb', '.', '..', 'ünï', '😀', 'c\u0000\u001f\u007f', ' ', 'x'.repeat(512), 'zookeeper', 'A-0000000001'];
@@ -24,19 +24,5 @@ describe('znode names', () => {
 
   it('builds {root}/{index}/{id} paths', () => {
     expect(documentPath(normalizeRoot('/es/locks/'), { index: 'products', id: 'a/b' })).toBe('/es/locks/products/a%2Fb');
-  });
-
-  it('puts keys in one canonical order without duplicates', () => {
-    const keys = [
-      { index: 'b', id: '1' },
-      { index: 'a', id: '2' },
-      { index: 'a', id: '1' },
-      { index: 'b', id: '1' },
-    ];
-    expect(canonicalKeys(keys)).toEqual([
-      { index: 'a', id: '1' },
-      { index: 'a', id: '2' },
-      { index: 'b', id: '1' },
-    ]);
   });
 });

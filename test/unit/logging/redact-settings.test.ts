@@ -29,6 +29,12 @@ describe('redactSettings', () => {
     });
   });
 
+  it('shows the ZooKeeper keys as null when in-process locks ignore them', () => {
+    const redacted = redactSettings(load(['proxy.lock.service=in-process', 'zookeeper.servers=zk:2181']));
+    expect(redacted).toMatchObject({ 'proxy.lock.service': 'in-process', 'zookeeper.servers': null, 'zookeeper.lock.root': null });
+    expect(redacted['zookeeper.foregound.task.timeout']).toBe('2000');
+  });
+
   it('hides an API key', () => {
     const redacted = redactSettings(load(['elasticsearch.auth.api_key=c2VjcmV0']));
     expect(redacted['elasticsearch.auth.api_key']).toBe('[redacted]');

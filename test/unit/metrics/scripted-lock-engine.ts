@@ -1,37 +1,27 @@
 import type {
-  AcquireManyResult,
+  AcquireEachResult,
   HeldLock,
   LockEngine,
   LockInspection,
   LockKey,
   LockServiceState,
-  Priority,
 } from '../../../src/lock/lock-engine.js';
 
 /**
- * A LockEngine whose every acquire waits until the test grants or refuses it, and whose state
- * the test sets: enough to drive the metrics decorators step by step. Not a lock.
+ * A LockEngine whose state and activity the test sets: enough to drive the metrics that follow an
+ * engine. It grants nothing (not a lock).
  */
 export class ScriptedLockEngine implements LockEngine {
-  readonly pending: { readonly grant: () => void; readonly refuse: (error: Error) => void }[] = [];
-  readonly releases: LockKey[] = [];
-  private current: LockServiceState = 'connecting';
+  current: { held: number; waiting: number } = { held: 0, waiting: 0 };
+  private currentState: LockServiceState = 'connecting';
   private readonly listeners = new Set<(state: LockServiceState) => void>();
 
-  acquire(key: LockKey, priority: Priority): Promise<HeldLock> {
-    return new Promise((resolve, reject) => {
-      this.pending.push({ grant: () => resolve(this.heldLock(key, priority)), refuse: reject });
-    });
+  acquire(): Promise<HeldLock> {
+    return Promise.reject(new Error('scripted engine grants nothing'));
   }
 
-  acquireMany(keys: readonly LockKey[], priority: Priority): Promise<AcquireManyResult> {
-    return new Promise((resolve, reject) => {
-      const grant = (): void => {
-        const acquired = keys.map((key) => this.heldLock(key, priority));
-        resolve({ acquired, timedOut: [], releaseAll: async () => void (await Promise.all(acquired.map((lock) => lock.release()))) });
-      };
-      this.pending.push({ grant, refuse: reject });
-    });
+  acquireEach(): Promise<AcquireEachResult> {
+    return Promise.reject(new Error('scripted engine grants nothing'));
   }
 
   async inspect(key: LockKey): Promise<LockInspection> {
@@ -46,12 +36,16 @@ export class ScriptedLockEngine implements LockEngine {
     return false;
   }
 
-  state(): LockServiceState {
+  activity(): { readonly held: number; readonly waiting: number } {
     return this.current;
   }
 
+  state(): LockServiceState {
+    return this.currentState;
+  }
+
   setState(state: LockServiceState): void {
-    this.current = state;
+    this.currentState = state;
     for (const listener of this.listeners) listener(state);
   }
 
@@ -62,19 +56,5 @@ export class ScriptedLockEngine implements LockEngine {
 
   async close(): Promise<void> {
     this.setState('closed');
-  }
-
-  private heldLock(key: LockKey, priority: Priority): HeldLock {
-    return {
-      key,
-      priority,
-      acquiredAt: Date.now(),
-      waitMs: 0,
-      queuePositionOnArrival: 0,
-      lost: new AbortController().signal,
-      release: async () => {
-        this.releases.push(key);
-      },
-    };
   }
 }

@@ -1,0 +1,28 @@
+import type { LockKey, Priority } from './lock-engine.js';
+
+/**
+ * What an engine reports as it works, for metrics and logs (which subscribe; the engine knows
+ * neither). Called synchronously: listeners must be cheap and must not throw.
+ */
+export interface LockEvents {
+  granted(e: { key: LockKey; priority: Priority; waitMs: number; queuePosition: number; handedOverLocally: boolean }): void;
+  released(e: { key: LockKey; priority: Priority; holdMs: number }): void;
+  timedOut(e: { key: LockKey; priority: Priority; waitMs: number }): void;
+  lost(e: { key: LockKey; reason: string }): void;
+  sessionExpired(): void;
+}
+
+const ignore = (): void => undefined;
+
+export const NO_LOCK_EVENTS: LockEvents = {
+  granted: ignore,
+  released: ignore,
+  timedOut: ignore,
+  lost: ignore,
+  sessionExpired: ignore,
+};
+
+/** Fills the events a subscriber does not care about. */
+export function lockEvents(partial: Partial<LockEvents>): LockEvents {
+  return { ...NO_LOCK_EVENTS, ...partial };
+}

@@ -1,0 +1,252 @@
+import { queueFromChildren, rankOf } from '../queue-order.js';
+import { isZkCode } from '../zk-errors.js';
+import { PRIVATE_LOCK, indexPath } from '../znode-names.js';
+import type { Link } from './connection.js';
+import type { DocumentLock } from './document-lock.js';
+import type { EngineContext } from './engine-context.js';
+import type { NodeRead, TxnOp } from './lock-zk.js';
+import { classifyFailure } from './round-trip.js';
+
+/** Keys per transaction, and bytes (ZooKeeper refuses requests over jute.maxbuffer, 1 MiB by default). */
+export const MAX_KEYS_PER_TXN = 1_000;
+const MAX_BYTES_PER_TXN = 512 * 1024;
+/** Chunks of one `acquireEach` in flight at once: the rest wait (issue #10 hole 6). */
+const CHUNKS_IN_FLIGHT = 2;
+/**
+ * Refused batch transactions before going key by key. Each refusal settles at least one key (a
+ * privateLock that exists) or reads every document the batch was unsure of, so a few suffice
+ * unless other processes keep racing the batch.
+ */
+const MAX_BATCH_RETRIES = 5;
+
+interface Candidate {
+  readonly lock: DocumentLock;
+  /** The document container exists (known from our cache or just read); false: create it. */
+  exists: boolean;
+  docVersion: number;
+  /** Children read before the transaction (none for a document we create). */
+  children: readonly string[];
+}
+
+/**
+ * The uncontended keys of an `acquireEach` in one transaction per chunk: documents whose
+ * container is not known to exist are created optimistically in it ([index container, document
+ * containers, privateLocks]); documents with a known container are read first (pipelined) and
+ * included only when nobody holds or queues for them. A refused transaction names its first
+ * failing operation: an existing container → read the rest and retry; an existing privateLock →
+ * that key is contended. Contended keys queue one by one (pipelined), their grants come as they
+ * come. No holder watch is armed for batch grants.
+ */
+export interface BatchOptions {
+  /**
+   * Arm each grant's holder watch in the same round trip (single acquisitions coalesced here:
+   * a forced release must be seen). Not for a bulk's keys: no getData storm.
+   */
+  readonly holderWatch: boolean;
+  /** The release of a document created here deletes it too (a bulk's fresh documents; see README). */
+  readonly deleteCreatedDocuments: boolean;
+}
+
+export async function acquireInBatches(ctx: EngineContext, locks: readonly DocumentLock[], options: BatchOptions): Promise<void> {
+  const chunks = chunked(locks);
+  const workers = Array.from({ length: Math.min(CHUNKS_IN_FLIGHT, chunks.length) }, async () => {
+    for (let chunk = chunks.shift(); chunk !== undefined; chunk = chunks.shift()) await acquireChunk(ctx, chunk, options);
+  });
+  await Promise.all(workers);
+}
+
+function chunked(locks: readonly DocumentLock[]): DocumentLock[][] {
+  const chunks: DocumentLock[][] = [];
+  let current: DocumentLock[] = [];
+  let bytes = 0;
+  for (const lock of locks) {
+    const size = 2 * lock.docPath.length + 400;
+    if (current.length > 0 && (current.length >= MAX_KEYS_PER_TXN || bytes + size > MAX_BYTES_PER_TXN)) {
+      chunks.push(current);
+      current = [];
+      bytes = 0;
+    }
+    current.push(lock);
+    bytes += size;
+  }
+  if (current.length > 0) chunks.push(current);
+  return chunks;
+}
+
+async function acquireChunk(ctx: EngineContext, locks: readonly DocumentLock[], options: BatchOptions): Promise<void> {
+  const link = await ctx.connection.whenConnected(undefined, true);
+  const live = locks.filter((lock) => lock.state !== 'released');
+  if (live.length === 0) return;
+  if (link === null) {
+    // Closed, or ZooKeeper unreachable: each key takes its own way out (its waiters fail fast).
+    for (const lock of live) lock.begin();
+    return;
+  }
+  for (const lock of live) ctx.releases.flushFor(lock.docPath);
+  const wanted = live.filter((lock) => lock.waiting > 0 && lock.generation === link.generation);
+  const wantedSet = new Set(wanted);
+  for (const lock of live) if (!wantedSet.has(lock)) lock.begin();
+  try {
+    await ctx.containers.ensure(link.zk, rootChain(ctx.root));
+  } catch (error) {
+    for (const lock of wanted) lock.begin();
+    if (classifyFailure(error).kind === 'refused') ctx.logger.error({ err: error }, 'cannot create the lock root');
+    return;
+  }
+  const candidates = wanted.map((lock) => ({ lock, exists: ctx.containers.isKnown(lock.docPath), docVersion: 0, children: [] }));
+  const free = await readExisting(ctx, link, candidates);
+  await createInOneTransaction(ctx, link, free, options);
+}
+
+/** Reads the documents believed to exist; returns those free to take (contended ones queue). */
+async function readExisting(ctx: EngineContext, link: Link, candidates: readonly Candidate[]): Promise<Candidate[]> {
+  const toRead = candidates.filter((c) => c.exists);
+  const reads = await Promise.allSettled(toRead.map((c) => link.zk.children(c.lock.docPath)));
+  const free = candidates.filter((c) => !c.exists);
+  reads.forEach((read, i) => {
+    const candidate = toRead[i]!;
+    if (read.status === 'rejected') {
+      if (isZkCode(read.reason, 'NONODE')) {
+        ctx.containers.forgetPath(candidate.lock.docPath);
+        candidate.exists = false;
+        free.push(candidate);
+      } else candidate.lock.begin();
+      return;
+    }
+    if (takenFor(ctx, read.value.children, candidate.lock)) {
+      candidate.lock.contendedInBatch();
+      return;
+    }
+    ctx.containers.remember(candidate.lock.docPath);
+    candidate.docVersion = read.value.stat.version;
+    candidate.children = read.value.children;
+    free.push(candidate);
+  });
+  return free;
+}
+
+/** privateLock held, or an entry that a newcomer of the lock's rank must wait behind. */
+function takenFor(ctx: EngineContext, children: readonly string[], lock: DocumentLock): boolean {
+  if (children.includes(PRIVATE_LOCK)) return true;
+  const rank = lock.localWaiters()[0]?.priority === 'foreground' ? 0 : 1;
+  return queueFromChildren(children, ctx.prefixes).some((entry) => rankOf(entry.prefix, ctx.prefixes) <= rank);
+}
+
+interface Plan {
+  readonly ops: TxnOp[];
+  /** Index in `ops` of each candidate's privateLock create, and of each container create. */
+  readonly lockOps: Map<number, Candidate>;
+  readonly containerOps: Map<number, string>;
+}
+
+function planOf(ctx: EngineContext, candidates: readonly Candidate[]): Plan {
+  const ops: TxnOp[] = [];
+  const lockOps = new Map<number, Candidate>();
+  const containerOps = new Map<number, string>();
+  const addContainer = (path: string): void => {
+    containerOps.set(ops.length, path);
+    ops.push({ op: 'create', path, data: '', mode: 'container' });
+  };
+  for (const index of new Set(candidates.filter((c) => !c.exists).map((c) => indexPath(ctx.root, c.lock.key.index)))) {
+    if (!ctx.containers.isKnown(index)) addContainer(index);
+  }
+  for (const candidate of candidates) {
+    if (!candidate.exists) addContainer(candidate.lock.docPath);
+    lockOps.set(ops.length, candidate);
+    ops.push({ op: 'create', path: `${candidate.lock.docPath}/${PRIVATE_LOCK}`, data: candidate.lock.lockData(), mode: 'ephemeral' });
+  }
+  return { ops, lockOps, containerOps };
+}
+
+async function createInOneTransaction(ctx: EngineContext, link: Link, initial: readonly Candidate[], options: BatchOptions): Promise<void> {
+  let candidates = initial.filter((c) => c.lock.waiting > 0);
+  for (let attempt = 0; candidates.length > 0; attempt++) {
+    if (attempt > MAX_BATCH_RETRIES) {
+      for (const c of candidates) c.lock.begin();
+      return;
+    }
+    const plan = planOf(ctx, candidates);
+    let outcome;
+    // Pipelined right behind the transaction: each watch lands on the privateLock it created.
+    const multi = link.zk.multi(plan.ops);
+    const watches = Promise.allSettled(
+      options.holderWatch ? [...plan.lockOps.values()].map((c) => link.zk.getWatched(`${c.lock.docPath}/${PRIVATE_LOCK}`, c.lock.holderWatchForBatch())) : [],
+    );
+    try {
+      outcome = await multi;
+    } catch (error) {
+      const unknown = classifyFailure(error).kind === 'unknown';
+      for (const c of candidates) {
+        if (unknown) c.lock.unknownInBatch();
+        else c.lock.begin();
+      }
+      return;
+    }
+    if (outcome.ok) {
+      granted(ctx, plan, outcome.results, await watches, options);
+      return;
+    }
+    candidates = await afterRefusal(ctx, link, plan, outcome.failedIndex, outcome.code);
+  }
+}
+
+function granted(
+  ctx: EngineContext,
+  plan: Plan,
+  results: readonly { readonly stat?: { readonly czxid: number } }[],
+  watches: readonly PromiseSettledResult<NodeRead>[],
+  options: BatchOptions,
+): void {
+  for (const path of plan.containerOps.values()) ctx.containers.remember(path);
+  [...plan.lockOps].forEach(([index, candidate], n) => {
+    const czxid = results[index]?.stat?.czxid ?? 0;
+    const watch = watches[n];
+    const watched = watch?.status === 'fulfilled' && watch.value.stat.czxid === czxid;
+    candidate.lock.grantedInBatch({
+      czxid,
+      docVersion: candidate.docVersion,
+      deleteDocument: options.deleteCreatedDocuments && !candidate.exists,
+      children: candidate.exists ? candidate.children : [],
+      watched,
+    });
+  });
+}
+
+/** Adjusts the candidates after a refused transaction; returns those to try again. */
+async function afterRefusal(ctx: EngineContext, link: Link, plan: Plan, failedIndex: number, code: string): Promise<Candidate[]> {
+  const candidates = [...plan.lockOps.values()];
+  const lockCandidate = plan.lockOps.get(failedIndex);
+  if (lockCandidate !== undefined && code === 'NONODE') {
+    // Its document was reaped since we read it: create it with the others.
+    ctx.containers.forgetPath(lockCandidate.lock.docPath);
+    lockCandidate.exists = false;
+    return candidates;
+  }
+  if (lockCandidate !== undefined) {
+    // privateLock exists: somebody holds it; that key queues on its own.
+    lockCandidate.lock.contendedInBatch();
+    return candidates.filter((c) => c !== lockCandidate);
+  }
+  const container = plan.containerOps.get(failedIndex);
+  if (container === undefined) {
+    for (const c of candidates) c.lock.begin();
+    return [];
+  }
+  ctx.containers.remember(container);
+  if (!candidates.some((c) => c.lock.docPath === container)) return candidates;
+  // A document container exists after all: read every one we were about to create.
+  const sure = candidates.filter((c) => c.exists);
+  const unsure = candidates.filter((c) => !c.exists);
+  for (const c of unsure) c.exists = true;
+  return [...sure, ...(await readExisting(ctx, link, unsure))];
+}
+
+function rootChain(root: string): { path: string; mode: 'persistent' }[] {
+  const chain: { path: string; mode: 'persistent' }[] = [];
+  let path = '';
+  for (const part of root.split('/').filter((p) => p !== '')) {
+    path += `/${part}`;
+    chain.push({ path, mode: 'persistent' });
+  }
+  return chain;
+}

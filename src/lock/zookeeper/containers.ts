@@ -1,0 +1,119 @@
+import { isZkCode } from '../zk-errors.js';
+import type { LockZk } from './lock-zk.js';
+
+/** A node above the queue: the persistent lock root chain, then index and document containers. */
+export interface ParentNode {
+  readonly path: string;
+  readonly mode: 'persistent' | 'container';
+}
+
+/** Every parent of the document node of `docPath`'s key, root first. */
+export function parentChain(root: string, index: string, doc: string): ParentNode[] {
+  const chain: ParentNode[] = [];
+  let path = '';
+  for (const part of root.split('/').filter((p) => p !== '')) {
+    path += `/${part}`;
+    chain.push({ path, mode: 'persistent' });
+  }
+  chain.push({ path: index, mode: 'container' }, { path: doc, mode: 'container' });
+  return chain;
+}
+/**
+ * Which index/document CONTAINER nodes this process believes exist, so a warm key costs no
+ * create. A stale belief (the server reaped an empty container, or another process's release
+ * deleted the document node it had created) shows up as NONODE on the child create; the caller
+ * then calls `forget` and tries again.
+ */
+export class ContainerCache {
+  /** `true` once created or seen; a promise while our create is in flight (shared, not repeated). */
+  private readonly known = new Map<string, true | Promise<void>>();
+  private readonly capacity: number;
+
+  constructor(capacity: number) {
+    this.capacity = capacity;
+  }
+
+  isKnown(path: string): boolean {
+    return this.known.get(path) === true;
+  }
+
+  /** Created or seen by us (e.g. in a batch transaction). */
+  remember(path: string): void {
+    setBounded(this.known, path, true, this.capacity);
+  }
+
+  forgetPath(path: string): void {
+    this.known.delete(path);
+  }
+
+  /**
+   * Issues (without awaiting in between) the creates still needed for `nodes`, parent first.
+   * Call before queuing the child requests so they are pipelined behind these on the session.
+   */
+  ensure(zk: LockZk, nodes: readonly ParentNode[]): Promise<void> {
+    const pending: Promise<void>[] = [];
+    for (const { path, mode } of nodes) {
+      const state = this.known.get(path);
+      if (state === true) continue;
+      if (state !== undefined) {
+        pending.push(state);
+        continue;
+      }
+      const creating = this.createParent(zk, path, mode);
+      this.known.set(path, creating);
+      pending.push(creating);
+    }
+    if (pending.length === 0) return Promise.resolve();
+    return Promise.all(pending).then(() => undefined);
+  }
+
+  forget(nodes: readonly ParentNode[]): void {
+    for (const { path, mode } of nodes) if (mode === 'container') this.known.delete(path);
+  }
+
+  private async createParent(zk: LockZk, path: string, mode: 'persistent' | 'container'): Promise<void> {
+    try {
+      await zk.create(path, '', mode);
+    } catch (error) {
+      if (!isZkCode(error, 'NODEEXISTS')) {
+        this.known.delete(path);
+        throw error;
+      }
+    }
+    this.remember(path);
+  }
+}
+
+/** Sets `key` as the newest entry (Map keeps insertion order) and evicts the oldest past `capacity`. */
+function setBounded<K, V>(map: Map<K, V>, key: K, value: V, capacity: number): void {
+  map.delete(key);
+  map.set(key, value);
+  if (map.size > capacity) {
+    const oldest = map.keys().next();
+    if (oldest.done !== true) map.delete(oldest.value);
+  }
+}
+
+/** Keys that recently had a holder or a queue: skip the fast path there for a while. */
+export class ContentionHints {
+  private readonly until = new Map<string, number>();
+  private readonly ttlMs: number;
+  private readonly capacity: number;
+
+  constructor(ttlMs: number, capacity: number) {
+    this.ttlMs = ttlMs;
+    this.capacity = capacity;
+  }
+
+  mark(docPath: string): void {
+    setBounded(this.until, docPath, Date.now() + this.ttlMs, this.capacity);
+  }
+
+  contended(docPath: string): boolean {
+    const until = this.until.get(docPath);
+    if (until === undefined) return false;
+    if (until > Date.now()) return true;
+    this.until.delete(docPath);
+    return false;
+  }
+}

@@ -1,0 +1,802 @@
+import { randomUUID } from 'node:crypto';
+import { LocalQueue } from '../local-queue.js';
+import type { LockAcquisition, LockHome } from '../lock-acquisition.js';
+import type { LockKey, Priority } from '../lock-engine.js';
+import { LockUnavailableError } from '../lock-errors.js';
+import { encodeNodeData } from '../lock-node-data.js';
+import { prefixFor, queueFromChildren, rankOf } from '../queue-order.js';
+import type { WatchEventType } from '../zk-client.js';
+import { ZK_RC, ZkError } from '../zk-errors.js';
+import { PRIVATE_LOCK, documentPath, indexPath } from '../znode-names.js';
+import type { Link } from './connection.js';
+import { type ParentNode, parentChain } from './containers.js';
+import type { EngineContext } from './engine-context.js';
+import { type FastPathPlan, type FastPathResult, fastPath, fusedFastPath } from './fast-path.js';
+import { ForeignQueueWatch } from './foreign-queue.js';
+import { decideHandOver } from './handover-policy.js';
+import { arbitrate, enterQueue, lastSegment, readQueue, viewQueue } from './queue-wait.js';
+import { type Reconciled, reconcile } from './recovery.js';
+import { type PendingRelease, opsOf } from './release-batcher.js';
+import { type Failure, classifyFailure as classify } from './round-trip.js';
+import { type WakeReason, WakeUp } from './wake-up.js';
+
+/**
+ * The states of this process's hold on one document (a lock cohort):
+ * - `fastPath`    one round trip tries privateLock directly (or a batch transaction does);
+ * - `queued`      our entry is in the queue, we watch our predecessor (or privateLock at the head);
+ * - `arbitrating` at the head: trying to create privateLock;
+ * - `held`        privateLock is ours; one local request holds it, the others wait for a hand-over;
+ * - `yielding`    giving privateLock back and re-queuing behind other processes in one transaction;
+ * - `recovering`  a reply was lost: reading what ZooKeeper holds before going on;
+ * - `lost`        held, but no longer vouched for (margin, forced release): nothing is handed over;
+ * - `releasing`   the last local holder is done: the compare-and-delete is on its way;
+ * - `released`    finished; new requests for the key start a new document lock.
+ */
+export type CohortState = 'fastPath' | 'queued' | 'arbitrating' | 'held' | 'yielding' | 'recovering' | 'lost' | 'releasing' | 'released';
+
+/** The steps of the acquisition loop (Curator's LockInternals loop, with the fast path in front). */
+type Step = 'fastPath' | 'enterQueue' | 'readQueue' | 'evaluate' | 'arbitrate' | 'upgrade' | 'recover' | 'held' | 'leave' | 'stop';
+
+
+/** Round trips that found the document reaped under them, in a row, before giving up. */
+const MAX_REAPED_RETRIES = 5;
+
+const RANK_PRIORITY: readonly Priority[] = ['foreground', 'background'];
+
+/**
+ * One document's lock in this process: the local queue of its requests, and the ZooKeeper side
+ * of holding it for them. The process takes the ZooKeeper lock once and passes it from local
+ * holder to local holder within the hand-over bounds; see handover-policy.ts.
+ */
+export class DocumentLock implements LockHome {
+  readonly key: LockKey;
+  readonly docPath: string;
+  readonly guid = randomUUID();
+  state: CohortState = 'fastPath';
+  private readonly privatePath: string;
+  private readonly parents: readonly ParentNode[];
+  private readonly ctx: EngineContext;
+  private readonly waiters = new LocalQueue<LockAcquisition>();
+  holder: LockAcquisition | null = null;
+  /** Session generation our nodes belong to. */
+  generation: number;
+  private entry: string | null = null;
+  private entryRank = Number.POSITIVE_INFINITY;
+  private ownsPrivateLock = false;
+  /** czxid of our privateLock; null when we own none or its create was not answered. */
+  private ownedCzxid: number | null = null;
+  private docVersion = 0;
+  /** We created the document container for a bulk: the release deletes it too. */
+  private createdDocument = false;
+  private privateLockGone = false;
+  /** A create (or transaction) of ours may have been applied without us seeing the answer. */
+  private uncertain = false;
+  private children: readonly string[] = [];
+  private grantedAt = 0;
+  private handOvers = 0;
+  private readonly foreign: ForeignQueueWatch;
+  private incarnation = 0;
+  private watchSerial = 0;
+  private holderWatch = 0;
+  private positioned = false;
+  private reapedRetries = 0;
+  private readonly wakeUp = new WakeUp();
+  private finished: { readonly promise: Promise<void>; readonly resolve: () => void } | null = null;
+
+  constructor(ctx: EngineContext, key: LockKey) {
+    this.ctx = ctx;
+    this.key = { index: key.index, id: key.id };
+    this.docPath = documentPath(ctx.root, key);
+    this.privatePath = `${this.docPath}/${PRIVATE_LOCK}`;
+    this.parents = parentChain(ctx.root, indexPath(ctx.root, key.index), this.docPath);
+    this.generation = ctx.connection.generation();
+    this.foreign = new ForeignQueueWatch({
+      docPath: this.docPath,
+      prefixes: ctx.prefixes,
+      incarnation: () => this.incarnation,
+      ownEntry: () => this.entry,
+      stillWanted: () => this.state === 'held' && this.waiters.size > 0,
+    });
+  }
+
+  get waiting(): number {
+    return this.waiters.size;
+  }
+
+  localWaiters(): readonly LockAcquisition[] {
+    return this.waiters.values();
+  }
+
+  // ---- requests of this process -------------------------------------------------------------
+
+  arrive(member: LockAcquisition): void {
+    member.home = this;
+    member.queuePositionOnArrival = this.waiters.ahead(member.priority) + (this.holder === null ? 0 : 1);
+    this.waiters.push(member);
+    if (this.state === 'held') this.watchForeignQueue();
+    else if (this.state === 'queued' && this.bestRank() < this.entryRank) this.wake('poked');
+  }
+
+  withdraw(member: LockAcquisition): Promise<void> | undefined {
+    if (!this.waiters.remove(member) || this.waiters.size > 0 || this.holder !== null) return undefined;
+    // The last request here gave up: the loop leaves the queue; the caller may wait for that.
+    this.wake('poked');
+    return this.whenFinished();
+  }
+
+  /** Starts taking the ZooKeeper lock for the queued requests. */
+  begin(): void {
+    void this.acquireLoop(this.ctx.contention.contended(this.docPath) ? 'enterQueue' : 'fastPath');
+  }
+
+  // ---- LockHome -------------------------------------------------------------------------------
+
+  async release(member: LockAcquisition, handOver: boolean): Promise<void> {
+    if (member !== this.holder) return;
+    this.holder = null;
+    if (this.state === 'released' || this.state === 'releasing') return;
+    if (this.state === 'lost') return this.relinquish();
+    const next = this.waiters.peek();
+    if (next === undefined) return this.releaseLock();
+    const decision = decideHandOver(
+      {
+        handOverAllowed: handOver,
+        nextRank: rankOf(prefixFor(next.priority, this.ctx.prefixes), this.ctx.prefixes),
+        foreign: this.foreign.queue,
+        handOvers: this.handOvers,
+        msSinceGrant: Date.now() - this.grantedAt,
+      },
+      this.ctx.bounds,
+    );
+    if (decision === 'yield') return this.yieldLock();
+    if (decision === 'handOverAndReset') {
+      this.handOvers = 0;
+      this.grantedAt = Date.now();
+    }
+    this.handOvers++;
+    this.waiters.shift();
+    this.grantTo(next, true);
+  }
+
+  linkUp(): boolean {
+    return this.ctx.connection.linkUp(this.generation);
+  }
+
+  async whenLinkUp(signal: AbortSignal): Promise<void> {
+    const link = await this.ctx.connection.whenConnected(signal);
+    if (link !== null) return;
+    signal.throwIfAborted();
+    throw new LockUnavailableError('lock engine closed');
+  }
+
+  // ---- session events (from the engine) -----------------------------------------------------
+
+  /** The link was silent past the safety margin: stop vouching, but keep privateLock (hole 1). */
+  marginExceeded(generation: number): void {
+    if (this.generation <= generation) this.toLost('ZooKeeper connection suspended past the safety margin');
+  }
+
+  /** The session ended (or the engine closes): its nodes are gone; waiters fail with `error`. */
+  end(error: Error, reason: string): void {
+    const holder = this.holder;
+    this.toReleased();
+    if (holder?.markLost(reason) === true) this.ctx.events.lost({ key: this.key, reason });
+    for (const member of this.waiters.drain()) member.group.fail(member, error);
+    this.wake('poked');
+  }
+
+  /** An operator force-released our privateLock through this process. */
+  forcedHere(): void {
+    this.privateLockGone = true;
+    this.toLost('forced release by an operator');
+  }
+
+  // ---- batch acquisition (batch-acquire.ts) --------------------------------------------------
+
+  /** Fills privateLock's data for a batch transaction. */
+  lockData(): string {
+    return this.nodeData();
+  }
+
+  /** The holder watch callback a batch arms for this document right behind its transaction. */
+  holderWatchForBatch(): (type: WatchEventType) => void {
+    return this.armHolderWatch();
+  }
+
+  grantedInBatch(grant: {
+    readonly czxid: number;
+    readonly docVersion: number;
+    readonly deleteDocument: boolean;
+    readonly children: readonly string[];
+    readonly watched: boolean;
+  }): void {
+    this.owns(grant.czxid, grant.docVersion);
+    this.observed(grant.children, grant.docVersion);
+    if (!grant.watched) this.holderWatch = 0;
+    this.createdDocument = grant.deleteDocument;
+    this.positioned = true;
+    if (this.waiters.size === 0) void this.leave();
+    else this.toHeld();
+  }
+
+  /** The batch found the key taken or queued: wait in the queue like a single acquisition. */
+  contendedInBatch(): void {
+    this.ctx.contention.mark(this.docPath);
+    void this.acquireLoop('enterQueue');
+  }
+
+  /** The batch transaction's outcome is unknown: find out what is ours first. */
+  unknownInBatch(): void {
+    this.uncertain = true;
+    void this.acquireLoop('recover');
+  }
+
+  // ---- the acquisition loop ------------------------------------------------------------------
+
+  private async acquireLoop(first: Step): Promise<void> {
+    let step = first;
+    try {
+      while (step !== 'stop') {
+        if (this.state === 'released') return;
+        const nobodyWaits = this.waiters.size === 0 || this.ctx.connection.state() === 'closed';
+        if (nobodyWaits && step !== 'recover' && step !== 'leave' && step !== 'held') step = 'leave';
+        step = await this.run(step);
+      }
+    } catch (error) {
+      this.ctx.logger.error({ err: error, key: this.key }, 'lock acquisition failed');
+      const failure = new LockUnavailableError(`ZooKeeper error while acquiring ${this.key.index}/${this.key.id}`, { cause: error });
+      for (const member of this.waiters.drain()) member.group.fail(member, failure);
+      await this.leave();
+    }
+  }
+
+  private run(step: Exclude<Step, 'stop'>): Promise<Step> {
+    switch (step) {
+      case 'fastPath':
+        return this.tryFastPath();
+      case 'enterQueue':
+        return this.enterQueue();
+      case 'readQueue':
+        return this.readQueue();
+      case 'evaluate':
+        return this.evaluate();
+      case 'arbitrate':
+        return this.arbitrate();
+      case 'upgrade':
+        return this.upgrade();
+      case 'recover':
+        return this.recover();
+      case 'held':
+        this.toHeld();
+        return Promise.resolve('stop');
+      case 'leave':
+        return this.leave();
+    }
+  }
+
+  private async tryFastPath(): Promise<Step> {
+    const link = await this.link();
+    if (link === null) return 'leave';
+    this.state = 'fastPath';
+    const plan = {
+      docPath: this.docPath,
+      privatePath: this.privatePath,
+      parents: this.parents,
+      rank: this.bestRank(),
+      data: this.nodeData(),
+      onPrivateLockEvent: this.armHolderWatch(),
+    };
+    const release = this.ctx.releases.takeForFusion(this.docPath, link.generation);
+    const result = release === null ? await this.plainFastPath(link, plan) : await this.fusedFastPath(link, plan, release);
+    switch (result.kind) {
+      case 'held':
+      case 'preceded':
+        this.owns(result.czxid, result.docVersion);
+        this.observed(result.children, result.docVersion);
+        if (!result.watched) this.holderWatch = 0;
+        if (result.kind === 'held') return 'held';
+        this.ctx.contention.mark(this.docPath);
+        await this.stepBack();
+        return 'enterQueue';
+      case 'contended':
+        this.ctx.contention.mark(this.docPath);
+        return 'enterQueue';
+      case 'reaped':
+        return this.retryReaped('fastPath');
+      default:
+        return this.afterFailure(result);
+    }
+  }
+
+  private plainFastPath(link: Link, plan: FastPathPlan): Promise<FastPathResult> {
+    this.ctx.releases.flushFor(this.docPath);
+    return fastPath(link.zk, this.ctx.containers, this.ctx.prefixes, plan);
+  }
+
+  /**
+   * This process released the document a moment ago and the release has not gone out yet: it
+   * goes out in the same transaction as our create. Refused (an operator force-released the old
+   * lock) → the release takes its ordinary way and so do we; reply lost → both reconcile.
+   */
+  private async fusedFastPath(link: Link, plan: FastPathPlan, release: PendingRelease): Promise<FastPathResult> {
+    const ops = opsOf(release.item).map(({ op }) => op);
+    try {
+      const result = await fusedFastPath(link.zk, this.ctx.prefixes, plan, { ops, entry: release.item.entry });
+      if (result.kind === 'releaseRefused') {
+        this.ctx.releases.resubmit(release);
+        return await this.plainFastPath(link, plan);
+      }
+      if (result.kind === 'unknown') this.ctx.releases.afterUnknownOutcome(release, new ZkError(ZK_RC.CONNECTIONLOSS, 'fused release: reply lost'));
+      else release.done();
+      return result;
+    } catch (error) {
+      this.ctx.releases.resubmit(release);
+      throw error;
+    }
+  }
+
+  private async enterQueue(): Promise<Step> {
+    const link = await this.link();
+    if (link === null) return 'leave';
+    this.state = 'queued';
+    this.ctx.releases.flushFor(this.docPath);
+    const rank = this.bestRank();
+    const result = await enterQueue(link.zk, this.ctx.containers, {
+      docPath: this.docPath,
+      parents: this.parents,
+      prefix: this.prefixOfRank(rank),
+      data: this.nodeData(),
+    });
+    if (result.kind === 'queued') {
+      this.entry = result.entry;
+      this.entryRank = rank;
+      this.observed(result.children, result.docVersion);
+      return 'evaluate';
+    }
+    return result.kind === 'reaped' ? this.retryReaped('enterQueue') : this.afterFailure(result);
+  }
+
+  private async readQueue(): Promise<Step> {
+    const link = await this.link();
+    if (link === null) return 'leave';
+    const result = await readQueue(link.zk, this.docPath);
+    if (result.kind === 'read') {
+      this.observed(result.children, result.docVersion);
+      return 'evaluate';
+    }
+    if (result.kind === 'reaped') {
+      this.entry = null;
+      return this.retryReaped('enterQueue');
+    }
+    return this.afterFailure(result);
+  }
+
+  /** Where do we stand: head with privateLock free → arbitrate; otherwise wait for the one ahead. */
+  private async evaluate(): Promise<Step> {
+    this.state = 'queued';
+    if (this.entry === null) return 'enterQueue';
+    const view = viewQueue(this.children, this.entry, this.ctx.prefixes);
+    if (view.position < 0) {
+      // Our entry was deleted under us while the session lives (an operator): queue again.
+      this.entry = null;
+      return 'enterQueue';
+    }
+    this.notePositions(view.ahead.length + (view.privateLockTaken ? 1 : 0));
+    if (this.bestRank() < this.entryRank) return 'upgrade';
+    if (view.ahead.length === 0 && !view.privateLockTaken) return 'arbitrate';
+    const watched = view.ahead.length === 0 ? this.privatePath : `${this.docPath}/${view.ahead[view.ahead.length - 1]!.name}`;
+    const woke = await this.waitOn(watched);
+    if (woke === 'poked') return 'evaluate';
+    // Speculate: at the head, or with one entry ahead that just went, the next round trip tries privateLock.
+    return view.ahead.length <= 1 ? 'arbitrate' : 'readQueue';
+  }
+
+  private async arbitrate(): Promise<Step> {
+    const link = await this.link();
+    if (link === null) return 'leave';
+    this.state = 'arbitrating';
+    const result = await arbitrate(link.zk, {
+      docPath: this.docPath,
+      privatePath: this.privatePath,
+      data: this.nodeData(),
+      onPrivateLockEvent: this.armHolderWatch(),
+    });
+    switch (result.kind) {
+      case 'created':
+        this.owns(result.czxid, result.docVersion);
+        if (!result.watched) this.holderWatch = 0;
+        this.observed(result.children, result.docVersion);
+        return this.keepOrStepBack();
+      case 'taken':
+        this.observed(result.children, result.docVersion);
+        return 'evaluate';
+      case 'reaped':
+        this.entry = null;
+        return this.retryReaped('enterQueue');
+      default:
+        return this.afterFailure(result);
+    }
+  }
+
+  /** A better local request arrived: move our entry up to its rank ([create, delete] in one transaction). */
+  private async upgrade(): Promise<Step> {
+    const link = await this.link();
+    if (link === null) return 'leave';
+    if (this.entry === null) return 'enterQueue';
+    const rank = this.bestRank();
+    try {
+      const outcome = await link.zk.multi([
+        { op: 'create', path: `${this.docPath}/${this.prefixOfRank(rank)}-`, data: this.nodeData(), mode: 'ephemeralSequential' },
+        { op: 'delete', path: `${this.docPath}/${this.entry}`, version: -1 },
+      ]);
+      if (!outcome.ok) {
+        this.entry = null;
+        return 'enterQueue';
+      }
+      this.entry = lastSegment(outcome.results[0]?.path ?? '');
+      this.entryRank = rank;
+      return 'readQueue';
+    } catch (error) {
+      return this.afterFailure(classify(error));
+    }
+  }
+
+  /** After a lost reply: what of ours is there? Never replay a request blindly. */
+  private async recover(): Promise<Step> {
+    this.state = 'recovering';
+    await this.ctx.connection.settle();
+    const link = await this.link();
+    if (link === null) return 'leave';
+    const result = await reconcile(link.zk, this.docPath, { guid: this.guid, czxid: this.ownedCzxid });
+    if (result.kind === 'noDocument') {
+      this.entry = null;
+      this.ownsPrivateLock = false;
+      this.ownedCzxid = null;
+      this.uncertain = false;
+      return this.waiters.size === 0 ? 'leave' : 'fastPath';
+    }
+    if (result.kind !== 'reconciled') return result.kind === 'unknown' ? 'recover' : this.afterFailure(result);
+    this.adopt(result);
+    if (this.waiters.size === 0) return 'leave';
+    if (this.ownsPrivateLock) return this.keepOrStepBack();
+    if (this.entry !== null) return 'evaluate';
+    return this.ctx.contention.contended(this.docPath) ? 'enterQueue' : 'fastPath';
+  }
+
+  /** What a reconciliation found is ours from now on; nothing is uncertain any more. */
+  private adopt(result: Reconciled): void {
+    this.entry = result.entry;
+    this.ownsPrivateLock = result.privateLock !== null;
+    this.ownedCzxid = result.privateLock?.czxid ?? null;
+    this.holderWatch = 0;
+    this.uncertain = false;
+    this.observed(result.children, result.docVersion);
+  }
+
+  /**
+   * Leaving with a request outcome unknown (ZooKeeper went away meanwhile): find our nodes before
+   * finishing, however long the session takes to come back — an abandoned acquisition never
+   * leaves an orphan behind (the session ending removes them too).
+   */
+  private async findOwnNodes(): Promise<void> {
+    while (this.uncertain) {
+      const link = await this.ctx.connection.whenConnected();
+      if (link === null || link.generation !== this.generation) return;
+      const result = await reconcile(link.zk, this.docPath, { guid: this.guid, czxid: this.ownedCzxid });
+      if (result.kind === 'reconciled') this.adopt(result);
+      else if (result.kind === 'noDocument' || result.kind === 'gone') this.uncertain = false;
+      else if (result.kind === 'refused') {
+        this.ctx.logger.error({ err: result.error, key: this.key }, 'cannot look for the lock nodes of an abandoned acquisition');
+        this.uncertain = false;
+      } else await this.ctx.connection.settle();
+    }
+  }
+
+  /** We own privateLock: keep it if nobody is served before us, else give it back and wait. */
+  private async keepOrStepBack(): Promise<Step> {
+    const ahead =
+      this.entry === null
+        ? queueFromChildren(this.children, this.ctx.prefixes).filter((e) => rankOf(e.prefix, this.ctx.prefixes) <= this.bestRank()).length
+        : viewQueue(this.children, this.entry, this.ctx.prefixes).ahead.length;
+    if (ahead === 0) return 'held';
+    this.ctx.contention.mark(this.docPath);
+    await this.stepBack();
+    return this.entry === null ? 'enterQueue' : 'evaluate';
+  }
+
+  /** Nobody here wants the lock any more: delete what is ours (compare-and-delete) and finish. */
+  private async leave(): Promise<Step> {
+    this.ctx.detach(this.docPath, this);
+    if (this.state === 'released') return 'stop';
+    this.state = 'releasing';
+    if (this.uncertain) await this.findOwnNodes();
+    if (this.createdDocument) this.ctx.containers.forgetPath(this.docPath);
+    await this.ctx.releases.submit({
+      docPath: this.docPath,
+      generation: this.generation,
+      privateLock: this.ownedLock(),
+      entry: this.entry,
+      deleteDocument: this.createdDocument,
+    });
+    this.toReleased();
+    return 'stop';
+  }
+
+  // ---- holding ---------------------------------------------------------------------------------
+
+  private toHeld(): void {
+    this.state = 'held';
+    this.incarnation++;
+    this.grantedAt = Date.now();
+    this.handOvers = 0;
+    this.reapedRetries = 0;
+    this.foreign.granted(this.children);
+    const first = this.waiters.shift();
+    if (first === undefined) {
+      void this.leave();
+      return;
+    }
+    this.grantTo(first, false);
+  }
+
+  private grantTo(member: LockAcquisition, local: boolean): void {
+    this.holder = member;
+    member.grant({ queuePosition: member.queuePositionOnArrival, handedOverLocally: local, fencingToken: this.ownedCzxid ?? 0 }, Date.now());
+    if (this.waiters.size > 0) this.watchForeignQueue();
+  }
+
+  /** The last local holder is done: compare-and-delete privateLock (and our entry), coalesced. */
+  private async releaseLock(): Promise<void> {
+    await this.leave();
+  }
+
+  /**
+   * Others wait (or a fresh grant is wanted): one transaction re-queues us at our best local
+   * rank and gives privateLock back — [create entry, check(doc, v), delete(privateLock),
+   * delete(old entry)] — so our waiters queue behind the other processes, FIFO.
+   */
+  private async yieldLock(): Promise<void> {
+    this.state = 'yielding';
+    this.incarnation++;
+    const link = await this.link();
+    if (link === null) {
+      await this.leave();
+      return;
+    }
+    const rank = this.bestRank();
+    const old = this.entry;
+    try {
+      const outcome = await link.zk.multi([
+        { op: 'create', path: `${this.docPath}/${this.prefixOfRank(rank)}-`, data: this.nodeData(), mode: 'ephemeralSequential' },
+        { op: 'check', path: this.docPath, version: this.docVersion },
+        { op: 'delete', path: this.privatePath, version: 0 },
+        ...(old === null ? [] : [{ op: 'delete' as const, path: `${this.docPath}/${old}`, version: -1 }]),
+      ]);
+      if (!outcome.ok) {
+        // The document's version moved or privateLock is not ours: an operator force-released it.
+        this.privateLockGone = true;
+        this.state = 'lost';
+        return this.relinquish();
+      }
+      this.entry = lastSegment(outcome.results[0]?.path ?? '');
+      this.entryRank = rank;
+      this.ownsPrivateLock = false;
+      this.ownedCzxid = null;
+      void this.acquireLoop('readQueue');
+    } catch (error) {
+      void this.acquireLoop(this.afterFailureStep(classify(error)));
+    }
+  }
+
+  /**
+   * A lost lock is never handed over: delete what is still ours, then the waiters (and whoever
+   * arrives meanwhile) start over with a fresh acquisition, ordered after that release.
+   */
+  private async relinquish(): Promise<void> {
+    this.state = 'releasing';
+    await this.ctx.releases.submit({
+      docPath: this.docPath,
+      generation: this.generation,
+      privateLock: this.privateLockGone ? null : this.ownedLock(),
+      entry: this.entry,
+      deleteDocument: false,
+    });
+    this.ctx.detach(this.docPath, this);
+    // The session may have ended meanwhile: then `end` failed the waiters already.
+    if (this.isReleased()) return;
+    this.toReleased();
+    const waiters = this.waiters.drain();
+    if (waiters.length > 0) this.ctx.rehome(this.key, waiters);
+  }
+
+  private toLost(reason: string): void {
+    if (this.state !== 'held') return;
+    this.state = 'lost';
+    if (this.holder?.markLost(reason) === true) this.ctx.events.lost({ key: this.key, reason });
+  }
+
+  // ---- watches ---------------------------------------------------------------------------------
+
+  /** A watch callback on privateLock: the holder watch from this round trip's grant, or a wake-up. */
+  private armHolderWatch(): (type: WatchEventType) => void {
+    const serial = ++this.watchSerial;
+    this.holderWatch = serial;
+    return (type) => this.onPrivateLockEvent(type, serial);
+  }
+
+  private onPrivateLockEvent(type: WatchEventType, serial: number): void {
+    if (type === 'deleted' && serial === this.holderWatch && this.state === 'held') {
+      this.privateLockGone = true;
+      this.toLost('privateLock was deleted (forced release by an operator)');
+      return;
+    }
+    this.wake('event');
+  }
+
+  /** While held with local waiters: see other processes' entries, for the hand-over bound. */
+  private watchForeignQueue(): void {
+    if (this.state !== 'held') return;
+    const link = this.ctx.connection.current();
+    if (link === null || link.generation !== this.generation) return;
+    if (this.holderWatch === 0) this.watchHolderLate(link);
+    this.foreign.watch(link.zk);
+  }
+
+  /**
+   * Batch grants arm no holder watch (no getData storm for a bulk's keys); a document that gets
+   * local waiters will be held longer, so it gets one now. A privateLock that is gone or not ours
+   * any more was force-released.
+   */
+  private watchHolderLate(link: Link): void {
+    const incarnation = this.incarnation;
+    const forced = (): void => {
+      if (incarnation !== this.incarnation || this.state !== 'held') return;
+      this.privateLockGone = true;
+      this.toLost('privateLock was deleted (forced release by an operator)');
+    };
+    link.zk.getWatched(this.privatePath, this.armHolderWatch()).then(
+      (node) => {
+        if (node.stat.czxid !== this.ownedCzxid) forced();
+      },
+      (error: unknown) => {
+        if (classify(error).kind === 'refused') forced();
+      },
+    );
+  }
+
+  /** Leaves a watch on `path` and sleeps until it fires, the node is gone, or a local change. */
+  private async waitOn(path: string): Promise<WakeReason> {
+    const link = await this.link();
+    if (link === null) {
+      await this.ctx.connection.settle();
+      return 'poked';
+    }
+    this.wakeUp.arm();
+    try {
+      await link.zk.getWatched(path, () => this.wake('event'));
+    } catch (error) {
+      const failure = classify(error);
+      if (failure.kind === 'refused' && failure.error.code === 'NONODE') return 'gone';
+      if (failure.kind === 'refused') throw failure.error;
+      // Connection lost (or session gone): wait for the session to settle, then look again.
+      await this.ctx.connection.settle();
+      return 'poked';
+    }
+    return this.wakeUp.sleep(this.state === 'released');
+  }
+
+  private wake(reason: WakeReason): void {
+    this.wakeUp.wake(reason);
+  }
+
+  // ---- small helpers -----------------------------------------------------------------------------
+
+  private whenFinished(): Promise<void> {
+    if (this.state === 'released') return Promise.resolve();
+    if (this.finished === null) {
+      let resolve = (): void => undefined;
+      const promise = new Promise<void>((r) => (resolve = r));
+      this.finished = { promise, resolve };
+    }
+    return this.finished.promise;
+  }
+
+  private isReleased(): boolean {
+    return this.state === 'released';
+  }
+
+  private toReleased(): void {
+    this.state = 'released';
+    this.finished?.resolve();
+  }
+
+  /**
+   * The connected link of our session; null when the engine closed, our session ended, or
+   * ZooKeeper is unreachable — then the requests waiting here fail at once (503, nothing was
+   * forwarded) instead of waiting out their timeouts.
+   */
+  private async link(): Promise<Link | null> {
+    const link = await this.ctx.connection.whenConnected(undefined, true);
+    if (link === null && this.ctx.connection.state() === 'unavailable') {
+      const unreachable = new LockUnavailableError(`ZooKeeper unreachable while acquiring ${this.key.index}/${this.key.id}`);
+      for (const member of this.waiters.drain()) member.group.fail(member, unreachable);
+    }
+    if (link === null || this.state === 'released') return null;
+    if (link.generation !== this.generation) {
+      if (this.entry !== null || this.ownsPrivateLock) return null;
+      this.generation = link.generation;
+    }
+    return link;
+  }
+
+  private afterFailure(failure: Failure): Promise<Step> {
+    return Promise.resolve(this.afterFailureStep(failure));
+  }
+
+  private afterFailureStep(failure: Failure): Step {
+    if (failure.kind === 'unknown') {
+      this.uncertain = true;
+      return 'recover';
+    }
+    if (failure.kind === 'gone') return 'stop';
+    throw failure.error;
+  }
+
+  private retryReaped(step: Step): Step {
+    this.reapedRetries++;
+    if (this.reapedRetries > MAX_REAPED_RETRIES) throw new LockUnavailableError(`document node ${this.docPath} keeps disappearing`);
+    return step;
+  }
+
+  private owns(czxid: number, docVersion: number): void {
+    this.ownsPrivateLock = true;
+    this.ownedCzxid = czxid;
+    this.docVersion = docVersion;
+  }
+
+  private ownedLock(): { readonly czxid: number; readonly docVersion: number } | null {
+    return this.ownsPrivateLock && this.ownedCzxid !== null ? { czxid: this.ownedCzxid, docVersion: this.docVersion } : null;
+  }
+
+  private async stepBack(): Promise<void> {
+    const lock = this.ownedLock();
+    this.ownsPrivateLock = false;
+    this.ownedCzxid = null;
+    this.holderWatch = 0;
+    await this.ctx.releases.submit({ docPath: this.docPath, generation: this.generation, privateLock: lock, entry: null, deleteDocument: false });
+  }
+
+  private observed(children: readonly string[], docVersion: number): void {
+    this.children = children;
+    this.docVersion = docVersion;
+  }
+
+  /** The first time the ZooKeeper queue is seen, the waiters learn how many were ahead there. */
+  private notePositions(zkAhead: number): void {
+    if (this.positioned) return;
+    this.positioned = true;
+    for (const member of this.waiters.values()) member.queuePositionOnArrival += zkAhead;
+  }
+
+  private bestRank(): number {
+    const best = this.waiters.best() ?? this.holder?.priority ?? 'background';
+    return best === 'foreground' ? 0 : 1;
+  }
+
+  private prefixOfRank(rank: number): string {
+    return prefixFor(RANK_PRIORITY[rank] ?? 'background', this.ctx.prefixes);
+  }
+
+  private nodeData(): string {
+    const first = this.waiters.peek() ?? this.holder;
+    const request = first?.group.request;
+    return encodeNodeData({
+      guid: this.guid,
+      owner: request?.owner ?? null,
+      priority: first?.priority ?? null,
+      acquiredAt: Date.now(),
+      message: request?.message ?? '',
+      entry: this.entry,
+    });
+  }
+}

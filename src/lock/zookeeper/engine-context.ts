@@ -1,0 +1,26 @@
+import type { Logger } from 'pino';
+import type { LockAcquisition } from '../lock-acquisition.js';
+import type { LockKey } from '../lock-engine.js';
+import type { LockEvents } from '../lock-events.js';
+import type { PrefixRanks } from '../queue-order.js';
+import type { Connection } from './connection.js';
+import type { ContainerCache, ContentionHints } from './containers.js';
+import type { HandOverBounds } from './handover-policy.js';
+import type { ReleaseBatcher } from './release-batcher.js';
+
+/** What every document lock of one engine shares. */
+export interface EngineContext {
+  readonly root: string;
+  readonly prefixes: PrefixRanks;
+  readonly bounds: HandOverBounds;
+  readonly connection: Connection;
+  readonly containers: ContainerCache;
+  readonly contention: ContentionHints;
+  readonly releases: ReleaseBatcher;
+  readonly events: LockEvents;
+  readonly logger: Logger;
+  /** This document lock is finished with ZooKeeper: new arrivals for its key start a new one. */
+  detach(docPath: string, lock: object): void;
+  /** Waiters of a lock that could not be kept (lost) start over in a new document lock. */
+  rehome(key: LockKey, waiters: readonly LockAcquisition[]): void;
+}

@@ -1,0 +1,75 @@
+import type { NodeMode, WatchEventType, ZkClient } from '../zk-client.js';
+import { type NodeAcl, type ZkOp, ZkMultiError } from '../zk-multi.js';
+import type { ChildrenRead, LockZk, NodeRead, TxnOp, TxnOutcome } from './lock-zk.js';
+import type { RequestGate } from './request-gate.js';
+
+/**
+ * The engine's `LockZk` on one handle of our ZooKeeper addon: every request passes the
+ * session's `RequestGate` (bounded outstanding operations, issue order kept), and every node is
+ * created with the configured ACL — creator-only when `zookeeper.auth` is set, in the create
+ * itself (issue #13: never create-then-setAcl).
+ */
+export class GatedZk implements LockZk {
+  private readonly client: ZkClient;
+  private readonly gate: RequestGate;
+  private readonly acl: NodeAcl;
+
+  constructor(client: ZkClient, gate: RequestGate, creatorOnly: boolean) {
+    this.client = client;
+    this.gate = gate;
+    this.acl = creatorOnly ? 'creator' : 'open';
+  }
+
+  get sessionId(): string {
+    return this.client.sessionId;
+  }
+
+  create(path: string, data: string, mode: NodeMode): Promise<{ readonly path: string; readonly stat: NodeRead['stat'] }> {
+    return this.gate.run(1, () => this.client.create2(path, data, mode, this.acl));
+  }
+
+  children(path: string): Promise<ChildrenRead> {
+    return this.gate.run(1, () => this.client.getChildren2(path));
+  }
+
+  childrenWatched(path: string, onEvent: (type: WatchEventType) => void): Promise<readonly string[]> {
+    return this.gate.run(1, () => this.client.getChildrenWatched(path, onEvent));
+  }
+
+  get(path: string): Promise<NodeRead> {
+    return this.gate.run(1, () => this.client.get(path));
+  }
+
+  getWatched(path: string, onEvent: (type: WatchEventType) => void): Promise<NodeRead> {
+    return this.gate.run(1, () => this.client.getWatched(path, onEvent));
+  }
+
+  delete(path: string, version: number): Promise<void> {
+    return this.gate.run(1, () => this.client.delete(path, version));
+  }
+
+  multi(ops: readonly TxnOp[]): Promise<TxnOutcome> {
+    return this.gate.run(ops.length, async () => {
+      try {
+        const results = await this.client.multi(ops.map((op) => this.toZkOp(op)));
+        return { ok: true, results: results.map((result) => ({ ...(result.path === undefined ? {} : { path: result.path }), ...(result.stat === undefined ? {} : { stat: result.stat }) })) };
+      } catch (error) {
+        if (error instanceof ZkMultiError) return { ok: false, failedIndex: error.failedIndex, code: error.code };
+        throw error;
+      }
+    });
+  }
+
+  private toZkOp(op: TxnOp): ZkOp {
+    switch (op.op) {
+      case 'create':
+        return { type: 'create', path: op.path, data: op.data, mode: op.mode, acl: this.acl };
+      case 'delete':
+        return { type: 'delete', path: op.path, version: op.version };
+      case 'check':
+        return { type: 'check', path: op.path, version: op.version };
+      case 'setData':
+        return { type: 'setData', path: op.path, data: op.data, version: op.version };
+    }
+  }
+}

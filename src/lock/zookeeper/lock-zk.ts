@@ -1,0 +1,64 @@
+import type { NodeMode, WatchEventType } from '../zk-client.js';
+import type { ZkErrorCode } from '../zk-errors.js';
+
+/**
+ * What the lock engine asks of one ZooKeeper session, in its own terms. One implementation
+ * (`gated-zk.ts`) maps it onto the binding's `ZkClient`, bounds the requests outstanding on the
+ * session and puts the configured ACL on every node created; the rest of the engine never sees
+ * the binding. Every method rejects with a `ZkError`; `multi` resolves for a transaction that
+ * ZooKeeper refused (with the failing operation), and rejects only when its outcome is unknown
+ * (connection loss) or the session is gone.
+ */
+export interface NodeStat {
+  /** Zxid of the transaction that created the node: the fencing token of a `privateLock`. */
+  readonly czxid: number;
+  /** Data version (bumped by setData: a forced release bumps the document node's). */
+  readonly version: number;
+  readonly ctime: number;
+  /** Hex session id of an ephemeral node's owner, "0" otherwise. */
+  readonly ephemeralOwner: string;
+}
+
+export interface NodeRead {
+  readonly stat: NodeStat;
+  readonly data: Buffer;
+}
+
+export interface ChildrenRead {
+  readonly children: readonly string[];
+  /** The parent's stat: `version` is the document node's data version. */
+  readonly stat: NodeStat;
+}
+
+export type TxnOp =
+  | { readonly op: 'create'; readonly path: string; readonly data: string; readonly mode: NodeMode }
+  | { readonly op: 'delete'; readonly path: string; readonly version: number }
+  | { readonly op: 'check'; readonly path: string; readonly version: number }
+  | { readonly op: 'setData'; readonly path: string; readonly data: string; readonly version: number };
+
+export interface TxnOpResult {
+  /** Created path (sequential names filled in); undefined for other operations. */
+  readonly path?: string;
+  /** Stat of a created or changed node, when the binding reports it. */
+  readonly stat?: NodeStat;
+}
+
+export type TxnOutcome =
+  | { readonly ok: true; readonly results: readonly TxnOpResult[] }
+  | { readonly ok: false; readonly failedIndex: number; readonly code: ZkErrorCode };
+
+export interface LockZk {
+  /** Hex session id, as in `NodeStat.ephemeralOwner`. */
+  readonly sessionId: string;
+  /** create2: the new node's stat comes with the answer. */
+  create(path: string, data: string, mode: NodeMode): Promise<{ readonly path: string; readonly stat: NodeStat }>;
+  /** getChildren2. */
+  children(path: string): Promise<ChildrenRead>;
+  /** getChildren with a one-shot child watch. */
+  childrenWatched(path: string, onEvent: (type: WatchEventType) => void): Promise<readonly string[]>;
+  get(path: string): Promise<NodeRead>;
+  /** getData with a one-shot watch; `onEvent` sees node events only. */
+  getWatched(path: string, onEvent: (type: WatchEventType) => void): Promise<NodeRead>;
+  delete(path: string, version: number): Promise<void>;
+  multi(ops: readonly TxnOp[]): Promise<TxnOutcome>;
+}

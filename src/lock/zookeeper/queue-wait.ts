@@ -1,0 +1,98 @@
+import type { WatchEventType } from '../zk-client.js';
+import { isZkCode } from '../zk-errors.js';
+import { type PrefixRanks, type QueueEntry, queueFromChildren } from '../queue-order.js';
+import { PRIVATE_LOCK } from '../znode-names.js';
+import type { ContainerCache, ParentNode } from './containers.js';
+import type { LockZk } from './lock-zk.js';
+import { type Failure, classifyFailure } from './round-trip.js';
+
+/**
+ * The queue path (the original algorithm's, with Curator's refinements): an
+ * EPHEMERAL_SEQUENTIAL entry `<prefix>-<seq>`, ordered by (prefix rank, sequence); the head
+ * takes `privateLock` when it is free; everybody else watches only its predecessor.
+ */
+export interface QueueRead {
+  readonly children: readonly string[];
+  readonly docVersion: number;
+}
+
+export type EnterResult = ({ readonly kind: 'queued'; readonly entry: string } & QueueRead) | { readonly kind: 'reaped' } | Failure;
+
+/** [create containers, create(entry), getChildren2] in one round trip; the entry is in the children. */
+export async function enterQueue(
+  zk: LockZk,
+  containers: ContainerCache,
+  plan: { readonly docPath: string; readonly parents: readonly ParentNode[]; readonly prefix: string; readonly data: string },
+): Promise<EnterResult> {
+  const parents = containers.ensure(zk, plan.parents);
+  const created = zk.create(`${plan.docPath}/${plan.prefix}-`, plan.data, 'ephemeralSequential');
+  const listed = zk.children(plan.docPath);
+  const [parentsDone, entry, children] = await Promise.allSettled([parents, created, listed]);
+  if (entry.status === 'rejected') {
+    if (!isZkCode(entry.reason, 'NONODE')) return classifyFailure(entry.reason);
+    containers.forget(plan.parents);
+    if (parentsDone.status === 'rejected' && !isZkCode(parentsDone.reason, 'NONODE')) return classifyFailure(parentsDone.reason);
+    return { kind: 'reaped' };
+  }
+  if (children.status === 'rejected') return classifyFailure(children.reason);
+  return { kind: 'queued', entry: lastSegment(entry.value.path), children: children.value.children, docVersion: children.value.stat.version };
+}
+
+export type ReadResult = ({ readonly kind: 'read' } & QueueRead) | { readonly kind: 'reaped' } | Failure;
+
+export async function readQueue(zk: LockZk, docPath: string): Promise<ReadResult> {
+  try {
+    const read = await zk.children(docPath);
+    return { kind: 'read', children: read.children, docVersion: read.stat.version };
+  } catch (error) {
+    if (isZkCode(error, 'NONODE')) return { kind: 'reaped' };
+    return classifyFailure(error);
+  }
+}
+
+export type ArbitrateResult =
+  | ({ readonly kind: 'created'; readonly czxid: number; readonly watched: boolean } & QueueRead)
+  | ({ readonly kind: 'taken'; readonly watched: boolean } & QueueRead)
+  | { readonly kind: 'reaped' }
+  | Failure;
+
+/**
+ * The head (or likely head) tries the mutex: [getChildren2, create2(privateLock), getData+watch
+ * (privateLock)]. The children are read before the create: the caller steps back if they show
+ * somebody ahead. `taken` with `watched`: the holder's privateLock is watched, wait for it.
+ */
+export async function arbitrate(
+  zk: LockZk,
+  plan: { readonly docPath: string; readonly privatePath: string; readonly data: string; readonly onPrivateLockEvent: (type: WatchEventType) => void },
+): Promise<ArbitrateResult> {
+  const listed = zk.children(plan.docPath);
+  const created = zk.create(plan.privatePath, plan.data, 'ephemeral');
+  const watched = zk.getWatched(plan.privatePath, plan.onPrivateLockEvent);
+  const [children, mine, watch] = await Promise.allSettled([listed, created, watched]);
+  if (mine.status === 'rejected' && !isZkCode(mine.reason, 'NODEEXISTS')) {
+    return isZkCode(mine.reason, 'NONODE') ? { kind: 'reaped' } : classifyFailure(mine.reason);
+  }
+  if (children.status === 'rejected') return classifyFailure(children.reason);
+  const read = { children: children.value.children, docVersion: children.value.stat.version, watched: watch.status === 'fulfilled' };
+  if (mine.status === 'rejected') return { kind: 'taken', ...read };
+  return { kind: 'created', czxid: mine.value.stat.czxid, ...read };
+}
+
+/** Where our entry stands in a children list. */
+export interface QueueView {
+  /** -1: our entry is not there (deleted under us). */
+  readonly position: number;
+  /** Entries served before ours, in order. */
+  readonly ahead: readonly QueueEntry[];
+  readonly privateLockTaken: boolean;
+}
+
+export function viewQueue(children: readonly string[], entry: string, prefixes: PrefixRanks): QueueView {
+  const queue = queueFromChildren(children, prefixes);
+  const position = queue.findIndex((e) => e.name === entry);
+  return { position, ahead: position < 0 ? [] : queue.slice(0, position), privateLockTaken: children.includes(PRIVATE_LOCK) };
+}
+
+export function lastSegment(path: string): string {
+  return path.slice(path.lastIndexOf('/') + 1);
+}

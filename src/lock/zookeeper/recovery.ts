@@ -1,0 +1,58 @@
+import { parseNodeData } from '../lock-node-data.js';
+import { parseEntryName } from '../queue-order.js';
+import { isZkCode } from '../zk-errors.js';
+import { PRIVATE_LOCK } from '../znode-names.js';
+import type { LockZk } from './lock-zk.js';
+import { classifyFailure, type Failure } from './round-trip.js';
+
+/**
+ * After a connection loss within the session, what our lost requests did: instead of replaying
+ * them, read what ZooKeeper holds and recognise our nodes by owner session AND identity — the
+ * czxid of a privateLock whose create we saw answered, else the cohort's guid in the node's data
+ * (Curator's protected-node idea; CURATOR-45/79). A node of another session or acquisition is
+ * never touched.
+ */
+export interface Reconciled {
+  readonly kind: 'reconciled';
+  readonly children: readonly string[];
+  readonly docVersion: number;
+  /** Our privateLock, or null. */
+  readonly privateLock: { readonly czxid: number } | null;
+  /** Our queue entry, or null. */
+  readonly entry: string | null;
+}
+
+export type ReconcileResult = Reconciled | { readonly kind: 'noDocument' } | Failure;
+
+export interface Identity {
+  readonly guid: string;
+  /** czxid of the privateLock this cohort created, when the create was answered. */
+  readonly czxid: number | null;
+}
+
+export async function reconcile(zk: LockZk, docPath: string, identity: Identity): Promise<ReconcileResult> {
+  let read;
+  try {
+    read = await zk.children(docPath);
+  } catch (error) {
+    return isZkCode(error, 'NONODE') ? { kind: 'noDocument' } : classifyFailure(error);
+  }
+  const candidates = read.children.filter((child) => child === PRIVATE_LOCK || parseEntryName(child) !== null);
+  const nodes = await Promise.allSettled(candidates.map((child) => zk.get(`${docPath}/${child}`)));
+  let privateLock: { czxid: number } | null = null;
+  let entry: string | null = null;
+  for (const [i, node] of nodes.entries()) {
+    const name = candidates[i]!;
+    if (node.status === 'rejected') {
+      if (isZkCode(node.reason, 'NONODE')) continue;
+      return classifyFailure(node.reason);
+    }
+    const { stat, data } = node.value;
+    if (stat.ephemeralOwner !== zk.sessionId) continue;
+    const ours = name === PRIVATE_LOCK && identity.czxid !== null ? stat.czxid === identity.czxid : parseNodeData(data).guid === identity.guid;
+    if (!ours) continue;
+    if (name === PRIVATE_LOCK) privateLock = { czxid: stat.czxid };
+    else entry = name;
+  }
+  return { kind: 'reconciled', children: read.children, docVersion: read.stat.version, privateLock, entry };
+}

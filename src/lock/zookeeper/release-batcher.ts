@@ -1,0 +1,255 @@
+import type { Logger } from 'pino';
+import { isZkCode } from '../zk-errors.js';
+import { PRIVATE_LOCK } from '../znode-names.js';
+import type { Connection, Link } from './connection.js';
+import type { TxnOp } from './lock-zk.js';
+
+/**
+ * What one acquisition leaves behind and may delete: never a bare path (issue #10 hole 3).
+ * - `privateLock`: ours by its czxid; deleted together with `check(doc, docVersion)`, so after an
+ *   operator's forced release (which bumps the document node's version) nothing is deleted.
+ * - `entry`: our queue entry (sequential names are never reused within a container's life).
+ * - `deleteDocument`: we created the document container in this acquisition; deleting it in the
+ *   same transaction saves the server's reaper a transaction per document (refused, and retried
+ *   without it, if anybody else has a node under it).
+ */
+export interface ReleaseItem {
+  readonly docPath: string;
+  readonly generation: number;
+  readonly privateLock: { readonly czxid: number; readonly docVersion: number } | null;
+  readonly entry: string | null;
+  readonly deleteDocument: boolean;
+}
+
+/** A release waiting to be sent, and what to call once it is committed (or moot). */
+export interface PendingRelease {
+  item: ReleaseItem;
+  readonly done: () => void;
+}
+
+type Pending = PendingRelease;
+
+/** Operations per transaction (ZooKeeper's request limit is 1 MiB by default; these are small). */
+const MAX_OPS_PER_TXN = 3_000;
+
+type Role = 'check' | 'lock' | 'entry' | 'document';
+
+/**
+ * The operations of one release, with what each stands for. Deleting the document node checks
+ * its version itself (and that nobody else has a node under it), so it replaces the check.
+ */
+export function opsOf(item: ReleaseItem): { readonly op: TxnOp; readonly role: Role }[] {
+  const ops: { op: TxnOp; role: Role }[] = [];
+  const { docPath, privateLock } = item;
+  const withDocument = item.deleteDocument && privateLock !== null;
+  if (privateLock !== null) {
+    if (!withDocument) ops.push({ op: { op: 'check', path: docPath, version: privateLock.docVersion }, role: 'check' });
+    ops.push({ op: { op: 'delete', path: `${docPath}/${PRIVATE_LOCK}`, version: 0 }, role: 'lock' });
+  }
+  if (item.entry !== null) ops.push({ op: { op: 'delete', path: `${docPath}/${item.entry}`, version: -1 }, role: 'entry' });
+  if (withDocument) ops.push({ op: { op: 'delete', path: docPath, version: privateLock.docVersion }, role: 'document' });
+  return ops;
+}
+
+/** The item without the part a refused transaction says is not ours (or not deletable) any more. */
+function withoutFailedPart(item: ReleaseItem, role: Role | undefined, code: string): ReleaseItem | null {
+  let next: ReleaseItem;
+  // The document is only busy (somebody else queued under it): keep everything else.
+  if (role === 'document' && code === 'NOTEMPTY') next = { ...item, deleteDocument: false };
+  else if (role === 'entry') next = { ...item, entry: null };
+  // check / privateLock / the document's version: an operator force-released it, or it is gone.
+  else if (role !== undefined) next = { ...item, privateLock: null, deleteDocument: false };
+  else return null;
+  return next.privateLock === null && next.entry === null ? null : next;
+}
+
+/**
+ * Releases as compare-and-delete transactions. Items submitted in the same turn of the event
+ * loop go out as one `multi` (a bulk's 1,000 releases are one transaction); a refused batch falls
+ * back to one transaction per item. A release is guaranteed across connection losses: after a
+ * reconnect within the session the item is reconciled against what ZooKeeper holds (owner
+ * session and czxid), never replayed blindly; a session that ended took the nodes with it.
+ */
+export class ReleaseBatcher {
+  private readonly connection: Connection;
+  private readonly logger: Logger;
+  private pending: Pending[] = [];
+  private readonly pendingDocs = new Set<string>();
+  private scheduled: NodeJS.Immediate | null = null;
+  private readonly inFlight = new Set<Promise<void>>();
+
+  constructor(connection: Connection, logger: Logger) {
+    this.connection = connection;
+    this.logger = logger;
+  }
+
+  submit(item: ReleaseItem): Promise<void> {
+    if (item.privateLock === null && item.entry === null) return Promise.resolve();
+    return new Promise((done) => {
+      this.pending.push({ item, done });
+      this.pendingDocs.add(item.docPath);
+      this.scheduled ??= setImmediate(() => this.flush());
+    });
+  }
+
+  /** A new acquisition of `docPath` must be ordered after our release of it: send it now. */
+  flushFor(docPath: string): void {
+    if (this.pendingDocs.has(docPath)) this.flush();
+  }
+
+  /**
+   * Hands the not yet sent release of `docPath`'s privateLock to a new acquisition of the same
+   * document, which sends it in its own transaction (release and re-acquisition in one commit).
+   * Null when there is none, or more than one thing to release there.
+   */
+  takeForFusion(docPath: string, generation: number): PendingRelease | null {
+    if (!this.pendingDocs.has(docPath)) return null;
+    const mine = this.pending.filter((p) => p.item.docPath === docPath);
+    const only = mine[0];
+    if (mine.length !== 1 || only === undefined || only.item.privateLock === null || only.item.deleteDocument) return null;
+    if (only.item.generation !== generation) return null;
+    this.pending = this.pending.filter((p) => p !== only);
+    this.pendingDocs.delete(docPath);
+    return only;
+  }
+
+  /** A release taken for fusion goes back to the ordinary way (its fused transaction was refused). */
+  resubmit(pending: PendingRelease): void {
+    this.pending.push(pending);
+    this.pendingDocs.add(pending.item.docPath);
+    this.flush();
+  }
+
+  /** A release taken for fusion whose transaction's reply was lost: reconcile it like our own. */
+  afterUnknownOutcome(pending: PendingRelease, error: unknown): void {
+    this.track(this.afterLostReply([pending], error));
+  }
+
+  /** Waits (bounded) for what is in flight, e.g. before the session is closed. */
+  async drain(timeoutMs: number): Promise<void> {
+    this.flush();
+    const bound = new Promise<void>((resolve) => setTimeout(resolve, timeoutMs).unref());
+    await Promise.race([Promise.allSettled([...this.inFlight]), bound]);
+  }
+
+  private flush(): void {
+    if (this.scheduled !== null) clearImmediate(this.scheduled);
+    this.scheduled = null;
+    const batch = this.pending;
+    this.pending = [];
+    this.pendingDocs.clear();
+    for (const chunk of chunks(batch)) this.track(this.send(chunk));
+  }
+
+  private track(work: Promise<void>): void {
+    this.inFlight.add(work);
+    void work.finally(() => this.inFlight.delete(work));
+  }
+
+  /**
+   * One transaction for `batch`; refused → one per item; outcome unknown → reconcile each. When
+   * connected, the transaction is issued synchronously: a new acquisition of the same document
+   * issued right after `flushFor` is ordered after it on the session.
+   */
+  private send(batch: readonly Pending[]): Promise<void> {
+    const live = this.dropEnded(batch);
+    if (live.length === 0) return Promise.resolve();
+    const link = this.connection.current();
+    if (link !== null) return this.issue(link, live);
+    return this.connection.whenConnected().then((later) => (later === null ? settle(live) : this.send(live)));
+  }
+
+  private async issue(link: Link, batch: readonly Pending[]): Promise<void> {
+    try {
+      const outcome = await link.zk.multi(batch.flatMap((p) => opsOf(p.item).map(({ op }) => op)));
+      if (outcome.ok) return settle(batch);
+      if (batch.length > 1) {
+        await Promise.all(batch.map((p) => this.send([p])));
+        return;
+      }
+      await this.retryWithout(batch[0]!, outcome.failedIndex, outcome.code);
+    } catch (error) {
+      await this.afterLostReply(batch, error);
+    }
+  }
+
+  private async retryWithout(pending: Pending, failedIndex: number, code: string): Promise<void> {
+    const role = opsOf(pending.item)[failedIndex]?.role;
+    const next = withoutFailedPart(pending.item, role, code);
+    const { docPath } = pending.item;
+    const lockNotOurs = role === 'check' || role === 'lock' || (role === 'document' && code !== 'NOTEMPTY');
+    if (lockNotOurs) this.logger.warn({ docPath, code }, 'privateLock is no longer ours (forced release?): not deleting it');
+    if (next === null) return settle([pending]);
+    pending.item = next;
+    await this.send([pending]);
+  }
+
+  /** The connection dropped before the answer: look at what is there and delete only what is ours. */
+  private async afterLostReply(batch: readonly Pending[], error: unknown): Promise<void> {
+    if (!isZkCode(error, 'CONNECTIONLOSS') && !isZkCode(error, 'OPERATIONTIMEOUT')) {
+      if (!isSessionEnd(error)) this.logger.error({ err: error }, 'lock release failed');
+      return settle(batch);
+    }
+    await this.connection.settle();
+    const link = await this.connection.whenConnected();
+    if (link === null) return settle(batch);
+    await Promise.all(
+      this.dropEnded(batch).map(async (pending) => {
+        const still = await this.stillOurs(link, pending.item).catch(() => pending.item);
+        if (still === null) return settle([pending]);
+        pending.item = still;
+        await this.send([pending]);
+      }),
+    );
+  }
+
+  /** What of `item` still exists and belongs to this acquisition (owner session, czxid). */
+  private async stillOurs(link: Link, item: ReleaseItem): Promise<ReleaseItem | null> {
+    const { zk } = link;
+    const [lock, entry] = await Promise.allSettled([
+      item.privateLock === null ? null : zk.get(`${item.docPath}/${PRIVATE_LOCK}`),
+      item.entry === null ? null : zk.get(`${item.docPath}/${item.entry}`),
+    ]);
+    const lockOurs =
+      lock.status === 'fulfilled' && lock.value !== null && lock.value.stat.ephemeralOwner === zk.sessionId && lock.value.stat.czxid === item.privateLock?.czxid;
+    const entryOurs = entry.status === 'fulfilled' && entry.value !== null && entry.value.stat.ephemeralOwner === zk.sessionId;
+    for (const read of [lock, entry]) if (read.status === 'rejected' && !isZkCode(read.reason, 'NONODE')) throw read.reason;
+    if (!lockOurs && !entryOurs) return null;
+    return { ...item, privateLock: lockOurs ? item.privateLock : null, entry: entryOurs ? item.entry : null, deleteDocument: lockOurs && item.deleteDocument };
+  }
+
+  /** Items of a session that ended are done: their nodes died with it. */
+  private dropEnded(batch: readonly Pending[]): Pending[] {
+    const generation = this.connection.generation();
+    const live: Pending[] = [];
+    for (const pending of batch) {
+      if (pending.item.generation === generation) live.push(pending);
+      else pending.done();
+    }
+    return live;
+  }
+}
+
+function settle(batch: readonly Pending[]): void {
+  for (const pending of batch) pending.done();
+}
+
+function isSessionEnd(error: unknown): boolean {
+  return isZkCode(error, 'SESSIONEXPIRED') || isZkCode(error, 'INVALIDSTATE') || isZkCode(error, 'CLOSING');
+}
+
+function* chunks(batch: readonly Pending[]): Generator<Pending[]> {
+  let chunk: Pending[] = [];
+  let ops = 0;
+  for (const pending of batch) {
+    const size = opsOf(pending.item).length;
+    if (ops + size > MAX_OPS_PER_TXN && chunk.length > 0) {
+      yield chunk;
+      chunk = [];
+      ops = 0;
+    }
+    chunk.push(pending);
+    ops += size;
+  }
+  if (chunk.length > 0) yield chunk;
+}

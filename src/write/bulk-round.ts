@@ -1,0 +1,230 @@
+import { sliceBulkBody } from '../classify/bulk-parser.js';
+import { ProxyError } from '../errors/proxy-error.js';
+import { relayUpstreamResponse } from '../http/relay-response.js';
+import { presentedUpstreamError } from '../http/response-options/present.js';
+import { lenientResponseOptionsOf } from '../http/response-options/response-options.js';
+import type { HeldLock, LockKey } from '../lock/lock-engine.js';
+import { keyString } from '../lock/znode-names.js';
+import { type KeyedBulkItem, distinctKeys } from './bulk-items.js';
+import { parseBulkResponse } from './bulk-response.js';
+import { type BulkRun, recordFailure } from './bulk-run.js';
+import { lockTimeoutMs, ownerOf, forwardRequestOf } from './write-path-deps.js';
+import { isLockTimeout } from './lock-errors-http.js';
+
+/** How one round of lock acquisition for a bulk ended. */
+export interface RoundOutcome {
+  /** The whole request has been answered (streamed, or Elasticsearch's whole-request error relayed). */
+  readonly answered: boolean;
+  /** Items whose lock wait timed out: retried in another round, or answered 429. */
+  readonly timedOut: readonly KeyedBulkItem[];
+  /** The client went away. */
+  readonly aborted: boolean;
+  /** The lock service refused before anything was forwarded (the whole request may be answered 503). */
+  readonly unavailable: ProxyError | null;
+}
+
+/**
+ * One round: `acquireEach` over the round's distinct keys — WITHOUT hold-and-wait: each key is
+ * granted on its own, and the items of the keys granted together go out as one sub-bulk at once,
+ * their locks released when Elasticsearch answered it. Items of one document stay together and
+ * in request order. When every key of the first round is granted at once, the original body goes
+ * through untouched and the answer streams back. The first sub-bulk is forwarded alone: if
+ * Elasticsearch rejects it as a whole (auth, a bad parameter), the client gets that answer.
+ */
+export async function runRound(run: BulkRun, pending: readonly KeyedBulkItem[], firstRound: boolean): Promise<RoundOutcome> {
+  return new Round(run, pending, firstRound).execute();
+}
+
+class Round {
+  private readonly byKey = new Map<string, KeyedBulkItem[]>();
+  private unkeyed: KeyedBulkItem[];
+  private readonly keys: LockKey[];
+  private granted: HeldLock[] = [];
+  private flushScheduled = false;
+  private readonly inFlight: Promise<void>[] = [];
+  private firstExchange: Promise<'ok' | 'answered'> | null;
+  private answered = false;
+  private readonly stop = new AbortController();
+
+  constructor(
+    private readonly run: BulkRun,
+    pending: readonly KeyedBulkItem[],
+    private readonly firstRound: boolean,
+  ) {
+    for (const keyed of pending) {
+      if (keyed.key === null) continue;
+      const id = keyString(keyed.key);
+      const items = this.byKey.get(id);
+      if (items === undefined) this.byKey.set(id, [keyed]);
+      else items.push(keyed);
+    }
+    this.unkeyed = pending.filter((keyed) => keyed.key === null);
+    this.keys = distinctKeys(pending);
+    this.firstExchange = run.forwardedAnything ? Promise.resolve('ok') : null;
+  }
+
+  async execute(): Promise<RoundOutcome> {
+    if (this.keys.length === 0) return this.withoutLocks();
+    const { exchange, deps, priority } = this.run;
+    const onClientGone = (): void => this.stop.abort(exchange.clientGone.reason);
+    exchange.clientGone.addEventListener('abort', onClientGone, { once: true });
+    let failed;
+    try {
+      failed = (
+        await deps.locks.acquireEach(this.keys, priority, {
+          timeoutMs: lockTimeoutMs(deps.settings(), priority),
+          owner: ownerOf(exchange),
+          message: `${exchange.req.method} ${exchange.req.url}`,
+          signal: this.stop.signal,
+          onGranted: (lock) => this.onGranted(lock),
+        })
+      ).failed;
+    } catch (error) {
+      if (!(error instanceof ProxyError)) throw error;
+      return { answered: false, timedOut: [], aborted: exchange.clientGone.aborted, unavailable: error };
+    } finally {
+      exchange.clientGone.removeEventListener('abort', onClientGone);
+    }
+    this.flush();
+    // Items without a lock that no sub-bulk carried (every key failed): they go on their own.
+    if (this.unkeyed.length > 0 && !this.answered) this.inFlight.push(this.forwardSubBulk([]));
+    await this.settle();
+    return this.outcome(failed);
+  }
+
+  private onGranted(lock: HeldLock): void {
+    this.granted.push(lock);
+    if (this.flushScheduled) return;
+    this.flushScheduled = true;
+    // Grants that arrive together (one batch transaction, one hand-over burst) make one sub-bulk.
+    setImmediate(() => this.flush());
+  }
+
+  private flush(): void {
+    this.flushScheduled = false;
+    const locks = this.granted;
+    this.granted = [];
+    if (locks.length === 0) return;
+    if (this.answered) {
+      releaseAll(locks);
+      return;
+    }
+    const allAtOnce = this.firstRound && !this.run.forwardedAnything && locks.length === this.keys.length;
+    if (allAtOnce && locks.every((lock) => lock.usable())) {
+      this.inFlight.push(this.forwardWhole(locks));
+      return;
+    }
+    this.inFlight.push(this.forwardSubBulk(locks));
+  }
+
+  private async forwardWhole(locks: readonly HeldLock[]): Promise<void> {
+    this.run.forwardedAnything = true;
+    this.answered = true;
+    const heldSince = Date.now();
+    try {
+      const outcome = await this.run.deps.forwarder.pipe(forwardRequestOf(this.run.exchange, this.run.deps.settings()), this.run.exchange.res);
+      this.run.lastUpstreamStatus = outcome.status;
+    } finally {
+      this.run.holdMs += Date.now() - heldSince;
+      releaseAll(locks);
+    }
+  }
+
+  /** The items of `locks`' keys (plus unlocked items not sent yet), in request order, as one sub-bulk. */
+  private async forwardSubBulk(held: readonly HeldLock[]): Promise<void> {
+    // A link suspended right now may come back within the session: wait for it (lost → not sent).
+    if (!held.every((lock) => lock.usable())) await Promise.all(held.map((lock) => lock.untilUsable().catch(() => undefined)));
+    const usable = held.filter((lock) => lock.usable());
+    const lost = held.filter((lock) => !lock.usable());
+    for (const lock of lost) recordFailure(this.run, this.byKey.get(keyString(lock.key)) ?? [], lostError(lock.key));
+    releaseAll(lost);
+    const items = [...this.unkeyed, ...usable.flatMap((lock) => this.byKey.get(keyString(lock.key)) ?? [])];
+    this.unkeyed = [];
+    items.sort((a, b) => a.item.position - b.item.position);
+    const heldSince = Date.now();
+    try {
+      if (items.length > 0 && (await this.forwardAfterFirst(items)) === 'answered') this.answer();
+    } finally {
+      this.run.holdMs += Date.now() - heldSince;
+      releaseAll(usable);
+    }
+  }
+
+  /** The first sub-bulk goes alone; the others wait for its answer, then go as they come. */
+  private async forwardAfterFirst(items: readonly KeyedBulkItem[]): Promise<'ok' | 'answered'> {
+    if (this.firstExchange === null) {
+      this.firstExchange = forwardSubset(this.run, items);
+      return this.firstExchange;
+    }
+    if ((await this.firstExchange) === 'answered') return 'answered';
+    return forwardSubset(this.run, items);
+  }
+
+  /** Elasticsearch answered the whole request: stop waiting for the other keys. */
+  private answer(): void {
+    this.answered = true;
+    this.stop.abort(new Error('bulk answered by Elasticsearch'));
+  }
+
+  private async settle(): Promise<void> {
+    // Sub-bulks may add more in-flight work while we wait (none after acquireEach resolved, but be safe).
+    for (let done = 0; done < this.inFlight.length; done = this.inFlight.length) await Promise.all(this.inFlight.slice(done));
+  }
+
+  private async withoutLocks(): Promise<RoundOutcome> {
+    if (this.firstRound && !this.run.forwardedAnything) {
+      this.inFlight.push(this.forwardWhole([]));
+      await this.settle();
+      return { answered: true, timedOut: [], aborted: false, unavailable: null };
+    }
+    if (this.unkeyed.length > 0) this.inFlight.push(this.forwardSubBulk([]));
+    await this.settle();
+    return { answered: this.answered, timedOut: [], aborted: false, unavailable: null };
+  }
+
+  private outcome(failed: ReadonlyMap<string, { readonly key: LockKey; readonly error: Error }>): RoundOutcome {
+    const timedOut: KeyedBulkItem[] = [];
+    let aborted = false;
+    for (const [id, { error }] of failed) {
+      const items = this.byKey.get(id) ?? [];
+      if (isLockTimeout(error)) timedOut.push(...items);
+      else if (error instanceof ProxyError) recordFailure(this.run, items, error);
+      else aborted = true;
+    }
+    timedOut.sort((a, b) => a.item.position - b.item.position);
+    return { answered: this.answered, timedOut, aborted: aborted && this.run.exchange.clientGone.aborted, unavailable: null };
+  }
+}
+
+function releaseAll(locks: readonly HeldLock[]): void {
+  for (const lock of locks) void lock.release();
+}
+
+function lostError(key: LockKey): ProxyError {
+  return new ProxyError('LOCK_UNAVAILABLE', `lock on ${key.index}/${key.id} was lost before the item was forwarded`);
+}
+
+/**
+ * Forwards items as a sub-bulk and records their results by position. Resolves 'answered' when
+ * Elasticsearch rejected the first call as a whole: the client then sees Elasticsearch's answer.
+ */
+async function forwardSubset(run: BulkRun, items: readonly KeyedBulkItem[]): Promise<'ok' | 'answered'> {
+  const body = sliceBulkBody(run.exchange.body, items.map((keyed) => keyed.item));
+  const firstUpstreamCall = !run.forwardedAnything;
+  run.forwardedAnything = true;
+  try {
+    const upstream = await run.deps.forwarder.exchange(forwardRequestOf(run.exchange, run.deps.settings(), { body, mergesAnswer: true }));
+    run.lastUpstreamStatus = upstream.status;
+    if (upstream.status >= 300 && firstUpstreamCall) {
+      relayUpstreamResponse(run.exchange.res, presentedUpstreamError(upstream, lenientResponseOptionsOf(run.exchange.req.url)));
+      return 'answered';
+    }
+    const parsed = parseBulkResponse(upstream.body, items.length);
+    run.took += parsed.took;
+    items.forEach((keyed, i) => run.results.set(keyed.item.position, parsed.items[i] ?? {}));
+  } catch (error) {
+    if (!(error instanceof ProxyError)) throw error;
+    recordFailure(run, items, error);
+  }
+  return 'ok';
+}

@@ -1,0 +1,66 @@
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import type { HeldLock } from '../../../src/lock/lock-engine.js';
+import { MAX_KEYS_PER_TXN } from '../../../src/lock/zookeeper/batch-acquire.js';
+import { TcpForwarder } from '../../support/tcp-forwarder.js';
+import { lastZxid, startZooKeeper, type ZooKeeperCluster } from '../../support/zookeeper-server.js';
+import { owner } from '../../unit/lock/lock-engine-suite.js';
+import { EnginePool, zkSettings } from './zk-test-engines.js';
+
+/**
+ * Issue #11 items 3–4: a bulk's uncontended keys cost one transaction to take and one to give
+ * back, counted by the server itself (its zxid), on a ZooKeeper of its own so that no other test
+ * adds transactions in between.
+ */
+describe('batch acquisition cost', () => {
+  let zk: ZooKeeperCluster;
+  const pool = new EnginePool();
+  let port: number;
+
+  beforeAll(async () => {
+    zk = await startZooKeeper(1);
+    port = zk.nodes[0]!.clientPort;
+  }, 60_000);
+
+  afterAll(async () => {
+    await pool.closeAll();
+    await zk?.stop();
+  });
+
+  it('takes and releases 1,000 fresh keys with at most 0.1 ZooKeeper transactions per key', async () => {
+    const engine = pool.open(zkSettings(zk.connectString));
+    // Warm: the session, the lock root and the index container exist.
+    await (await engine.acquire({ index: 'bulk', id: 'warm' }, 'background', { timeoutMs: 5_000, owner: owner('warm') })).release();
+    const keys = Array.from({ length: 1_000 }, (_, i) => ({ index: 'bulk', id: `fresh-${i}` }));
+    const before = await lastZxid(port);
+    const granted: HeldLock[] = [];
+    const result = await engine.acquireEach(keys, 'background', { timeoutMs: 10_000, owner: owner('bulk'), onGranted: (lock) => granted.push(lock) });
+    expect(result.failed.size).toBe(0);
+    await Promise.all(granted.map((lock) => lock.release()));
+    const transactions = Number((await lastZxid(port)) - before);
+    console.log(`batch-cost: 1,000 fresh keys taken and released in ${transactions} ZooKeeper transactions`);
+    expect(granted).toHaveLength(1_000);
+    expect(transactions / keys.length).toBeLessThanOrEqual(0.1);
+  });
+});
+
+describe('bounded work per request (issue #10 hole 6)', () => {
+  const pool = new EnginePool();
+  afterAll(() => pool.closeAll());
+
+  it('keeps at most a few transactions of one acquireEach in flight, however many keys it has', async () => {
+    const link = await TcpForwarder.start(inject('zookeeperConnect'));
+    try {
+      const engine = pool.open(zkSettings(link.connectString));
+      const keys = Array.from({ length: 6 * MAX_KEYS_PER_TXN }, (_, i) => ({ index: 'bounded', id: `k-${i}` }));
+      const granted: HeldLock[] = [];
+      const result = await engine.acquireEach(keys, 'background', { timeoutMs: 30_000, owner: owner('big'), onGranted: (lock) => granted.push(lock) });
+      expect(result.failed.size).toBe(0);
+      expect(granted).toHaveLength(keys.length);
+      await Promise.all(granted.map((lock) => lock.release()));
+      // Six chunks, two at a time (plus a root check): never the 6,000 requests of one per key.
+      expect(link.peakOutstanding).toBeLessThanOrEqual(4);
+    } finally {
+      await link.close();
+    }
+  });
+});

@@ -1,0 +1,162 @@
+import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
+import { LockUnavailableError } from '../../../src/lock/lock-errors.js';
+import { isZkCode } from '../../../src/lock/zk-errors.js';
+import { type RawZkConnection, connectRawClient } from '../../../src/lock/zk-raw-client.js';
+import { PRIVATE_LOCK, documentPath, normalizeRoot } from '../../../src/lock/znode-names.js';
+import { TcpForwarder } from '../../support/tcp-forwarder.js';
+import { ZK_OPCODE } from '../../support/zookeeper-frames.js';
+import { owner, waitFor } from '../../unit/lock/lock-engine-suite.js';
+import { EnginePool, zkSettings } from './zk-test-engines.js';
+
+/**
+ * Issue #10 hole 3: a release or step-back may delete only the node its own acquisition created.
+ * Engine A talks to ZooKeeper through a forwarder that can hold its bytes or lose one reply; the
+ * other engines and a raw client (playing a client of the original algorithm) are connected
+ * directly.
+ */
+const connect = inject('zookeeperConnect');
+const pool = new EnginePool();
+const forwarders: TcpForwarder[] = [];
+let raw: RawZkConnection;
+
+beforeAll(async () => {
+  raw = await connectRawClient(connect, 4_000);
+});
+
+afterAll(async () => {
+  await raw?.close();
+});
+
+afterEach(async () => {
+  await pool.closeAll();
+  await Promise.all(forwarders.splice(0).map((f) => f.close()));
+});
+
+async function forwarder(): Promise<TcpForwarder> {
+  const f = await TcpForwarder.start(connect);
+  forwarders.push(f);
+  return f;
+}
+
+/** Lets the engine hand its pending requests to the socket. */
+const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+
+async function privateLockOwner(docPath: string): Promise<string | null> {
+  try {
+    return (await raw.client.get(`${docPath}/${PRIVATE_LOCK}`)).stat.ephemeralOwner;
+  } catch {
+    return null;
+  }
+}
+
+/** The document node and its parents, as a client of the original algorithm creates them. */
+async function createParents(docPath: string): Promise<void> {
+  let path = '';
+  for (const part of docPath.split('/').filter((p) => p !== '')) {
+    path += `/${part}`;
+    await raw.client.create(path, '', 'persistent').catch((error: unknown) => {
+      if (!isZkCode(error, 'NODEEXISTS')) throw error;
+    });
+  }
+}
+
+describe('releases delete only their own acquisition\'s nodes (issue #10 hole 3)', () => {
+  it('a holder releasing after an operator force-released its lock leaves the next holder\'s privateLock alone', async () => {
+    const settings = zkSettings(connect);
+    const link = await forwarder();
+    const a = pool.open({ ...settings, servers: link.connectString });
+    const operator = pool.open(settings);
+    const next = pool.open(settings);
+    const key = { index: 'hole3', id: 'forced' };
+    const held = await a.acquire(key, 'foreground', { timeoutMs: 2_000, owner: owner('a') });
+    // A cannot hear about the forced release before it releases: its link holds every byte.
+    link.freeze();
+    expect(await operator.forceRelease(key)).toBe(true);
+    const nextHeld = await next.acquire(key, 'foreground', { timeoutMs: 2_000, owner: owner('next') });
+    const releasing = held.release();
+    await nextTurn();
+    link.unfreeze();
+    await releasing;
+    // A round trip on A's own session: whatever A sent before has been applied by now.
+    await a.inspect(key);
+    const inspection = await operator.inspect(key);
+    expect(inspection.holder?.owner.requestId).toBe('next');
+    expect(nextHeld.lost.aborted).toBe(false);
+    await nextHeld.release();
+  });
+
+  it('a step-back whose reply was lost is not replayed as a path delete after reconnecting', async () => {
+    const settings = zkSettings(connect);
+    const link = await forwarder();
+    const a = pool.open({ ...settings, servers: link.connectString });
+    const key = { index: 'hole3', id: 'step-back' };
+    const docPath = documentPath(normalizeRoot(settings.lockRoot), key);
+    // Warm: A knows the document node, so its next acquire is the one-round-trip fast path.
+    await (await a.acquire(key, 'foreground', { timeoutMs: 2_000, owner: owner('warm') })).release();
+    // A client of the original algorithm queues first and has not taken privateLock yet.
+    await createParents(docPath);
+    const seedEntry = await raw.client.create(`${docPath}/A-`, '', 'ephemeralSequential');
+    const dropped = link.dropReplyTo([ZK_OPCODE.delete, ZK_OPCODE.multi], { freezeAfter: true });
+    const acquiring = a.acquire(key, 'foreground', { timeoutMs: 20_000, owner: owner('a') });
+    const outcome = acquiring.then(
+      () => 'granted',
+      (error: unknown) => (error instanceof LockUnavailableError ? 'unavailable' : 'failed'),
+    );
+    // A's fast path saw the seed entry ahead of it and stepped back; the server applied the delete.
+    await dropped;
+    await waitFor(async () => (await privateLockOwner(docPath)) === null);
+    await raw.client.create(`${docPath}/${PRIVATE_LOCK}`, '', 'ephemeral');
+    link.unfreeze();
+    // A is back on its session and has acted on the lost reply: either its acquisition ended, or
+    // it queued an entry of its own behind the seed client.
+    await waitFor(async () => {
+      const settled = await Promise.race([outcome, nextTurn().then(() => null)]);
+      const entries = (await raw.client.getChildren(docPath)).filter((c) => c.startsWith('A-'));
+      return settled !== null || entries.length === 2;
+    }, 15_000);
+    expect(await privateLockOwner(docPath)).toBe(raw.client.sessionId);
+    // The seed client finishes; A is served in its turn.
+    await raw.client.delete(seedEntry);
+    await raw.client.delete(`${docPath}/${PRIVATE_LOCK}`);
+    expect(await outcome).toBe('granted');
+    await (await acquiring).release();
+    expect(await raw.client.getChildren(docPath)).toEqual([]);
+  });
+
+  it('a release whose reply was lost does not delete the privateLock of the holder that came next', async () => {
+    const settings = zkSettings(connect);
+    const link = await forwarder();
+    const a = pool.open({ ...settings, servers: link.connectString });
+    const waiter = pool.open(settings);
+    const key = { index: 'hole3', id: 'release-reply' };
+    const docPath = documentPath(normalizeRoot(settings.lockRoot), key);
+    const held = await a.acquire(key, 'foreground', { timeoutMs: 2_000, owner: owner('a') });
+    const waiting = waiter.acquire(key, 'foreground', { timeoutMs: 20_000, owner: owner('waiter') });
+    await waitFor(async () => (await a.inspect(key)).queue.length === 1);
+    const dropped = link.dropReplyTo([ZK_OPCODE.delete, ZK_OPCODE.multi], { freezeAfter: true });
+    const releasing = held.release();
+    await dropped;
+    const next = await waiting;
+    const successor = await privateLockOwner(docPath);
+    expect(successor).not.toBeNull();
+    link.unfreeze();
+    await releasing;
+    await a.inspect(key);
+    expect(await privateLockOwner(docPath)).toBe(successor);
+    expect((await waiter.inspect(key)).holder?.owner.requestId).toBe('waiter');
+    await next.release();
+  });
+
+  it('arms the holder watch with a fast-path grant: a forced release right after it is seen', async () => {
+    const settings = zkSettings(connect);
+    const a = pool.open(settings);
+    const operator = pool.open(settings);
+    const key = { index: 'hole3', id: 'watch-from-grant' };
+    const held = await a.acquire(key, 'foreground', { timeoutMs: 2_000, owner: owner('a') });
+    expect(await operator.forceRelease(key)).toBe(true);
+    // ZooKeeper delivers a watch event before the reply to any later request of that session.
+    await a.inspect({ index: 'hole3', id: 'unrelated' });
+    expect(held.lost.aborted).toBe(true);
+    await held.release();
+  });
+});
