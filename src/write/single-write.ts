@@ -6,7 +6,7 @@ import type { UpstreamResponse } from '../http/upstream-forwarder.js';
 import { acquireWithRetry } from './acquire-with-retry.js';
 import { deadLetter } from './dead-letter.js';
 import type { InterceptedRequest as ClientExchange } from '../http/write-interceptor.js';
-import { lockLostBeforeForwarding, lockWaitTimeout, retryAfterSeconds } from './lock-errors-http.js';
+import { lockLostBeforeForwarding, lockNotUsableAtHandOver, lockWaitTimeout, retryAfterSeconds } from './lock-errors-http.js';
 import { singleWriteReporter, type LockOutcome } from './write-observer.js';
 import { forwardRequestOf, type WritePathDeps } from './write-path-deps.js';
 
@@ -47,10 +47,15 @@ export async function handleSingleWrite(
   let outcome: LockOutcome = 'acquired';
   let upstreamStatus: number | null = null;
   try {
+    // A link suspended right now may come back within the session: wait for it (lost: not sent).
+    if (!(await usableOrAnswered(exchange, lock))) {
+      outcome = exchange.clientGone.aborted ? 'aborted' : 'lost';
+      return;
+    }
     // Checked again at the moment the request is handed to the upstream socket: a connect can take
-    // long enough for the lock to be lost meanwhile.
-    const lostAtHandOver = (): ProxyError | null => (lock.lost.aborted ? lockLostBeforeForwarding(key) : null);
-    const upstream = await forwardOrAnswerError(deps, exchange, lostAtHandOver);
+    // long enough for the lock to be lost, or its link suspended, meanwhile.
+    const usableAtHandOver = (): ProxyError | null => (lock.usable() ? null : lockNotUsableAtHandOver(key));
+    const upstream = await forwardOrAnswerError(deps, exchange, usableAtHandOver);
     releaseInBackground(deps, lock);
     if (upstream === null) return;
     upstreamStatus = upstream.status;
@@ -60,6 +65,17 @@ export async function handleSingleWrite(
     // The write may have overlapped another writer: the oracle of last resort is this error line.
     if (lock.lost.aborted && outcome === 'acquired') outcome = 'lost';
     report(outcome, acquired.waitedMs, Date.now() - heldSince, upstreamStatus, acquired.attemptTimes.length, lock.queuePositionOnArrival);
+  }
+}
+
+/** Waits while the lock's link is suspended; a lost lock (or a client gone) is answered here: false. */
+async function usableOrAnswered(exchange: ClientExchange, lock: HeldLock): Promise<boolean> {
+  try {
+    await lock.untilUsable(exchange.clientGone);
+    return true;
+  } catch {
+    if (!exchange.clientGone.aborted) sendElasticsearchError(exchange.res, lockLostBeforeForwarding(lock.key));
+    return false;
   }
 }
 

@@ -9,7 +9,7 @@ import { testSettings } from '../../support/test-settings.js';
 import { startTlsTerminator, type TlsTerminator } from '../../support/tls-terminator.js';
 import { waitForLockService } from '../../support/write-stack.js';
 import { startZooKeeper, type ZooKeeperCluster } from '../../support/zookeeper-server.js';
-import { captureLogs, exchange, isElasticsearchError, waitUntil } from './fault-kit.js';
+import { captureLogs, exchange, isElasticsearchError, type Outcome, waitUntil } from './fault-kit.js';
 
 const SESSION_TIMEOUT_MS = 2_000;
 
@@ -56,27 +56,7 @@ describe('a lock lost while the write waits for its upstream connection', () => 
   });
 
   it('is not sent when the handshake completes after the lock was lost', async () => {
-    const url = `http://127.0.0.1:${proxy.proxyAddress.port}`;
-    // Warm-up: the alias look-up of the index is cached and one upstream connection is open.
-    const warm = await exchange(`${url}/lost/_doc/warm`, { method: 'PUT', body: '{}' });
-    expect(warm.kind === 'answered' && warm.answer.status).toBe(201);
-    // A search held inside the cluster keeps that connection busy, so the next request needs a new one.
-    const gate = standIn.gate((request) => request.url.startsWith('/lost/_search'));
-    const search = exchange(`${url}/lost/_search`, { method: 'POST', body: '{}' }, 60_000);
-    await gate.arrived(1);
-
-    upstreamLink.freeze();
-    const write = exchange(`${url}/lost/_doc/1`, { method: 'PUT', body: '{"v":"after the lock was lost"}' }, 60_000);
-    await waitUntil(() => upstreamLink.heldConnections === 1, 10_000, 'the write waiting for its TLS handshake');
-
-    zkLink.freeze();
-    await waitUntil(() => proxy.locks.state() === 'unavailable', 10_000, 'the lock service past its safety margin');
-    upstreamLink.unfreeze();
-    const answer = await write;
-    gate.release();
-    await search;
-    zkLink.unfreeze();
-
+    const answer = await lostDuringHandshake('/lost/_doc/1', 'PUT', '{"v":"after the lock was lost"}', 'application/json');
     expect(answer.kind).toBe('answered');
     if (answer.kind === 'answered') {
       expect(answer.answer.status, answer.answer.body).toBe(503);
@@ -85,4 +65,44 @@ describe('a lock lost while the write waits for its upstream connection', () => 
     expect(standIn.requests.filter((request) => request.url === '/lost/_doc/1')).toHaveLength(0);
     expect(standIn.document('lost', '1')).toBeUndefined();
   });
+
+  it('a bulk is not sent either', async () => {
+    const body = '{"index":{"_index":"lost","_id":"b1"}}\n{"v":1}\n{"index":{"_index":"lost","_id":"b2"}}\n{"v":2}\n';
+    const answer = await lostDuringHandshake('/_bulk', 'POST', body, 'application/x-ndjson');
+    expect(answer.kind).toBe('answered');
+    if (answer.kind === 'answered') expect(answer.answer.status, answer.answer.body).toBe(503);
+    expect(standIn.requests.filter((request) => request.url === '/_bulk')).toHaveLength(0);
+    expect(standIn.document('lost', 'b1')).toBeUndefined();
+  });
+
+  /**
+   * Sends a write whose lock is granted while its upstream connection waits for a TLS handshake
+   * (held by the frozen forwarder), freezes the proxy's ZooKeeper link until the lock is declared
+   * lost, then lets the handshake complete. Leaves the proxy connected again.
+   */
+  async function lostDuringHandshake(path: string, method: string, body: string, contentType: string): Promise<Outcome> {
+    const url = `http://127.0.0.1:${proxy.proxyAddress.port}`;
+    await waitUntil(() => proxy.locks.state() === 'connected', 30_000, 'the proxy connected to ZooKeeper');
+    // Warm-up: the alias look-up of the index is cached and one upstream connection is open.
+    const warm = await exchange(`${url}/lost/_doc/warm`, { method: 'PUT', body: '{}' });
+    expect(warm.kind === 'answered' && warm.answer.status).toBeLessThan(300);
+    // A search held inside the cluster keeps that connection busy, so the next request needs a new one.
+    const gate = standIn.gate((request) => request.url.startsWith('/lost/_search'));
+    const search = exchange(`${url}/lost/_search`, { method: 'POST', body: '{}' }, 60_000);
+    await gate.arrived(1);
+
+    upstreamLink.freeze();
+    const held = upstreamLink.heldConnections;
+    const write = exchange(`${url}${path}`, { method, body, headers: { 'content-type': contentType } }, 60_000);
+    await waitUntil(() => upstreamLink.heldConnections === held + 1, 10_000, 'the write waiting for its TLS handshake');
+
+    zkLink.freeze();
+    await waitUntil(() => proxy.locks.state() === 'unavailable', 10_000, 'the lock service past its safety margin');
+    upstreamLink.unfreeze();
+    const answer = await write;
+    gate.remove();
+    await search;
+    zkLink.unfreeze();
+    return answer;
+  }
 });

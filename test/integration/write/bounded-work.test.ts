@@ -1,4 +1,5 @@
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
+import { LOCK_BACKENDS } from '../../support/lock-backends.js';
 import type { LoggedRequest } from '../../support/es-stand-in.js';
 import { startWriteStack, type WriteStack } from '../../support/write-stack.js';
 import { ZkWireTap } from '../../support/zk-wire-tap.js';
@@ -9,8 +10,11 @@ import { ndjson, send } from './write-client.js';
  * ZooKeeper session, alias look-ups in flight, and the alias cache.
  */
 const NDJSON = { 'content-type': 'application/x-ndjson' };
-/** README "Locks in ZooKeeper": the most requests a proxy keeps outstanding on its session. */
-const MAX_OUTSTANDING_ZOOKEEPER_REQUESTS = 1_024;
+/**
+ * README "Locks in ZooKeeper": at most two transactions (or read rounds) of ≤ 1,000 documents of one
+ * request are in flight, so one request never has more than 2,000 ZooKeeper requests outstanding.
+ */
+const MAX_OUTSTANDING_ZOOKEEPER_REQUESTS = 2_000;
 /** README "Aliases": alias look-ups in flight per proxy. */
 const MAX_CONCURRENT_ALIAS_LOOKUPS = 4;
 
@@ -39,7 +43,7 @@ describe('work per request is bounded', () => {
     });
   });
 
-  describe('alias look-ups and the alias cache', () => {
+  describe.each(LOCK_BACKENDS)('alias look-ups and the alias cache ($name locks)', (locks) => {
     let stack: WriteStack | undefined;
     afterEach(async () => {
       await stack?.close();
@@ -47,7 +51,7 @@ describe('work per request is bounded', () => {
     });
 
     it('one bulk naming 40 aliases keeps at most the bound of look-ups in flight', async () => {
-      stack = await startWriteStack({ zookeeper: inject('zookeeperConnect'), standIn: { readLatencyMs: 30 } });
+      stack = await startWriteStack({ ...locks.stackLocks(), standIn: { readLatencyMs: 30 } });
       const aliases = Array.from({ length: 40 }, (_, i) => `alias-${i}`);
       for (const alias of aliases) stack.standIn.defineAlias(alias, `${alias}-000001`);
       const lines = aliases.flatMap((alias) => [{ index: { _index: alias, _id: '1' } }, { alias }]);
@@ -60,7 +64,7 @@ describe('work per request is bounded', () => {
     });
 
     it('the alias cache keeps the most recently used names and evicts the others', async () => {
-      stack = await startWriteStack({ zookeeper: inject('zookeeperConnect'), settings: { proxy: { aliasCacheTtlMs: 600_000, aliasCacheSize: 3 } } });
+      stack = await startWriteStack({ ...locks.stackLocks(), settings: { proxy: { aliasCacheTtlMs: 600_000, aliasCacheSize: 3 } } });
       for (const alias of ['a1', 'a2', 'a3', 'a4']) stack.standIn.defineAlias(alias, `${alias}-000001`);
       for (const alias of ['a1', 'a2', 'a3', 'a4', 'a4', 'a1']) {
         expect((await send(stack.urls[0]!, 'PUT', `/${alias}/_doc/1`, { alias })).status).toBeLessThan(300);

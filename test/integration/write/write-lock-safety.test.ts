@@ -1,4 +1,5 @@
-import { afterAll, beforeAll, describe, expect, inject, it, vi } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { LOCK_BACKENDS } from '../../support/lock-backends.js';
 import { startWriteStack, type WriteStack } from '../../support/write-stack.js';
 import { FOREGROUND, ndjson, send } from './write-client.js';
 
@@ -8,11 +9,11 @@ import { FOREGROUND, ndjson, send } from './write-client.js';
  */
 const NDJSON = { 'content-type': 'application/x-ndjson' };
 
-describe('write-path lock safety', () => {
+describe.each(LOCK_BACKENDS)('write-path lock safety ($name locks)', (locks) => {
   let stack: WriteStack;
   beforeAll(async () => {
     stack = await startWriteStack({
-      zookeeper: inject('zookeeperConnect'),
+      ...locks.stackLocks(),
       proxies: 2,
       // A leaked lock shows as a 429 after this wait instead of a grant.
       settings: { zookeeper: { foregroundTimeoutMs: 1_500, backgroundTimeoutMs: 1_500 }, proxy: { aliasCacheTtlMs: 60_000 } },
