@@ -43,6 +43,7 @@ export function buildSettings(value: ValueOf, source: Settings['source']): Setti
       upstreamTimeoutMs: value('proxy.upstream.timeout.ms'),
       shutdownTimeoutMs: value('proxy.shutdown.timeout.ms'),
       aliasCacheTtlMs: value('proxy.alias.cache.ttl.ms'),
+      aliasCacheSize: value('proxy.alias.cache.size'),
     },
     source,
   });

@@ -86,6 +86,7 @@ export interface ConfigValues {
   readonly 'proxy.upstream.timeout.ms': number;
   readonly 'proxy.shutdown.timeout.ms': number;
   readonly 'proxy.alias.cache.ttl.ms': number;
+  readonly 'proxy.alias.cache.size': number;
   readonly 'proxy.log.level': ProxySettings['logLevel'];
   readonly 'proxy.log.format': LogFormat;
   readonly 'proxy.log.slow.lock.ms': number;
@@ -323,9 +324,15 @@ export const CONFIG_KEYS: { readonly [K in ConfigKey]: KeySpec<ConfigValues[K]> 
   }),
   'proxy.alias.cache.ttl.ms': key({
     defaultValue: '5000',
-    description: 'How long in ms an alias → write-index resolution is reused.',
+    description: 'How long in ms the answer of an alias look-up (`GET /{name}/_alias`) is reused.',
     reload: 'live',
     parse: timeoutMs,
+  }),
+  'proxy.alias.cache.size': key({
+    defaultValue: '10000',
+    description: 'Index and alias names whose look-up is kept; the least recently used are dropped first.',
+    reload: 'restart',
+    parse: integer(1, 10_000_000),
   }),
   'proxy.log.level': key({
     envAliases: ['LOG_LEVEL'],

@@ -45,6 +45,7 @@ export function settingsToProperties(settings: Settings): Record<ConfigKey, stri
     'proxy.upstream.timeout.ms': String(proxy.upstreamTimeoutMs),
     'proxy.shutdown.timeout.ms': String(proxy.shutdownTimeoutMs),
     'proxy.alias.cache.ttl.ms': String(proxy.aliasCacheTtlMs),
+    'proxy.alias.cache.size': String(proxy.aliasCacheSize),
     'proxy.log.level': proxy.logLevel,
     'proxy.log.format': proxy.logFormat,
     'proxy.log.slow.lock.ms': String(proxy.slowLockMs),

@@ -70,6 +70,8 @@ export interface ProxySettings {
   readonly byQueryPolicy: ByQueryPolicy;
   readonly upstreamTimeoutMs: number;
   readonly shutdownTimeoutMs: number;
-  /** Alias → write-index cache lifetime. */
+  /** Lifetime of an alias look-up in the cache. */
   readonly aliasCacheTtlMs: number;
+  /** Names the alias cache keeps (least recently used dropped first). */
+  readonly aliasCacheSize: number;
 }

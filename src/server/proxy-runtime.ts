@@ -11,7 +11,7 @@ import { createUpstreamForwarder } from '../http/upstream/create-upstream-forwar
 import type { LockEngine } from '../lock/lock-engine.js';
 import { openLockEngine } from '../lock/open-lock-engine.js';
 import { ProxyMetrics } from '../metrics/proxy-metrics.js';
-import { AliasResolver, clusterAliasLookup } from '../write/alias-resolver.js';
+import { ALIAS_LOOKUP_CONCURRENCY, AliasResolver, clusterAliasLookup } from '../write/alias-resolver.js';
 import { attachLockEngine, lockEventsOf } from '../observe/attach-lock-engine.js';
 import { combineObservers, observer as partialObserver, type ProxyObserver } from '../observe/proxy-observer.js';
 import { loggingObserver } from '../write/write-observer.js';
@@ -78,7 +78,12 @@ export async function startProxyRuntime(initial: Settings, logger: Logger, optio
         settings,
         locks: engine,
         forwarder,
-        aliases: new AliasResolver(clusterAliasLookup(cluster), () => current.proxy.aliasCacheTtlMs, writeLogger),
+        aliases: new AliasResolver({
+          lookup: clusterAliasLookup(cluster),
+          ttlMs: () => current.proxy.aliasCacheTtlMs,
+          capacity: initial.proxy.aliasCacheSize,
+          concurrency: ALIAS_LOOKUP_CONCURRENCY,
+        }),
         deadLetters: openDeadLetterStore(initial, { cluster, logger: logger.child({ component: 'deadletter' }) }),
         observer,
         logger: writeLogger,

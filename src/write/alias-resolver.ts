@@ -1,112 +1,114 @@
 import type { Client } from '@elastic/elasticsearch';
-import type { Logger } from 'pino';
+import { LRUCache } from 'lru-cache';
+import pLimit, { type LimitFunction } from 'p-limit';
 import { ProxyError } from '../errors/proxy-error.js';
 
-/** What `GET /_alias/{name}` tells about one name: the indices behind it and which takes writes. */
-export type AliasTargets = Readonly<Record<string, { readonly isWriteIndex: boolean | undefined }>>;
-
-/** Looks up an alias; `null` when the name is not an alias (a concrete index or a data stream). */
-export type AliasLookup = (name: string) => Promise<AliasTargets | null>;
-
-interface CacheEntry {
-  readonly lockIndex: string;
-  readonly expiresAt: number;
+/**
+ * What `GET /{name}/_alias` tells about a name a client writes to: whether it is an alias (the
+ * answer lists other indices than the name), and for a concrete index the aliases through which
+ * writes may reach it (`is_write_index` not false).
+ */
+export interface NameAliases {
+  readonly isAlias: boolean;
+  readonly writeAliases: readonly string[];
 }
 
+/** Looks a name up; `null` when no index or alias of that name exists yet. */
+export type AliasLookup = (name: string) => Promise<NameAliases | null>;
+
+export interface AliasResolverOptions {
+  readonly lookup: AliasLookup;
+  /** Read on every look-up so a live reload applies to the next one. */
+  readonly ttlMs: () => number;
+  readonly capacity: number;
+  readonly concurrency: number;
+}
+
+/** Look-ups in flight per proxy: enough to hide one round trip, few enough for any bulk. */
+export const ALIAS_LOOKUP_CONCURRENCY = 4;
+
 /**
- * Maps the index name a client wrote to the name its locks are keyed on, so that a write through
- * an alias and a write to the index behind it contend for the same lock. Names that are not
- * aliases (concrete indices, data streams) key on themselves. A failed lookup is an error: a
- * write must never go through under a key that might not be the one other writers use.
+ * Maps the index name a client wrote to the name its locks are keyed on.
+ *
+ * - A write through an alias is keyed on the alias itself. That needs no knowledge of the alias's
+ *   current write index, so two proxies serialize writes through one alias whatever each has
+ *   cached, before and after a rollover (issue #10 hole 5).
+ * - A write to a concrete index that is (as far as the cache knows) the target of a write alias is
+ *   keyed on that alias (the smallest name when there are several), so it waits for writes
+ *   through the alias. This part does depend on the cache: right after a rollover a proxy that
+ *   has not looked the new index up yet keys a direct write to it on the index name.
+ * - Anything else (plain indices, data streams, names that do not exist yet) keys on itself.
+ *
+ * A failed look-up is an error: a write must never go through under a key that might not be the
+ * one other writers use. Look-ups of one name are coalesced, at most `concurrency` run at once,
+ * and the cache keeps the `capacity` most recently used names.
  */
 export class AliasResolver {
-  private readonly cache = new Map<string, CacheEntry>();
-  private readonly inFlight = new Map<string, Promise<CacheEntry>>();
+  private readonly cache: LRUCache<string, string>;
+  private readonly limit: LimitFunction;
 
-  constructor(
-    private readonly lookup: AliasLookup,
-    private readonly ttlMs: () => number,
-    private readonly logger: Logger,
-    private readonly now: () => number = Date.now,
-  ) {}
+  constructor(private readonly options: AliasResolverOptions) {
+    this.limit = pLimit(options.concurrency);
+    this.cache = new LRUCache<string, string>({
+      max: options.capacity,
+      ttlAutopurge: false,
+      fetchMethod: (name) => this.limit(() => this.resolve(name)),
+    });
+  }
 
   async lockIndexFor(name: string): Promise<string> {
-    const cached = this.cache.get(name);
-    if (cached !== undefined && cached.expiresAt > this.now()) return cached.lockIndex;
-    return (await this.refresh(name)).lockIndex;
+    const lockIndex = await this.cache.fetch(name, { ttl: this.options.ttlMs() });
+    return lockIndex ?? name;
   }
 
-  /**
-   * Called with the `_index` Elasticsearch reported for a forwarded write. A mismatch with what
-   * the cache predicted means an alias moved (or appeared) since the lookup: drop the entry so
-   * the next write looks it up again. Data streams answer with their backing index, which is
-   * expected and keeps the entry.
-   */
-  observeWrittenIndex(name: string, writtenIndex: string): void {
-    const cached = this.cache.get(name);
-    if (cached === undefined || writtenIndex === cached.lockIndex || isDataStreamBackingIndex(writtenIndex)) return;
-    this.cache.delete(name);
-    this.logger.warn(
-      { index: name, expected: cached.lockIndex, written: writtenIndex },
-      'alias resolution changed: a write landed in another index than predicted; refreshing',
-    );
+  /** Names cached right now (for tests and the admin view). */
+  get size(): number {
+    return this.cache.size;
   }
 
-  private refresh(name: string): Promise<CacheEntry> {
-    const pending = this.inFlight.get(name);
-    if (pending !== undefined) return pending;
-    const request = this.resolve(name).finally(() => this.inFlight.delete(name));
-    this.inFlight.set(name, request);
-    return request;
-  }
-
-  private async resolve(name: string): Promise<CacheEntry> {
-    let targets: AliasTargets | null;
+  private async resolve(name: string): Promise<string> {
+    let aliases: NameAliases | null;
     try {
-      targets = await this.lookup(name);
+      aliases = await this.options.lookup(name);
     } catch (error) {
       throw new ProxyError('ALIAS_RESOLUTION_FAILED', `could not resolve [${name}] to its write index: ${describe(error)}`, {
         cause: error,
         meta: { index: name },
       });
     }
-    const entry: CacheEntry = {
-      lockIndex: targets === null ? name : (writeIndexOf(targets) ?? name),
-      expiresAt: this.now() + this.ttlMs(),
-    };
-    this.cache.set(name, entry);
-    return entry;
+    return lockIndexOf(name, aliases);
   }
 }
 
-/** The write index of an alias: the one flagged `is_write_index`, or the only index behind it. */
-export function writeIndexOf(targets: AliasTargets): string | null {
-  const indices = Object.keys(targets);
-  const flagged = indices.filter((index) => targets[index]?.isWriteIndex === true);
-  if (flagged.length === 1) return flagged[0] ?? null;
-  if (indices.length === 1 && targets[indices[0] ?? '']?.isWriteIndex !== false) return indices[0] ?? null;
-  // No write index: Elasticsearch rejects the write itself; keying on the alias is harmless.
-  return null;
-}
-
-function isDataStreamBackingIndex(index: string): boolean {
-  return index.startsWith('.ds-');
+export function lockIndexOf(name: string, aliases: NameAliases | null): string {
+  if (aliases === null || aliases.isAlias) return name;
+  const [first] = [...aliases.writeAliases].sort();
+  return first ?? name;
 }
 
 function describe(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
 
-/** `AliasLookup` over the official client: `GET /_alias/{name}`, 404 meaning "not an alias". */
+interface AliasEntry {
+  readonly aliases?: Readonly<Record<string, { readonly is_write_index?: boolean }>>;
+}
+
+/**
+ * `AliasLookup` over the official client: `GET /{name}/_alias`, 404 meaning the name does not
+ * exist yet (the write will create an index of that name).
+ */
 export function clusterAliasLookup(client: Client): AliasLookup {
   return async (name) => {
-    const response = await client.indices.getAlias({ name }, { ignore: [404], meta: true });
+    const response = await client.indices.getAlias({ index: name }, { ignore: [404], meta: true });
     if (response.statusCode === 404) return null;
-    const targets: Record<string, { isWriteIndex: boolean | undefined }> = {};
-    for (const [index, entry] of Object.entries(response.body)) {
-      const alias = entry.aliases?.[name];
-      if (alias !== undefined) targets[index] = { isWriteIndex: alias.is_write_index };
-    }
-    return Object.keys(targets).length === 0 ? null : targets;
+    return aliasesOfAnswer(name, response.body as Readonly<Record<string, AliasEntry>>);
   };
+}
+
+export function aliasesOfAnswer(name: string, body: Readonly<Record<string, AliasEntry>>): NameAliases {
+  const indices = Object.keys(body);
+  if (!indices.includes(name)) return { isAlias: true, writeAliases: [] };
+  const aliases = body[name]?.aliases ?? {};
+  return { isAlias: false, writeAliases: Object.keys(aliases).filter((alias) => aliases[alias]?.is_write_index !== false) };
 }

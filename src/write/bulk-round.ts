@@ -9,7 +9,7 @@ import { type KeyedBulkItem, distinctKeys } from './bulk-items.js';
 import { parseBulkResponse } from './bulk-response.js';
 import { type BulkRun, recordFailure } from './bulk-run.js';
 import { lockTimeoutMs, ownerOf, forwardRequestOf } from './write-path-deps.js';
-import { isLockTimeout } from './lock-errors-http.js';
+import { isLockTimeout, lockNotUsableAtHandOver } from './lock-errors-http.js';
 
 /** How one round of lock acquisition for a bulk ended. */
 export interface RoundOutcome {
@@ -122,7 +122,8 @@ class Round {
     this.answered = true;
     const heldSince = Date.now();
     try {
-      const outcome = await this.run.deps.forwarder.pipe(forwardRequestOf(this.run.exchange, this.run.deps.settings()), this.run.exchange.res);
+      const request = forwardRequestOf(this.run.exchange, this.run.deps.settings(), { beforeSend: vouchedFor(locks) });
+      const outcome = await this.run.deps.forwarder.pipe(request, this.run.exchange.res);
       this.run.lastUpstreamStatus = outcome.status;
     } finally {
       this.run.holdMs += Date.now() - heldSince;
@@ -143,7 +144,7 @@ class Round {
     items.sort((a, b) => a.item.position - b.item.position);
     const heldSince = Date.now();
     try {
-      if (items.length > 0 && (await this.forwardAfterFirst(items)) === 'answered') this.answer();
+      if (items.length > 0 && (await this.forwardAfterFirst(items, vouchedFor(usable))) === 'answered') this.answer();
     } finally {
       this.run.holdMs += Date.now() - heldSince;
       releaseAll(usable);
@@ -151,13 +152,13 @@ class Round {
   }
 
   /** The first sub-bulk goes alone; the others wait for its answer, then go as they come. */
-  private async forwardAfterFirst(items: readonly KeyedBulkItem[]): Promise<'ok' | 'answered'> {
+  private async forwardAfterFirst(items: readonly KeyedBulkItem[], beforeSend: BeforeSend): Promise<'ok' | 'answered'> {
     if (this.firstExchange === null) {
-      this.firstExchange = forwardSubset(this.run, items);
+      this.firstExchange = forwardSubset(this.run, items, beforeSend);
       return this.firstExchange;
     }
     if ((await this.firstExchange) === 'answered') return 'answered';
-    return forwardSubset(this.run, items);
+    return forwardSubset(this.run, items, beforeSend);
   }
 
   /** Elasticsearch answered the whole request: stop waiting for the other keys. */
@@ -196,6 +197,20 @@ class Round {
   }
 }
 
+type BeforeSend = () => ProxyError | null;
+
+/**
+ * Checked at the moment a (sub-)bulk is handed to the upstream socket: every lock it is sent under
+ * must still be vouched for (not lost, its ZooKeeper link not suspended). Otherwise nothing is sent
+ * and its items are answered 503, which a client may replay.
+ */
+function vouchedFor(locks: readonly HeldLock[]): BeforeSend {
+  return () => {
+    const doubtful = locks.find((lock) => !lock.usable());
+    return doubtful === undefined ? null : lockNotUsableAtHandOver(doubtful.key);
+  };
+}
+
 function releaseAll(locks: readonly HeldLock[]): void {
   for (const lock of locks) void lock.release();
 }
@@ -208,12 +223,12 @@ function lostError(key: LockKey): ProxyError {
  * Forwards items as a sub-bulk and records their results by position. Resolves 'answered' when
  * Elasticsearch rejected the first call as a whole: the client then sees Elasticsearch's answer.
  */
-async function forwardSubset(run: BulkRun, items: readonly KeyedBulkItem[]): Promise<'ok' | 'answered'> {
+async function forwardSubset(run: BulkRun, items: readonly KeyedBulkItem[], beforeSend: BeforeSend): Promise<'ok' | 'answered'> {
   const body = sliceBulkBody(run.exchange.body, items.map((keyed) => keyed.item));
   const firstUpstreamCall = !run.forwardedAnything;
   run.forwardedAnything = true;
   try {
-    const upstream = await run.deps.forwarder.exchange(forwardRequestOf(run.exchange, run.deps.settings(), { body, mergesAnswer: true }));
+    const upstream = await run.deps.forwarder.exchange(forwardRequestOf(run.exchange, run.deps.settings(), { body, mergesAnswer: true, beforeSend }));
     run.lastUpstreamStatus = upstream.status;
     if (upstream.status >= 300 && firstUpstreamCall) {
       relayUpstreamResponse(run.exchange.res, presentedUpstreamError(upstream, lenientResponseOptionsOf(run.exchange.req.url)));

@@ -20,6 +20,18 @@ export function lockLostBeforeForwarding(key: LockKey): ProxyError {
   );
 }
 
+/**
+ * At the moment the request was to be handed to the upstream socket the engine could not vouch for
+ * the lock: lost, or its ZooKeeper link suspended right then. Nothing was sent; a replay is safe.
+ */
+export function lockNotUsableAtHandOver(key: LockKey): ProxyError {
+  return new ProxyError(
+    'LOCK_LOST',
+    `lock on document ${describeKey(key)} could not be vouched for when the write was to be sent (lost, or the ZooKeeper link suspended); nothing was sent to Elasticsearch`,
+    { meta: { index: key.index, id: key.id } },
+  );
+}
+
 /** Seconds a client should wait before retrying after a lock wait timeout (at least 1). */
 export function retryAfterSeconds(timeoutMs: number): string {
   return String(Math.max(1, Math.ceil(timeoutMs / 1000)));

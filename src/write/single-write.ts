@@ -6,7 +6,7 @@ import type { UpstreamResponse } from '../http/upstream-forwarder.js';
 import { acquireWithRetry } from './acquire-with-retry.js';
 import { deadLetter } from './dead-letter.js';
 import type { InterceptedRequest as ClientExchange } from '../http/write-interceptor.js';
-import { lockLostBeforeForwarding, lockWaitTimeout, retryAfterSeconds } from './lock-errors-http.js';
+import { lockLostBeforeForwarding, lockNotUsableAtHandOver, lockWaitTimeout, retryAfterSeconds } from './lock-errors-http.js';
 import { singleWriteReporter, type LockOutcome } from './write-observer.js';
 import { forwardRequestOf, type WritePathDeps } from './write-path-deps.js';
 
@@ -47,20 +47,35 @@ export async function handleSingleWrite(
   let outcome: LockOutcome = 'acquired';
   let upstreamStatus: number | null = null;
   try {
+    // A link suspended right now may come back within the session: wait for it (lost: not sent).
+    if (!(await usableOrAnswered(exchange, lock))) {
+      outcome = exchange.clientGone.aborted ? 'aborted' : 'lost';
+      return;
+    }
     // Checked again at the moment the request is handed to the upstream socket: a connect can take
-    // long enough for the lock to be lost meanwhile.
-    const lostAtHandOver = (): ProxyError | null => (lock.lost.aborted ? lockLostBeforeForwarding(key) : null);
-    const upstream = await forwardOrAnswerError(deps, exchange, lostAtHandOver);
+    // long enough for the lock to be lost, or its link suspended, meanwhile.
+    const usableAtHandOver = (): ProxyError | null => (lock.usable() ? null : lockNotUsableAtHandOver(key));
+    const upstream = await forwardOrAnswerError(deps, exchange, usableAtHandOver);
     releaseInBackground(deps, lock);
     if (upstream === null) return;
     upstreamStatus = upstream.status;
-    observeWrittenIndex(deps, target.index, upstream);
     relayUpstreamResponse(exchange.res, upstream);
   } finally {
     releaseInBackground(deps, lock);
     // The write may have overlapped another writer: the oracle of last resort is this error line.
     if (lock.lost.aborted && outcome === 'acquired') outcome = 'lost';
     report(outcome, acquired.waitedMs, Date.now() - heldSince, upstreamStatus, acquired.attemptTimes.length, lock.queuePositionOnArrival);
+  }
+}
+
+/** Waits while the lock's link is suspended; a lost lock (or a client gone) is answered here: false. */
+async function usableOrAnswered(exchange: ClientExchange, lock: HeldLock): Promise<boolean> {
+  try {
+    await lock.untilUsable(exchange.clientGone);
+    return true;
+  } catch {
+    if (!exchange.clientGone.aborted) sendElasticsearchError(exchange.res, lockLostBeforeForwarding(lock.key));
+    return false;
   }
 }
 
@@ -109,35 +124,4 @@ async function answerTimeout(
   }
   singleWriteReporter(deps.observer, exchange, key, priority)(outcome, result.waitedMs, 0, null, result.attemptTimes.length);
   sendElasticsearchError(exchange.res, error, headers);
-}
-
-/** Feeds the `_index` of a successful answer back to the alias cache. */
-function observeWrittenIndex(deps: WritePathDeps, requestedIndex: string, upstream: UpstreamResponse): void {
-  if (upstream.status < 200 || upstream.status >= 300) return;
-  const writtenIndex = leadingIndexOf(upstream.body);
-  if (writtenIndex !== null) deps.aliases.observeWrittenIndex(requestedIndex, writtenIndex);
-}
-
-const INDEX_FIELD = Buffer.from('"_index"');
-
-/**
- * The `_index` of a write answer, read without parsing the whole answer: Elasticsearch writes it
- * as the first field (`{"_index":"…"`, or `{\n  "_index" : "…"` with `pretty`), and index names
- * cannot contain `"` or `\\`, so no escape can hide the end. Anything else tells nothing.
- */
-export function leadingIndexOf(body: Buffer): string | null {
-  const start = body.indexOf(INDEX_FIELD);
-  if (start < 0 || start > 16) return null;
-  let at = skipSpaces(body, start + INDEX_FIELD.length);
-  if (body[at] !== 0x3a /* : */) return null;
-  at = skipSpaces(body, at + 1);
-  if (body[at] !== 0x22 /* " */) return null;
-  const end = body.indexOf(0x22, at + 1);
-  return end < 0 ? null : body.toString('utf8', at + 1, end);
-}
-
-function skipSpaces(body: Buffer, from: number): number {
-  let at = from;
-  while (body[at] === 0x20 || body[at] === 0x0a || body[at] === 0x0d || body[at] === 0x09) at++;
-  return at;
 }

@@ -55,6 +55,11 @@ export class TcpForwarder {
     return this.pairs.size;
   }
 
+  /** Connections accepted while frozen and not yet passed on. */
+  get heldConnections(): number {
+    return this.held.length;
+  }
+
   freeze(): void {
     this.frozen = true;
     for (const { client, upstream } of this.pairs) {

@@ -96,6 +96,26 @@ export class DocumentStore {
     return { status: 200, body };
   }
 
+  /**
+   * `GET /{name}/_alias`: for an alias, every index behind it with its aliases; for a concrete
+   * index, that index with the aliases that include it; 404 for a name that does not exist.
+   */
+  aliasesOfName(name: string): OperationResult {
+    const definition = this.aliases.get(name);
+    const indices = definition !== undefined ? definition.indices : this.indices.has(name) ? [name] : [];
+    if (indices.length === 0) return indexNotFound(name);
+    const body: JsonObject = {};
+    for (const index of indices) {
+      const aliases: JsonObject = {};
+      for (const [alias, target] of this.aliases) {
+        // As after a rollover: the write index flagged, the others explicitly not.
+        if (target.indices.includes(index)) aliases[alias] = target.indices.length === 1 ? {} : { is_write_index: index === target.writeIndex };
+      }
+      body[index] = { aliases };
+    }
+    return { status: 200, body };
+  }
+
   dataStreamAnswer(name: string): OperationResult {
     const backing = this.dataStreams.get(name);
     if (backing === undefined) return indexNotFound(name);

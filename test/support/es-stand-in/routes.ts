@@ -66,6 +66,7 @@ export function planRoute(store: DocumentStore, input: RouteInput): RoutePlan {
   const index = first;
   const single = (id: string | null): { target: string; id: string | null; query: URLSearchParams; body: Buffer } => ({ target: index, id, query, body });
   if (second === undefined) return indexLevel(store, index, input);
+  if (second === '_alias' && third === undefined && isMethod(method, 'GET', 'HEAD')) return read(() => store.aliasesOfName(index));
   if (second === '_bulk' && third === undefined && isMethod(method, 'POST', 'PUT')) return bulkPlan(store, input, index);
   if (second === '_mget' && third === undefined && isMethod(method, 'GET', 'POST')) return read(() => multiGet(store, index, body, query));
   if (second === '_search' || second === '_count') return read(() => search(store, index, body, query, second === '_count'));

@@ -52,6 +52,7 @@ describe('defaults', () => {
       upstreamTimeoutMs: 60_000,
       shutdownTimeoutMs: 30_000,
       aliasCacheTtlMs: 5000,
+      aliasCacheSize: 10_000,
     });
     expect(settings.source).toEqual({ configFile: null, warnings: [] });
   });
@@ -92,6 +93,7 @@ const EVERY_KEY: ReadonlyArray<readonly [ConfigKey, string, (s: Settings) => unk
   ['proxy.upstream.timeout.ms', '1000', (s) => s.proxy.upstreamTimeoutMs, 1000],
   ['proxy.shutdown.timeout.ms', '0', (s) => s.proxy.shutdownTimeoutMs, 0],
   ['proxy.alias.cache.ttl.ms', '100', (s) => s.proxy.aliasCacheTtlMs, 100],
+  ['proxy.alias.cache.size', '50', (s) => s.proxy.aliasCacheSize, 50],
   ['proxy.log.level', 'debug', (s) => s.proxy.logLevel, 'debug'],
   ['proxy.log.format', 'pretty', (s) => s.proxy.logFormat, 'pretty'],
   ['proxy.log.slow.lock.ms', '50', (s) => s.proxy.slowLockMs, 50],
