@@ -1,6 +1,6 @@
-import { afterEach, describe, expect, it, vi } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { ProxyError } from '../../../src/errors/proxy-error.js';
-import { bulkLines, bulkOf, ELASTICSEARCH_ACCEPTS, expectNoLocksLeft, ndjson, NDJSON, startWritePath, type ScriptedAnswer, type WritePathHarness } from './write-harness.js';
+import { bulkLines, bulkOf, ELASTICSEARCH_ACCEPTS, expectNoLocksLeft, ndjson, NDJSON, startWritePath, until, type ScriptedAnswer, type WritePathHarness } from './write-harness.js';
 
 type ItemResult = Record<string, { _index: string; _id: string; status: number; error?: { type: string; reason: string } }>;
 
@@ -27,10 +27,19 @@ afterEach(async () => {
 describe('_bulk writes', () => {
   it('forwards an uncontended bulk as it came, every lock held at hand-over, and frees every lock after the answer', async () => {
     harness = startWritePath();
+    // Elasticsearch's answer reaches the client as it was sent (streamed), fields the proxy does not know included.
+    let upstreamBody = '';
+    harness.forwarder.respond = (call) => {
+      const accepted = ELASTICSEARCH_ACCEPTS(call) as { status: number; body: object };
+      upstreamBody = JSON.stringify({ ...accepted.body, ingest_took: 1 });
+      return { status: 200, body: upstreamBody, headers: { Warning: '299 Elasticsearch "deprecated"' } };
+    };
     const body = bulkOf([['products', 'a'], ['products', 'b'], ['orders', 'a'], ['products', 'a']]);
     const write = harness.start('POST', '/_bulk', { body, headers: NDJSON });
     await write.done;
     expect(write.res.statusCode).toBe(200);
+    expect(write.res.body.toString()).toBe(upstreamBody);
+    expect(write.res.headers.warning).toBe('299 Elasticsearch "deprecated"');
     expect(harness.forwarder.sent).toHaveLength(1);
     const [call] = harness.forwarder.sent;
     expect(call!.body).toBe(body);
@@ -58,13 +67,13 @@ describe('_bulk writes', () => {
       body: bulkOf([['products', 'a'], ['products', 'held'], ['products', 'b'], ['products', 'held']]),
       headers: NDJSON,
     });
-    await vi.waitFor(() => expect(harness.forwarder.sent).toHaveLength(1));
+    await until(() => expect(harness.forwarder.sent).toHaveLength(1));
     expect(carried(harness.forwarder.sent[0]!.body)).toEqual(['a:0', 'b:2']);
     expect(harness.forwarder.sent[0]!.holdersAtSend).toEqual({ 'products/a': write.exchange.requestId, 'products/b': write.exchange.requestId });
     // Sub-bulk answers are merged: asked for without compression.
     expect(harness.forwarder.sent[0]!.dropHeaders).toContain('accept-encoding');
     // The free documents' locks are not kept while the held one is awaited.
-    await vi.waitFor(async () => expect(await harness.holderOf('products', 'a')).toBeNull());
+    await until(async () => expect(await harness.holderOf('products', 'a')).toBeNull());
     expect(await harness.holderOf('products', 'b')).toBeNull();
     await blocker.release();
     await write.done;
@@ -107,7 +116,7 @@ describe('_bulk writes', () => {
       ]),
       headers: NDJSON,
     });
-    await vi.waitFor(() => expect(harness.forwarder.sent).toHaveLength(1));
+    await until(() => expect(harness.forwarder.sent).toHaveLength(1));
     await blocker.release();
     await write.done;
     const answer = write.res.json();
@@ -169,7 +178,7 @@ describe('_bulk writes', () => {
     const blocker = await harness.block('products', 'held');
     harness.forwarder.respond = (call) => (call.seq === 2 ? (failure as ScriptedAnswer) : ELASTICSEARCH_ACCEPTS(call));
     const write = harness.start('POST', '/_bulk', { body: bulkOf([['products', 'held'], ['products', 'free']]), headers: NDJSON });
-    await vi.waitFor(() => expect(harness.forwarder.sent).toHaveLength(1));
+    await until(() => expect(harness.forwarder.sent).toHaveLength(1));
     await blocker.release();
     await write.done;
     expect(write.res.statusCode).toBe(200);
@@ -218,26 +227,29 @@ describe('_bulk writes', () => {
     expect(harness.timeline).toEqual([]);
   });
 
-  it('sends items without an id, unlocked, with the first sub-bulk that goes', async () => {
+  it('sends items without an id, unlocked, with the first sub-bulk that goes, in request order', async () => {
     harness = startWritePath();
     const blocker = await harness.block('products', 'held');
     const write = harness.start('POST', '/_bulk', {
       body: ndjson([
         { index: { _index: 'products', _id: 'held' } }, { n: 0 },
-        { index: { _index: 'products' } }, { n: 1 },
-        { index: { _index: 'products', _id: 'free' } }, { n: 2 },
+        { index: { _index: 'products', _id: 'free' } }, { n: 1 },
+        { index: { _index: 'products' } }, { n: 2 },
+        { index: { _index: 'products', _id: 'other' } }, { n: 3 },
       ]),
       headers: NDJSON,
     });
-    await vi.waitFor(() => expect(harness.forwarder.sent).toHaveLength(1));
-    expect(carried(harness.forwarder.sent[0]!.body)).toEqual(['null:1', 'free:2']);
+    await until(() => expect(harness.forwarder.sent).toHaveLength(1));
+    expect(carried(harness.forwarder.sent[0]!.body)).toEqual(['free:1', 'null:2', 'other:3']);
+    expect(harness.forwarder.sent[0]!.holdersAtSend).toEqual({ 'products/free': write.exchange.requestId, 'products/other': write.exchange.requestId });
     await blocker.release();
     await write.done;
     expect(carried(harness.forwarder.sent[1]!.body)).toEqual(['held:0']);
     expect(itemsOf(write.res.json())).toEqual([
       ['index', 'held', 201],
-      ['index', 'generated', 201],
       ['index', 'free', 201],
+      ['index', 'generated', 201],
+      ['index', 'other', 201],
     ]);
     expectNoLocksLeft(harness);
   });
@@ -264,7 +276,7 @@ describe('_bulk writes', () => {
       body: bulkOf([['products', 'held'], ['products', 'free']]),
       headers: NDJSON,
     });
-    await vi.waitFor(() => expect(harness.forwarder.sent).toHaveLength(1));
+    await until(() => expect(harness.forwarder.sent).toHaveLength(1));
     await blocker.release();
     await write.done;
     expect(harness.forwarder.sent.map((call) => call.url)).toEqual(['/_bulk?refresh=wait_for', '/_bulk?refresh=wait_for']);
@@ -292,8 +304,8 @@ describe('_bulk writes', () => {
         if (call.seq === 1) await harness.engine.forceRelease({ index: 'products', id: 'free' });
       };
       const write = harness.start('POST', '/_bulk', { body: bulkOf([['products', 'free'], ['products', 'held']]), headers: NDJSON });
-      await vi.waitFor(() => expect(harness.forwarder.calls).toHaveLength(1));
-      await vi.waitFor(async () => expect(await harness.holderOf('products', 'free')).toBeNull());
+      await until(() => expect(harness.forwarder.calls).toHaveLength(1));
+      await until(async () => expect(await harness.holderOf('products', 'free')).toBeNull());
       await blocker.release();
       await write.done;
       expect(harness.forwarder.sent.map((call) => carried(call.body))).toEqual([['held:1']]);
@@ -312,7 +324,7 @@ describe('_bulk writes', () => {
     harness = startWritePath();
     await harness.block('products', 'held');
     const write = harness.start('POST', '/_bulk', { body: bulkOf([['products', 'free'], ['products', 'held']]), headers: NDJSON });
-    await vi.waitFor(() => expect(harness.forwarder.sent).toHaveLength(1));
+    await until(() => expect(harness.forwarder.sent).toHaveLength(1));
     write.hangUp();
     await write.done;
     expect(harness.forwarder.calls).toHaveLength(1);

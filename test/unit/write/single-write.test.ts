@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { ProxyError } from '../../../src/errors/proxy-error.js';
-import { expectNoLocksLeft, gate, startWritePath, type ScriptedAnswer, type WritePathHarness } from './write-harness.js';
+import { expectNoLocksLeft, gate, startWritePath, until, type ScriptedAnswer, type WritePathHarness } from './write-harness.js';
 
 const CREATED: ScriptedAnswer = { status: 201, body: { _index: 'products', _id: '1', result: 'created' } };
 
@@ -49,9 +49,9 @@ describe('single-document writes', () => {
     const slow = gate<ScriptedAnswer>();
     harness.forwarder.respond = (call) => (call.seq === 1 ? slow.promise : CREATED);
     const first = harness.start('PUT', '/products/_doc/1', { body: { v: 1 } });
-    await vi.waitFor(() => expect(harness.forwarder.sent).toHaveLength(1));
+    await until(() => expect(harness.forwarder.sent).toHaveLength(1));
     const second = harness.start('PUT', '/products/_doc/1', { body: { v: 2 } });
-    await vi.waitFor(async () => expect(await harness.queueLength('products', '1')).toBe(1));
+    await until(async () => expect(await harness.queueLength('products', '1')).toBe(1));
     // Elasticsearch is still working on the first: the second must not be on its way.
     expect(harness.forwarder.calls).toHaveLength(1);
     slow.open(CREATED);
@@ -79,9 +79,9 @@ describe('single-document writes', () => {
     harness = startWritePath();
     const blocker = await harness.block('products', '1');
     const background = harness.start('PUT', '/products/_doc/1', { body: { who: 'background' }, priority: 'background' });
-    await vi.waitFor(async () => expect(await harness.queueLength('products', '1')).toBe(1));
+    await until(async () => expect(await harness.queueLength('products', '1')).toBe(1));
     const foreground = harness.start('PUT', '/products/_doc/1', { body: { who: 'foreground' }, priority: 'foreground' });
-    await vi.waitFor(async () => expect(await harness.queueLength('products', '1')).toBe(2));
+    await until(async () => expect(await harness.queueLength('products', '1')).toBe(2));
     expect(harness.forwarder.calls).toHaveLength(0);
     await blocker.release();
     await Promise.all([background.done, foreground.done]);
@@ -156,9 +156,9 @@ describe('single-document writes', () => {
       if (call.seq === 1) await connected.promise;
     };
     const first = harness.start('PUT', '/products/_doc/1', { body: { v: 1 } });
-    await vi.waitFor(() => expect(harness.forwarder.calls).toHaveLength(1));
+    await until(() => expect(harness.forwarder.calls).toHaveLength(1));
     const second = harness.start('PUT', '/products/_doc/1', { body: { v: 2 } });
-    await vi.waitFor(async () => expect(await harness.queueLength('products', '1')).toBe(1));
+    await until(async () => expect(await harness.queueLength('products', '1')).toBe(1));
     // An operator takes the lock away while the first write's connection is being set up.
     expect(await harness.engine.forceRelease({ index: 'products', id: '1' })).toBe(true);
     await second.done;
@@ -177,7 +177,7 @@ describe('single-document writes', () => {
     harness = startWritePath();
     await harness.block('products', '1');
     const write = harness.start('PUT', '/products/_doc/1', { body: {} });
-    await vi.waitFor(async () => expect(await harness.queueLength('products', '1')).toBe(1));
+    await until(async () => expect(await harness.queueLength('products', '1')).toBe(1));
     write.hangUp();
     await write.done;
     expect(harness.forwarder.calls).toHaveLength(0);
@@ -210,7 +210,7 @@ describe('single-document writes', () => {
       harness.aliases.set('logs', { isAlias: true, writeAliases: [] });
       const throughAlias = await harness.block('logs', '7');
       const direct = harness.start('PUT', '/logs-000001/_doc/7', { body: {} });
-      await vi.waitFor(async () => expect(await harness.queueLength('logs', '7')).toBe(1));
+      await until(async () => expect(await harness.queueLength('logs', '7')).toBe(1));
       expect(harness.forwarder.calls).toHaveLength(0);
       await throughAlias.release();
       await direct.done;

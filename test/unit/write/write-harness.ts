@@ -1,5 +1,6 @@
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 import { pino } from 'pino';
+import { vi } from 'vitest';
 import { classifyRoute } from '../../../src/classify/route-parser.js';
 import type { Settings } from '../../../src/config/settings.js';
 import type { DeadLetterListing, DeadLetterStore } from '../../../src/deadletter/dead-letter-store.js';
@@ -409,6 +410,11 @@ export function gate<T>(): { promise: Promise<T>; open(value: T): void } {
   let open!: (value: T) => void;
   const promise = new Promise<T>((resolve) => (open = resolve));
   return { promise, open };
+}
+
+/** `vi.waitFor` polling often: the states waited for come within a few event-loop turns. */
+export function until<T>(check: () => T | Promise<T>): Promise<T> {
+  return vi.waitFor(check, { timeout: 2_000, interval: 2 });
 }
 
 /** NDJSON of the given lines, each ending in `\n`. */
