@@ -283,6 +283,41 @@ describe('_bulk writes', () => {
     expect(write.res.json()).toEqual({ items: [{ index: { status: 201 } }, { index: { status: 201 } }] });
   });
 
+  it('answers a whole 503 when the lock service is gone before anything was forwarded', async () => {
+    harness = startWritePath();
+    await harness.engine.close();
+    const res = await harness.write('POST', '/_bulk', { body: bulkOf([['products', 'a']]), headers: NDJSON });
+    expect(res.statusCode).toBe(503);
+    expect(res.json()).toMatchObject({ error: { type: 'lock_service_unavailable_exception' }, status: 503 });
+    expect(harness.forwarder.calls).toHaveLength(0);
+  });
+
+  it('fails only the waiting items, per item, when the lock service goes away after a sub-bulk was forwarded', async () => {
+    harness = startWritePath();
+    await harness.block('products', 'held');
+    const write = harness.start('POST', '/_bulk', { body: bulkOf([['products', 'free'], ['products', 'held']]), headers: NDJSON });
+    await until(() => expect(harness.forwarder.sent).toHaveLength(1));
+    await harness.engine.close();
+    await write.done;
+    expect(write.res.statusCode).toBe(200);
+    expect(itemsOf(write.res.json())).toEqual([
+      ['index', 'free', 201],
+      ['index', 'held', 503],
+    ]);
+    expect(write.res.json().items[1].index.error.type).toBe('lock_service_unavailable_exception');
+    expect(harness.forwarder.sent).toHaveLength(1);
+  });
+
+  it('answers 503 without locking or forwarding when an item\'s alias cannot be resolved', async () => {
+    harness = startWritePath();
+    harness.aliases.set('logs', new Error('connect ECONNREFUSED'));
+    const res = await harness.write('POST', '/_bulk', { body: bulkOf([['products', 'a'], ['logs', 'b']]), headers: NDJSON });
+    expect(res.statusCode).toBe(503);
+    expect(res.json().error.type).toBe('alias_resolution_exception');
+    expect(harness.forwarder.calls).toHaveLength(0);
+    expect(harness.timeline).toEqual([]);
+  });
+
   describe('locks lost before hand-over', () => {
     it('does not send a whole bulk whose lock was lost while connecting: 503', async () => {
       harness = startWritePath();

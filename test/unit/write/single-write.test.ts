@@ -186,6 +186,16 @@ describe('single-document writes', () => {
     expect(harness.reports.map((report) => report.outcome)).toEqual(['aborted']);
   });
 
+  it('answers 503 in Elasticsearch\'s shape when the lock service is gone, and forwards nothing', async () => {
+    harness = startWritePath();
+    await harness.engine.close();
+    const res = await harness.write('PUT', '/products/_doc/1', { body: {} });
+    expect(res.statusCode).toBe(503);
+    expect(res.json()).toMatchObject({ error: { type: 'lock_service_unavailable_exception' }, status: 503 });
+    expect(harness.forwarder.calls).toHaveLength(0);
+    expect(harness.reports.map((report) => report.outcome)).toEqual(['unavailable']);
+  });
+
   it('refuses an invalid lock header with 400 before taking any lock', async () => {
     harness = startWritePath();
     const res = await harness.write('PUT', '/products/_doc/1', { body: {}, headers: { 'X-Lock-Type': 'urgent' } });
