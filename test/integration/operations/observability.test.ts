@@ -4,7 +4,7 @@ import { isZkCode } from '../../../src/lock/zk-errors.js';
 import { documentPath } from '../../../src/lock/znode-names.js';
 import { parsePrometheusText, sampleValue } from '../../support/prometheus-text.js';
 import { eventually, startWriteStack, type WriteStack } from '../../support/write-stack.js';
-import { FOREGROUND, send } from '../write/write-client.js';
+import { FOREGROUND, send, sendHolder } from '../write/write-client.js';
 import { LOCK_BACKENDS } from '../../support/lock-backends.js';
 
 let stack: WriteStack | undefined;
@@ -24,12 +24,12 @@ describe.each(LOCK_BACKENDS)('metrics and lock inspection through a running prox
   it('counts acquisitions, timeouts, requests by kind and lock waits', async () => {
     stack = await startWriteStack({ ...locks.stackLocks(), settings: { zookeeper: { foregroundTimeoutMs: 200 } } });
     const before = await scrape();
-    const acquisitions = (s: typeof before) => sampleValue(s, 'es_lock_proxy_lock_acquisitions_total', { priority: 'foreground' }) ?? 0;
+    // The holder's acquisition (sendHolder sends it as background); the foreground write times out.
+    const acquisitions = (s: typeof before) => sampleValue(s, 'es_lock_proxy_lock_acquisitions_total', { priority: 'background' }) ?? 0;
     const timeouts = (s: typeof before) => sampleValue(s, 'es_lock_proxy_lock_timeouts_total', { priority: 'foreground' }) ?? 0;
 
     const gate = stack.standIn.gateDocument('products', 'hot');
-    const holder = send(stack.urls[0]!, 'PUT', '/products/_doc/hot', {});
-    await gate.arrived(1);
+    const { answer: holder } = await sendHolder(gate, stack.urls[0]!, '/products/_doc/hot', {});
     const waiting = await scrape();
     expect(sampleValue(waiting, 'es_lock_proxy_locks_held', {})).toBe(1);
     expect((await send(stack.urls[0]!, 'PUT', '/products/_doc/hot', {}, FOREGROUND)).status).toBe(429);

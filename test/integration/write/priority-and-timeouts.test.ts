@@ -3,7 +3,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { LOCK_BACKENDS } from '../../support/lock-backends.js';
 import { parsePrometheusText, sampleValue } from '../../support/prometheus-text.js';
 import { eventually, startWriteStack, type WriteStack } from '../../support/write-stack.js';
-import { BACKGROUND, FOREGROUND, ndjson, send } from './write-client.js';
+import { BACKGROUND, FOREGROUND, ndjson, send, sendHolder } from './write-client.js';
 
 const KEY = { index: 'products', id: 'hot' };
 
@@ -74,8 +74,7 @@ describe.each(LOCK_BACKENDS)('priorities, timeouts and partial bulks ($name lock
     stack = await startWriteStack({ ...locks.stackLocks(), settings: { zookeeper: { foregroundTimeoutMs: 300 } } });
     const url = stack.urls[0]!;
     const gate = stack.standIn.gateDocument('products', 'hot');
-    const running = send(url, 'PUT', '/products/_doc/hot', { writer: 'first' });
-    await gate.arrived(1);
+    const { answer: running } = await sendHolder(gate, url, '/products/_doc/hot', { writer: 'first' });
 
     const timedOut = await send(url, 'PUT', '/products/_doc/hot', { writer: 'second' }, FOREGROUND);
     expect(timedOut.status).toBe(429);
@@ -98,8 +97,7 @@ describe.each(LOCK_BACKENDS)('priorities, timeouts and partial bulks ($name lock
     stack = await startWriteStack({ ...locks.stackLocks(), settings: { zookeeper: { foregroundTimeoutMs: 300 } } });
     const url = stack.urls[0]!;
     const gate = stack.standIn.gateDocument('products', 'hot');
-    const running = send(url, 'PUT', '/products/_doc/hot', { writer: 'holder' });
-    await gate.arrived(1);
+    const { answer: running } = await sendHolder(gate, url, '/products/_doc/hot', { writer: 'holder' });
 
     const body = ndjson([
       { index: { _id: 'a' } },
@@ -130,8 +128,7 @@ describe.each(LOCK_BACKENDS)('priorities, timeouts and partial bulks ($name lock
   it('the official bulk helper completes by retrying the 429 items', async () => {
     stack = await startWriteStack({ ...locks.stackLocks(), settings: { zookeeper: { foregroundTimeoutMs: 200 } } });
     const gate = stack.standIn.gateDocument('products', 'hot');
-    const running = send(stack.urls[0]!, 'PUT', '/products/_doc/hot', { writer: 'holder' });
-    await gate.arrived(1);
+    const { answer: running } = await sendHolder(gate, stack.urls[0]!, '/products/_doc/hot', { writer: 'holder' });
     // The holder finishes once the helper's first bulk has been answered with a 429 for `hot`.
     void eventually(async () => (await lockTimeoutsCounted(stack!)) > 0).then(() => gate.release());
 

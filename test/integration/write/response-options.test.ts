@@ -3,7 +3,7 @@ import type { JsonObject } from '../../../src/http/response-options/filter-json.
 import { prettyJson } from '../../../src/http/response-options/pretty-json.js';
 import { LOCK_BACKENDS } from '../../support/lock-backends.js';
 import { startWriteStack, type WriteStack } from '../../support/write-stack.js';
-import { BACKGROUND, ndjson, send } from './write-client.js';
+import { ndjson, sendHolder } from './write-client.js';
 
 const NDJSON = { 'content-type': 'application/x-ndjson' };
 const PARTIAL_BULK = ndjson([{ index: { _id: 'a' } }, { v: 1 }, { index: { _id: 'hot' } }, { v: 2 }, { create: { _id: 'c' } }, { v: 3 }]);
@@ -31,13 +31,7 @@ describe.each(LOCK_BACKENDS)('response options on composed answers ($name locks)
     stack = await startWriteStack({ ...locks.stackLocks(), settings: { zookeeper: { foregroundTimeoutMs: 300 } } });
     const url = stack.urls[0]!;
     const gate = stack.standIn.gateDocument('products', 'hot');
-    // Background: its own lock wait is not bound by the short foreground timeout these tests need
-    // (a first acquisition on a fresh session can take longer than 300 ms on a loaded machine).
-    const running = send(url, 'PUT', '/products/_doc/hot', { writer: 'holder' }, BACKGROUND);
-    const answeredEarly = running.then((early) => {
-      throw new Error(`the holder was answered ${early.status} before it reached the cluster`);
-    });
-    await Promise.race([gate.arrived(1), answeredEarly]);
+    const { answer: running } = await sendHolder(gate, url, '/products/_doc/hot', { writer: 'holder' });
     return {
       url,
       release: async () => {
