@@ -7,6 +7,7 @@ import { answerOf, fencedWritesCounted, historyOf } from './fencing-kit.js';
 
 const UPSTREAM_TIMEOUT_MS = 500;
 const HUNG = { 'x-fault-phase': 'hung' };
+const NDJSON = { 'content-type': 'application/x-ndjson' };
 
 const MODES = LOCK_BACKENDS.flatMap((locks) => (['on', 'off'] satisfies FencingMode[]).map((fencing) => ({ locks, fencing, name: locks.name })));
 
@@ -53,6 +54,31 @@ describe.each(MODES)('a write whose answer timed out ($name locks, proxy.fencing
     // A 504 is no fenced write the proxy saw refused: the refusal happened after it gave up.
     expect(await fencedWritesCounted(stack!.proxies[0]!)).toBe(0);
     summary.push(`single: document ends ${JSON.stringify(standIn.document('late', 'd1')?.source)}`);
+  });
+
+  it('bulk item', async () => {
+    const { urls, standIn } = await start();
+    const [urlA = '', urlB = ''] = urls;
+    expect(answerOf(await exchange(`${urlB}/late/_doc/d2`, { method: 'PUT', body: '{"from":"seed"}' })).status).toBe(201);
+
+    const gate = standIn.gate((request) => request.headers['x-fault-phase'] === 'hung' && request.url.startsWith('/_bulk'));
+    const bulk = `${JSON.stringify({ index: { _index: 'late', _id: 'd2' } })}\n{"from":"a"}\n`;
+    const timedOut = answerOf(await exchange(`${urlA}/_bulk`, { method: 'POST', body: bulk, headers: { ...HUNG, ...NDJSON } }));
+    if (fencing === 'on') {
+      // A fenced bulk goes as a sub-bulk, never streamed: its upstream failure is the item's.
+      expect(timedOut.status).toBe(200);
+      expect(JSON.parse(timedOut.body)).toMatchObject({ errors: true, items: [{ index: { status: 504, error: { type: 'upstream_timeout_exception' } } }] });
+    } else {
+      expect(timedOut.status).toBe(504);
+    }
+    const staleId = standIn.requests.find((request) => request.headers['x-fault-phase'] === 'hung' && request.url.startsWith('/_bulk'))?.id;
+
+    expect(answerOf(await exchange(`${urlB}/late/_doc/d2`, { method: 'PUT', body: '{"from":"b"}' })).status).toBe(200);
+    gate.remove();
+    await standIn.waitForApplied((write) => write.request.id === staleId);
+
+    expectEnding(standIn, 'late', 'd2', fencing, { from: 'a' });
+    summary.push(`bulk item: document ends ${JSON.stringify(standIn.document('late', 'd2')?.source)}`);
   });
 });
 
