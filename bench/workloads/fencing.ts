@@ -23,7 +23,7 @@ export const fencing: Workload = async (context) => {
   const { env, options } = context;
   const deadLetterDir = await mkdtemp(join(tmpdir(), 'es-lock-proxy-bench-fencing-'));
   const fenced = await spawnBenchChild(
-    '../proxy-process.ts',
+    './proxy-process.ts',
     { zookeeper: env.zookeeper, lockRoot: `/es-lock-proxy-bench/fencing-${Date.now().toString(36)}`, upstream: env.directUrl, deadLetterDir, fencing: 'on' },
     (line) => ({ proxyPort: numberField(line, 'proxyPort') }),
   );
