@@ -30,7 +30,7 @@ const settings = testSettings({
     backgroundTimeoutMs: 60_000,
   },
   elasticsearch: { hosts: [stringField(config, 'upstream')] },
-  proxy: { deadLetterDir: stringField(config, 'deadLetterDir'), logLevel: 'error', slowLockMs: 60_000 },
+  proxy: { deadLetterDir: stringField(config, 'deadLetterDir'), logLevel: 'error', slowLockMs: 60_000, fencing: objectField(config, 'fencing') === 'on' ? 'on' : 'off' },
 });
 const logger = pino({ level: 'error' }, pino.destination(2));
 const timing = new LockTimingRecorder();

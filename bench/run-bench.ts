@@ -12,6 +12,7 @@ import { parseBenchOptions, USAGE, type BenchOptions, type WorkloadName } from '
 import { notesList, resultsTable, targetsTable } from './report.js';
 import { round, type Workload, type WorkloadResult } from './workload-result.js';
 import { bulk } from './workloads/bulk.js';
+import { fencing } from './workloads/fencing.js';
 import { fgUnderBg } from './workloads/fg-under-bg.js';
 import { lock } from './workloads/lock.js';
 import { openLoop } from './workloads/open-loop.js';
@@ -27,6 +28,7 @@ const WORKLOAD_RUNNERS: Record<WorkloadName, Workload> = {
   'fg-under-bg': fgUnderBg,
   bulk,
   lock,
+  fencing,
 };
 
 async function zookeeperVersion(connect: string): Promise<string> {

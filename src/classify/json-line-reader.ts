@@ -49,6 +49,11 @@ export class JsonLineReader {
     if (buf[start] === 0xef && buf[start + 1] === 0xbb && buf[start + 2] === 0xbf) this.pos += 3;
   }
 
+  /** Byte offset into the buffer of the next unread byte (after `peek()`: of the next token). */
+  get offset(): number {
+    return this.pos;
+  }
+
   /** Skips JSON whitespace; true when the line has nothing left. */
   atEnd(): boolean {
     this.skipWhitespace();

@@ -44,6 +44,7 @@ export function buildSettings(value: ValueOf, source: Settings['source']): Setti
       shutdownTimeoutMs: value('proxy.shutdown.timeout.ms'),
       aliasCacheTtlMs: value('proxy.alias.cache.ttl.ms'),
       aliasCacheSize: value('proxy.alias.cache.size'),
+      fencing: value('proxy.fencing'),
     },
     source,
   });

@@ -19,7 +19,7 @@ import {
   type DigestAuth,
   type ValueParser,
 } from './value-parsers.js';
-import type { ByQueryPolicy, LockService, LogFormat, ProxySettings } from './settings.js';
+import type { ByQueryPolicy, FencingMode, LockService, LogFormat, ProxySettings } from './settings.js';
 import type { Priority } from '../lock/lock-engine.js';
 
 /** Whether a changed value can be applied to a running proxy (SIGHUP) or needs a restart. */
@@ -87,6 +87,7 @@ export interface ConfigValues {
   readonly 'proxy.shutdown.timeout.ms': number;
   readonly 'proxy.alias.cache.ttl.ms': number;
   readonly 'proxy.alias.cache.size': number;
+  readonly 'proxy.fencing': FencingMode;
   readonly 'proxy.log.level': ProxySettings['logLevel'];
   readonly 'proxy.log.format': LogFormat;
   readonly 'proxy.log.slow.lock.ms': number;
@@ -333,6 +334,13 @@ export const CONFIG_KEYS: { readonly [K in ConfigKey]: KeySpec<ConfigValues[K]> 
     description: 'Index and alias names whose look-up is kept; the least recently used are dropped first.',
     reload: 'restart',
     parse: integer(1, 10_000_000),
+  }),
+  'proxy.fencing': key({
+    defaultValue: 'off',
+    description:
+      '`on`: every locked write Elasticsearch can check is sent with the `_seq_no`/`_primary_term` read under its lock (`if_seq_no`, or `op_type=create` for a missing document), so a write that outlived its lock is refused with 409 instead of overwriting the next holder’s (one realtime read per write or per sub-bulk; see Fencing). `off`: writes are forwarded as they came.',
+    reload: 'live',
+    parse: oneOf(['off', 'on']),
   }),
   'proxy.log.level': key({
     envAliases: ['LOG_LEVEL'],

@@ -46,6 +46,7 @@ export function settingsToProperties(settings: Settings): Record<ConfigKey, stri
     'proxy.shutdown.timeout.ms': String(proxy.shutdownTimeoutMs),
     'proxy.alias.cache.ttl.ms': String(proxy.aliasCacheTtlMs),
     'proxy.alias.cache.size': String(proxy.aliasCacheSize),
+    'proxy.fencing': proxy.fencing,
     'proxy.log.level': proxy.logLevel,
     'proxy.log.format': proxy.logFormat,
     'proxy.log.slow.lock.ms': String(proxy.slowLockMs),

@@ -51,6 +51,8 @@ export type ByQueryPolicy = 'passthrough' | 'reject';
 /** `zookeeper`: locks shared by every instance on the ensemble; `in-process`: this process only. */
 export type LockService = 'zookeeper' | 'in-process';
 export type LogFormat = 'json' | 'pretty';
+/** `on`: locked writes carry a compare-and-set fence read under the lock (issue #14). */
+export type FencingMode = 'off' | 'on';
 
 export interface ProxySettings {
   readonly listenHost: string;
@@ -74,4 +76,6 @@ export interface ProxySettings {
   readonly aliasCacheTtlMs: number;
   /** Names the alias cache keeps (least recently used dropped first). */
   readonly aliasCacheSize: number;
+  /** Whether locked writes are fenced (compare-and-set against the state read under the lock). */
+  readonly fencing: FencingMode;
 }

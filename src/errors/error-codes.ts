@@ -18,6 +18,8 @@ export const ERROR_CODES = {
   LOCK_UNAVAILABLE: { status: 503, type: 'lock_service_unavailable_exception' },
   LOCK_LOST: { status: 503, type: 'lock_service_unavailable_exception' },
   ALIAS_RESOLUTION_FAILED: { status: 503, type: 'alias_resolution_exception' },
+  /** proxy.fencing=on and the read of the document's `_seq_no` failed: the write was not forwarded. */
+  FENCING_READ_FAILED: { status: 503, type: 'fencing_unavailable_exception' },
   UPSTREAM_UNREACHABLE: { status: 502, type: 'upstream_unreachable_exception' },
   UPSTREAM_RESET: { status: 502, type: 'upstream_connection_reset_exception' },
   UPSTREAM_TIMEOUT: { status: 504, type: 'upstream_timeout_exception' },

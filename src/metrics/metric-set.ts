@@ -28,6 +28,7 @@ export interface ProxyMetricSet {
   readonly lockRetries: Counter<'priority'>;
   readonly deadLetters: Counter<'priority'>;
   readonly locksLost: Counter;
+  readonly fencedWrites: Counter;
   readonly requests: Counter<'kind' | 'status_class'>;
   readonly locksHeld: Gauge;
   readonly lockWaiters: Gauge;
@@ -63,6 +64,11 @@ export function createMetricSet(register: Registry, activity: () => LockActivity
     locksLost: new Counter({
       name: `${METRIC_PREFIX}lock_lost_total`,
       help: 'Held locks the engine could no longer vouch for (session expiry, suspension, forced release)',
+      registers,
+    }),
+    fencedWrites: new Counter({
+      name: `${METRIC_PREFIX}fenced_writes_total`,
+      help: 'Writes (or bulk items) sent after their lock was lost that Elasticsearch refused with 409 thanks to their fence (proxy.fencing=on)',
       registers,
     }),
     requests: new Counter({

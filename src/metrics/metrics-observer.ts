@@ -15,6 +15,7 @@ export function metricsObserver(metrics: ProxyMetricSet, setActivity: (read: () 
     requestServed: (kind, status) => metrics.requests.inc({ kind, status_class: statusClassOf(status) }),
     upstreamFailed: (code) => metrics.upstreamErrors.inc({ code }),
     lockedRequest: (report) => recordLockedRequest(metrics, report),
+    fencedWrite: () => metrics.fencedWrites.inc(),
     lockServiceState: (state) => showState(metrics, state),
     sessionExpired: () => metrics.zookeeperSessionExpiries.inc(),
     lockActivity: setActivity,

@@ -16,6 +16,8 @@ import { attachLockEngine, lockEventsOf } from '../observe/attach-lock-engine.js
 import { combineObservers, observer as partialObserver, type ProxyObserver } from '../observe/proxy-observer.js';
 import { loggingObserver } from '../write/write-observer.js';
 import { createWriteInterceptor } from '../write/write-path.js';
+import { FenceReader } from '../write/fencing/fence-reader.js';
+import { proxyCredentials } from './proxy-credentials.js';
 import { startProxy, type BoundAddress, type StartProxyDeps } from './start-proxy.js';
 
 export interface ProxyRuntime {
@@ -87,6 +89,7 @@ export async function startProxyRuntime(initial: Settings, logger: Logger, optio
         deadLetters: openDeadLetterStore(initial, { cluster, logger: logger.child({ component: 'deadletter' }) }),
         observer,
         logger: writeLogger,
+        fenceReader: new FenceReader(forwarder, proxyCredentials(initial.elasticsearch.auth)),
       }),
       readinessChecks: [{ name: 'draining', check: async () => (draining ? 'shutting down: draining in-flight requests' : null) }],
       adminRouters: [

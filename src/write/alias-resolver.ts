@@ -11,6 +11,22 @@ import { ProxyError } from '../errors/proxy-error.js';
 export interface NameAliases {
   readonly isAlias: boolean;
   readonly writeAliases: readonly string[];
+  /**
+   * For an alias, the index its writes go to (`is_write_index: true`, or its only index); `null`
+   * when it has none (Elasticsearch then refuses writes through it). For a concrete index, itself.
+   */
+  readonly writeIndex: string | null;
+}
+
+/** What the proxy needs to know of a name a client writes to. */
+export interface ResolvedName {
+  /** The name its document locks are keyed on. */
+  readonly lockIndex: string;
+  /**
+   * The index a realtime read by id must name to see the document the write will change (a GET
+   * through an alias with several indices is an error in Elasticsearch): the alias's write index.
+   */
+  readonly readIndex: string;
 }
 
 /** Looks a name up; `null` when no index or alias of that name exists yet. */
@@ -44,12 +60,12 @@ export const ALIAS_LOOKUP_CONCURRENCY = 4;
  * and the cache keeps the `capacity` most recently used names.
  */
 export class AliasResolver {
-  private readonly cache: LRUCache<string, string>;
+  private readonly cache: LRUCache<string, ResolvedName>;
   private readonly limit: LimitFunction;
 
   constructor(private readonly options: AliasResolverOptions) {
     this.limit = pLimit(options.concurrency);
-    this.cache = new LRUCache<string, string>({
+    this.cache = new LRUCache<string, ResolvedName>({
       max: options.capacity,
       ttlAutopurge: false,
       fetchMethod: (name) => this.limit(() => this.resolve(name)),
@@ -57,8 +73,13 @@ export class AliasResolver {
   }
 
   async lockIndexFor(name: string): Promise<string> {
-    const lockIndex = await this.cache.fetch(name, { ttl: this.options.ttlMs() });
-    return lockIndex ?? name;
+    return (await this.resolveName(name)).lockIndex;
+  }
+
+  /** Lock key and read target of `name`, from the same cached look-up. */
+  async resolveName(name: string): Promise<ResolvedName> {
+    const resolved = await this.cache.fetch(name, { ttl: this.options.ttlMs() });
+    return resolved ?? { lockIndex: name, readIndex: name };
   }
 
   /** Names cached right now (for tests and the admin view). */
@@ -66,7 +87,7 @@ export class AliasResolver {
     return this.cache.size;
   }
 
-  private async resolve(name: string): Promise<string> {
+  private async resolve(name: string): Promise<ResolvedName> {
     let aliases: NameAliases | null;
     try {
       aliases = await this.options.lookup(name);
@@ -76,7 +97,7 @@ export class AliasResolver {
         meta: { index: name },
       });
     }
-    return lockIndexOf(name, aliases);
+    return { lockIndex: lockIndexOf(name, aliases), readIndex: aliases?.writeIndex ?? name };
   }
 }
 
@@ -108,7 +129,15 @@ export function clusterAliasLookup(client: Client): AliasLookup {
 
 export function aliasesOfAnswer(name: string, body: Readonly<Record<string, AliasEntry>>): NameAliases {
   const indices = Object.keys(body);
-  if (!indices.includes(name)) return { isAlias: true, writeAliases: [] };
+  if (!indices.includes(name)) return { isAlias: true, writeAliases: [], writeIndex: writeIndexOfAlias(name, body) };
   const aliases = body[name]?.aliases ?? {};
-  return { isAlias: false, writeAliases: Object.keys(aliases).filter((alias) => aliases[alias]?.is_write_index !== false) };
+  return { isAlias: false, writeAliases: Object.keys(aliases).filter((alias) => aliases[alias]?.is_write_index !== false), writeIndex: name };
+}
+
+/** As Elasticsearch picks it: the index flagged `is_write_index: true`, else the alias's only index. */
+function writeIndexOfAlias(alias: string, body: Readonly<Record<string, AliasEntry>>): string | null {
+  const indices = Object.keys(body);
+  const flagged = indices.find((index) => body[index]?.aliases?.[alias]?.is_write_index === true);
+  if (flagged !== undefined) return flagged;
+  return indices.length === 1 ? (indices[0] ?? null) : null;
 }

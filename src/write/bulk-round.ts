@@ -10,6 +10,10 @@ import { parseBulkResponse } from './bulk-response.js';
 import { type BulkRun, recordFailure } from './bulk-run.js';
 import { lockTimeoutMs, ownerOf, forwardRequestOf } from './write-path-deps.js';
 import { isLockTimeout, lockNotUsableAtHandOver } from './lock-errors-http.js';
+import { answeredAsSent } from './fencing/bulk-answer-rename.js';
+import type { FencedBody } from './fencing/fenced-bulk-body.js';
+import { fenceableItems, type FenceableItem } from './fencing/fenceable-item.js';
+import { forwardFencedSubBulk } from './fencing/fenced-sub-bulk.js';
 
 /** How one round of lock acquisition for a bulk ended. */
 export interface RoundOutcome {
@@ -45,6 +49,8 @@ class Round {
   private firstExchange: Promise<'ok' | 'answered'> | null;
   private answered = false;
   private readonly stop = new AbortController();
+  /** Items to fence, by position (empty with proxy.fencing=off). */
+  private readonly fenceable: ReadonlyMap<number, FenceableItem>;
 
   constructor(
     private readonly run: BulkRun,
@@ -61,6 +67,7 @@ class Round {
     this.unkeyed = pending.filter((keyed) => keyed.key === null);
     this.keys = distinctKeys(pending);
     this.firstExchange = run.forwardedAnything ? Promise.resolve('ok') : null;
+    this.fenceable = run.deps.settings().proxy.fencing === 'on' ? fenceableItems(run.exchange.body, pending) : new Map();
   }
 
   async execute(): Promise<RoundOutcome> {
@@ -109,7 +116,8 @@ class Round {
       releaseAll(locks);
       return;
     }
-    const allAtOnce = this.firstRound && !this.run.forwardedAnything && locks.length === this.keys.length;
+    // The original body can only go as it came when no item of it needs a fence.
+    const allAtOnce = this.firstRound && !this.run.forwardedAnything && locks.length === this.keys.length && this.fenceable.size === 0;
     if (allAtOnce && locks.every((lock) => lock.usable())) {
       this.inFlight.push(this.forwardWhole(locks));
       return;
@@ -144,21 +152,34 @@ class Round {
     items.sort((a, b) => a.item.position - b.item.position);
     const heldSince = Date.now();
     try {
-      if (items.length > 0 && (await this.forwardAfterFirst(items, vouchedFor(usable))) === 'answered') this.answer();
+      if (items.length > 0 && (await this.forwardItems(items, usable)) === 'answered') this.answer();
     } finally {
       this.run.holdMs += Date.now() - heldSince;
       releaseAll(usable);
     }
   }
 
+  /** As they came, or fenced wave by wave when any of them needs a fence (fencing/fenced-sub-bulk.ts). */
+  private forwardItems(items: readonly KeyedBulkItem[], locks: readonly HeldLock[]): Promise<'ok' | 'answered'> {
+    if (!items.some((keyed) => this.fenceable.has(keyed.item.position))) return this.forwardAfterFirst(items, vouchedFor(locks));
+    return forwardFencedSubBulk({
+      run: this.run,
+      items,
+      fenceable: this.fenceable,
+      locks: new Map(locks.map((lock) => [keyString(lock.key), lock])),
+      lostError,
+      send: (wave, fenced, waveLocks) => this.forwardAfterFirst(wave, vouchedFor(waveLocks), fenced),
+    });
+  }
+
   /** The first sub-bulk goes alone; the others wait for its answer, then go as they come. */
-  private async forwardAfterFirst(items: readonly KeyedBulkItem[], beforeSend: BeforeSend): Promise<'ok' | 'answered'> {
+  private async forwardAfterFirst(items: readonly KeyedBulkItem[], beforeSend: BeforeSend, fenced?: FencedBody): Promise<'ok' | 'answered'> {
     if (this.firstExchange === null) {
-      this.firstExchange = forwardSubset(this.run, items, beforeSend);
+      this.firstExchange = forwardSubset(this.run, items, beforeSend, fenced);
       return this.firstExchange;
     }
     if ((await this.firstExchange) === 'answered') return 'answered';
-    return forwardSubset(this.run, items, beforeSend);
+    return forwardSubset(this.run, items, beforeSend, fenced);
   }
 
   /** Elasticsearch answered the whole request: stop waiting for the other keys. */
@@ -223,8 +244,8 @@ function lostError(key: LockKey): ProxyError {
  * Forwards items as a sub-bulk and records their results by position. Resolves 'answered' when
  * Elasticsearch rejected the first call as a whole: the client then sees Elasticsearch's answer.
  */
-async function forwardSubset(run: BulkRun, items: readonly KeyedBulkItem[], beforeSend: BeforeSend): Promise<'ok' | 'answered'> {
-  const body = sliceBulkBody(run.exchange.body, items.map((keyed) => keyed.item));
+async function forwardSubset(run: BulkRun, items: readonly KeyedBulkItem[], beforeSend: BeforeSend, fenced?: FencedBody): Promise<'ok' | 'answered'> {
+  const body = fenced?.body ?? sliceBulkBody(run.exchange.body, items.map((keyed) => keyed.item));
   const firstUpstreamCall = !run.forwardedAnything;
   run.forwardedAnything = true;
   try {
@@ -236,7 +257,8 @@ async function forwardSubset(run: BulkRun, items: readonly KeyedBulkItem[], befo
     }
     const parsed = parseBulkResponse(upstream.body, items.length);
     run.took += parsed.took;
-    items.forEach((keyed, i) => run.results.set(keyed.item.position, parsed.items[i] ?? {}));
+    const sentAsCreate = (position: number): boolean => fenced?.sentAsCreate.has(position) === true;
+    items.forEach((keyed, i) => run.results.set(keyed.item.position, answeredAsSent(parsed.items[i] ?? {}, sentAsCreate(keyed.item.position))));
   } catch (error) {
     if (!(error instanceof ProxyError)) throw error;
     recordFailure(run, items, error);

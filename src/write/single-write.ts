@@ -9,8 +9,11 @@ import type { InterceptedRequest as ClientExchange } from '../http/write-interce
 import { lockLostBeforeForwarding, lockNotUsableAtHandOver, lockWaitTimeout, retryAfterSeconds } from './lock-errors-http.js';
 import { singleWriteReporter, type LockOutcome } from './write-observer.js';
 import { forwardRequestOf, type WritePathDeps } from './write-path-deps.js';
+import type { SingleWriteOp } from '../classify/route-parser.js';
+import { forwardFenced, singleFenceableAction, type SingleFenceTarget } from './fencing/fenced-single-write.js';
 
 export interface SingleWriteTarget {
+  readonly op: SingleWriteOp;
   /** Index name as the client wrote it (may be an alias). */
   readonly index: string;
   readonly id: string;
@@ -28,7 +31,8 @@ export async function handleSingleWrite(
   target: SingleWriteTarget,
   priority: Priority,
 ): Promise<void> {
-  const key: LockKey = { index: await deps.aliases.lockIndexFor(target.index), id: target.id };
+  const names = await deps.aliases.resolveName(target.index);
+  const key: LockKey = { index: names.lockIndex, id: target.id };
   const report = singleWriteReporter(deps.observer, exchange, key, priority);
   let acquired;
   try {
@@ -55,7 +59,8 @@ export async function handleSingleWrite(
     // Checked again at the moment the request is handed to the upstream socket: a connect can take
     // long enough for the lock to be lost, or its link suspended, meanwhile.
     const usableAtHandOver = (): ProxyError | null => (lock.usable() ? null : lockNotUsableAtHandOver(key));
-    const upstream = await forwardOrAnswerError(deps, exchange, usableAtHandOver);
+    const fenceTarget = { op: target.op, readIndex: names.readIndex, lockIndex: key.index, id: key.id };
+    const upstream = await forwardWrite(deps, exchange, lock, fenceTarget, usableAtHandOver);
     releaseInBackground(deps, lock);
     if (upstream === null) return;
     upstreamStatus = upstream.status;
@@ -79,14 +84,31 @@ async function usableOrAnswered(exchange: ClientExchange, lock: HeldLock): Promi
   }
 }
 
-/** Forwards; an upstream failure is answered in Elasticsearch's shape and yields `null`. */
-async function forwardOrAnswerError(
+/**
+ * Forwards as the client sent it, or fenced (proxy.fencing=on and a fence applies: never
+ * unfenced then). Any failure, a failed fence read included, is answered here and yields `null`.
+ */
+async function forwardWrite(
   deps: WritePathDeps,
   exchange: ClientExchange,
+  lock: HeldLock,
+  target: SingleFenceTarget,
   beforeSend: () => ProxyError | null,
 ): Promise<UpstreamResponse | null> {
+  const send = (url?: string): Promise<UpstreamResponse | null> => answeringErrors(exchange, () => forwardOnce(deps, exchange, beforeSend, url));
+  const action = deps.settings().proxy.fencing === 'on' ? singleFenceableAction(exchange, target.op) : null;
+  if (action === null) return send();
+  return answeringErrors(exchange, () => forwardFenced(deps, exchange, lock, { ...target, action }, send));
+}
+
+function forwardOnce(deps: WritePathDeps, exchange: ClientExchange, beforeSend: () => ProxyError | null, url?: string): Promise<UpstreamResponse> {
+  return deps.forwarder.exchange(forwardRequestOf(exchange, deps.settings(), { readsAnswer: true, beforeSend, ...(url === undefined ? {} : { url }) }));
+}
+
+/** A ProxyError is answered in Elasticsearch's shape and yields `null`. */
+async function answeringErrors(exchange: ClientExchange, run: () => Promise<UpstreamResponse | null>): Promise<UpstreamResponse | null> {
   try {
-    return await deps.forwarder.exchange(forwardRequestOf(exchange, deps.settings(), { readsAnswer: true, beforeSend }));
+    return await run();
   } catch (error) {
     if (!(error instanceof ProxyError)) throw error;
     sendElasticsearchError(exchange.res, error);

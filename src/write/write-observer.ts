@@ -23,9 +23,21 @@ export interface LockedRequestReport {
   readonly deadLetterId?: string;
 }
 
+/** A write the fence stopped: sent under a lock that was lost meanwhile, refused 409 by Elasticsearch. */
+export interface FencedWriteReport {
+  readonly requestId: string;
+  readonly index: string;
+  readonly id: string;
+  /** The client's action (`index`, `update`, `delete`), for a bulk item its action line's. */
+  readonly action: string;
+  /** Elasticsearch's reason (`[id]: version conflict, …`). */
+  readonly reason: string;
+}
+
 /** Receives write-path events (the write path's part of `observe/proxy-observer.ts`). */
 export interface WriteObserver {
   lockedRequest(report: LockedRequestReport): void;
+  fencedWrite(report: FencedWriteReport): void;
 }
 
 /** One pino line per locked request; waits above the slow threshold log at warn. */
@@ -35,6 +47,10 @@ export function loggingObserver(logger: Logger, slowLockMs: () => number): Write
       const slow = report.waitMs > slowLockMs();
       const level = report.outcome === 'lost' ? 'error' : slow || report.outcome !== 'acquired' ? 'warn' : 'info';
       logger[level]({ lock: report }, slow ? 'slow lock wait' : 'locked write');
+    },
+    fencedWrite(report) {
+      // Expected after a lost lock: the stale write was stopped, nothing overwritten.
+      logger.warn({ fenced: report, key: `${report.index}/${report.id}` }, 'stale write refused by its fence');
     },
   };
 }

@@ -9,6 +9,7 @@ import type { DeadLetterStore } from '../deadletter/dead-letter-store.js';
 import type { AliasResolver } from './alias-resolver.js';
 import type { InterceptedRequest as ClientExchange } from '../http/write-interceptor.js';
 import type { WriteObserver } from './write-observer.js';
+import type { FenceReader } from './fencing/fence-reader.js';
 
 export interface WritePathDeps {
   /** Read on every request so that live-reloaded timeouts apply to the next request. */
@@ -19,6 +20,8 @@ export interface WritePathDeps {
   readonly deadLetters: DeadLetterStore;
   readonly observer: WriteObserver;
   readonly logger: Logger;
+  /** Reads documents' `_seq_no` for fenced writes (proxy.fencing=on). */
+  readonly fenceReader: FenceReader;
 }
 
 const HOST = hostname();
@@ -46,6 +49,8 @@ export interface ForwardShape {
    * so that every item comes back; the merged answer gets the client's options.
    */
   readonly mergesAnswer?: boolean;
+  /** Another raw URL than the client's (a fenced write: the client's plus the fence's parameters). */
+  readonly url?: string;
 }
 
 /**
@@ -54,7 +59,7 @@ export interface ForwardShape {
  */
 export function forwardRequestOf(exchange: ClientExchange, settings: Settings, shape: ForwardShape = {}): ForwardRequest {
   const lockHeader = settings.proxy.lockHeader.toLowerCase();
-  const url = exchange.req.url ?? '/';
+  const url = shape.url ?? exchange.req.url ?? '/';
   const readsAnswer = shape.readsAnswer === true || shape.mergesAnswer === true;
   return {
     method: exchange.req.method ?? 'GET',

@@ -37,7 +37,7 @@ async function dispatch(
     case 'single':
       // Elasticsearch rejects ids over 512 bytes without writing anything: no lock to take.
       if (exceedsIdLimit(route.id)) return forwardUnlocked(deps, exchange);
-      return handleSingleWrite(deps, exchange, { index: route.index, id: route.id }, priority);
+      return handleSingleWrite(deps, exchange, { op: route.op, index: route.index, id: route.id }, priority);
     case 'bulk':
       return handleBulkWrite(deps, exchange, route, priority);
     case 'auto-id':

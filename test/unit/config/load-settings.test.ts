@@ -53,6 +53,7 @@ describe('defaults', () => {
       shutdownTimeoutMs: 30_000,
       aliasCacheTtlMs: 5000,
       aliasCacheSize: 10_000,
+      fencing: 'off',
     });
     expect(settings.source).toEqual({ configFile: null, warnings: [] });
   });
@@ -94,6 +95,7 @@ const EVERY_KEY: ReadonlyArray<readonly [ConfigKey, string, (s: Settings) => unk
   ['proxy.shutdown.timeout.ms', '0', (s) => s.proxy.shutdownTimeoutMs, 0],
   ['proxy.alias.cache.ttl.ms', '100', (s) => s.proxy.aliasCacheTtlMs, 100],
   ['proxy.alias.cache.size', '50', (s) => s.proxy.aliasCacheSize, 50],
+  ['proxy.fencing', 'ON', (s) => s.proxy.fencing, 'on'],
   ['proxy.log.level', 'debug', (s) => s.proxy.logLevel, 'debug'],
   ['proxy.log.format', 'pretty', (s) => s.proxy.logFormat, 'pretty'],
   ['proxy.log.slow.lock.ms', '50', (s) => s.proxy.slowLockMs, 50],

@@ -63,6 +63,7 @@ describe('reloadableDiff', () => {
       'zookeeper.backgound.task.timeout',
       'elastic.request.retry.count',
       'proxy.alias.cache.ttl.ms',
+      'proxy.fencing',
       'proxy.log.level',
       'proxy.log.slow.lock.ms',
     ]);

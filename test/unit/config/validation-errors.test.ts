@@ -81,6 +81,7 @@ const FLAG_ERRORS: ReadonlyArray<readonly [readonly string[], string]> = [
   [['proxy.upstream.timeout.ms=0'], 'proxy.upstream.timeout.ms=0: expected an integer from 1 to 2147483647'],
   [['proxy.shutdown.timeout.ms=1e3'], 'proxy.shutdown.timeout.ms=1e3: expected an integer from 0 to 2147483647'],
   [['proxy.alias.cache.ttl.ms=soon'], 'proxy.alias.cache.ttl.ms=soon: expected an integer from 0 to 2147483647'],
+  [['proxy.fencing=true'], 'proxy.fencing=true: expected one of off, on'],
   [['proxy.log.level=verbose'], `proxy.log.level=verbose: expected ${LOG_LEVELS}`],
   [['proxy.log.format=xml'], 'proxy.log.format=xml: expected one of json, pretty'],
   [['proxy.log.slow.lock.ms=-1'], 'proxy.log.slow.lock.ms=-1: expected an integer from 0 to 2147483647'],
