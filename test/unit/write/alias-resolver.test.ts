@@ -2,7 +2,7 @@ import { describe, expect, it, vi } from 'vitest';
 import { ProxyError } from '../../../src/errors/proxy-error.js';
 import { AliasResolver, aliasesOfAnswer, lockIndexOf, type AliasLookup, type NameAliases } from '../../../src/write/alias-resolver.js';
 
-const PLAIN: NameAliases = { isAlias: false, writeAliases: [] };
+const PLAIN: NameAliases = { isAlias: false, writeAliases: [], writeIndex: 'new-index' };
 
 function resolver(lookup: AliasLookup, options: { capacity?: number; concurrency?: number } = {}): AliasResolver {
   return new AliasResolver({ lookup, ttlMs: () => 60_000, capacity: options.capacity ?? 100, concurrency: options.concurrency ?? 4 });
@@ -11,9 +11,9 @@ function resolver(lookup: AliasLookup, options: { capacity?: number; concurrency
 describe('lockIndexOf', () => {
   it.each([
     ['a name that does not exist yet', null, 'new-index'],
-    ['an alias (keyed on itself)', { isAlias: true, writeAliases: [] }, 'new-index'],
+    ['an alias (keyed on itself)', { isAlias: true, writeAliases: [], writeIndex: 'new-index-000001' }, 'new-index'],
     ['a plain index', PLAIN, 'new-index'],
-    ['the write index of aliases (the smallest alias name)', { isAlias: false, writeAliases: ['logs-b', 'logs-a'] }, 'logs-a'],
+    ['the write index of aliases (the smallest alias name)', { isAlias: false, writeAliases: ['logs-b', 'logs-a'], writeIndex: 'new-index' }, 'logs-a'],
   ])('keys %s', (_case, aliases, expected) => {
     expect(lockIndexOf('new-index', aliases)).toBe(expected);
   });
@@ -21,18 +21,18 @@ describe('lockIndexOf', () => {
 
 describe('aliasesOfAnswer', () => {
   it('recognises an alias: the answer lists other indices than the name', () => {
-    expect(aliasesOfAnswer('logs', { 'logs-000001': { aliases: { logs: { is_write_index: true } } } })).toEqual({ isAlias: true, writeAliases: [] });
+    expect(aliasesOfAnswer('logs', { 'logs-000001': { aliases: { logs: { is_write_index: true } } } })).toEqual({ isAlias: true, writeAliases: [], writeIndex: 'logs-000001' });
   });
 
   it('lists the aliases an index can be written through, not those marked is_write_index false', () => {
     const body = { 'logs-000001': { aliases: { logs: {}, old: { is_write_index: false }, current: { is_write_index: true } } } };
-    expect(aliasesOfAnswer('logs-000001', body)).toEqual({ isAlias: false, writeAliases: ['logs', 'current'] });
+    expect(aliasesOfAnswer('logs-000001', body)).toEqual({ isAlias: false, writeAliases: ['logs', 'current'], writeIndex: 'logs-000001' });
   });
 });
 
 describe('AliasResolver', () => {
   it('looks a name up once for concurrent writes and then answers from the cache', async () => {
-    const lookup = vi.fn<AliasLookup>(async () => ({ isAlias: false, writeAliases: ['logs'] }));
+    const lookup = vi.fn<AliasLookup>(async () => ({ isAlias: false, writeAliases: ['logs'], writeIndex: 'logs-1' }));
     const aliases = resolver(lookup);
     expect(await Promise.all([aliases.lockIndexFor('logs-1'), aliases.lockIndexFor('logs-1')])).toEqual(['logs', 'logs']);
     expect(await aliases.lockIndexFor('logs-1')).toBe('logs');

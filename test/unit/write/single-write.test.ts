@@ -216,8 +216,8 @@ describe('single-document writes', () => {
   describe('aliases', () => {
     it('keys a write to the write index of an alias on the alias, so it waits for writes through the alias', async () => {
       harness = startWritePath();
-      harness.aliases.set('logs-000001', { isAlias: false, writeAliases: ['logs'] });
-      harness.aliases.set('logs', { isAlias: true, writeAliases: [] });
+      harness.aliases.set('logs-000001', { isAlias: false, writeAliases: ['logs'], writeIndex: 'logs-000001' });
+      harness.aliases.set('logs', { isAlias: true, writeAliases: [], writeIndex: 'logs-000001' });
       const throughAlias = await harness.block('logs', '7');
       const direct = harness.start('PUT', '/logs-000001/_doc/7', { body: {} });
       await until(async () => expect(await harness.queueLength('logs', '7')).toBe(1));

@@ -15,6 +15,7 @@ import { lockEvents } from '../../../src/lock/lock-events.js';
 import { MemoryLockEngine } from '../../../src/lock/memory/memory-lock-engine.js';
 import { keyString } from '../../../src/lock/znode-names.js';
 import { AliasResolver, type NameAliases } from '../../../src/write/alias-resolver.js';
+import { FenceReader } from '../../../src/write/fencing/fence-reader.js';
 import type { LockedRequestReport } from '../../../src/write/write-observer.js';
 import { createWriteInterceptor } from '../../../src/write/write-path.js';
 import type { WritePathDeps } from '../../../src/write/write-path-deps.js';
@@ -346,14 +347,16 @@ export function startWritePath(overrides: TestSettingsOverrides = {}): WritePath
         aliasLookups.push(name);
         const known = aliases.get(name);
         if (known instanceof Error) throw known;
-        return known ?? { isAlias: false, writeAliases: [] };
+        return known ?? { isAlias: false, writeAliases: [], writeIndex: name };
       },
       ttlMs: () => 60_000,
       capacity: 100,
       concurrency: 4,
     }),
+    // Fencing is off in these settings: the reader is never asked (test/unit/write/fencing covers it).
+    fenceReader: new FenceReader(forwarder, null),
     deadLetters,
-    observer: { lockedRequest: (report) => reports.push(report) },
+    observer: { lockedRequest: (report) => reports.push(report), fencedWrite: () => undefined },
     logger: pino({ level: 'silent' }),
   };
   const intercept = createWriteInterceptor(deps);
