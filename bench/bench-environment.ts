@@ -79,7 +79,7 @@ export async function startBenchEnvironment(options: BenchOptions): Promise<Benc
   try {
     let zookeeper = options.zk;
     if (zookeeper === null) {
-      const cluster: ZooKeeperCluster = await startZooKeeper(1);
+      const cluster: ZooKeeperCluster = await startZooKeeper(1, { jvm: 'production' });
       cleanups.push(() => cluster.stop());
       zookeeper = cluster.connectString;
     }

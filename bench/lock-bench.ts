@@ -14,7 +14,7 @@ async function main(): Promise<void> {
   let own: ZooKeeperCluster | null = null;
   let zk = args.zk;
   if (zk === null) {
-    own = await startZooKeeper(1);
+    own = await startZooKeeper(1, { jvm: 'production' });
     zk = own.connectString;
     console.error(`started ZooKeeper at ${zk}`);
   }

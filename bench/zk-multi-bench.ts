@@ -56,7 +56,7 @@ function median(list: readonly number[]): number {
 }
 
 async function main(): Promise<void> {
-  const zk = await startZooKeeper(1);
+  const zk = await startZooKeeper(1, { jvm: 'production' });
   const port = zk.nodes[0]!.clientPort;
   const connection = await connectRawClient(zk.connectString, 10_000);
   const client = connection.client;

@@ -1,5 +1,6 @@
 import { lastZxid } from '../../test/support/zookeeper-server.js';
 import type { ProxyStats } from '../bench-environment.js';
+import { measureBulkFloor } from '../zookeeper-floor.js';
 import { runLoad, type LoadResult, type LoadSpec } from '../load.js';
 import { randomBelow, round, target, type Workload, type WorkloadContext } from '../workload-result.js';
 
@@ -87,6 +88,7 @@ export const bulk: Workload = async (context) => {
   const reads = readsDelta(counted.before, await env.proxyStats());
   const documents = proxyBulks.ok * BULK_SIZE + proxySingles.ok;
   const timeRatio = proxyBulks.p50Ms / directBulks.p50Ms;
+  const floor = await measureBulkFloor(env.zookeeper, BULK_SIZE);
   const txnsPerDoc = transactions / Math.max(1, documents);
   const fgRatio = proxySingles.p99Ms / directBulks.p50Ms;
   return {
@@ -95,6 +97,9 @@ export const bulk: Workload = async (context) => {
       direct_bulk_p50_ms: round(directBulks.p50Ms),
       proxy_bulk_p50_ms: round(proxyBulks.p50Ms),
       bulk_time_ratio: round(timeRatio),
+      zk_floor_create_ms: round(floor.createP50Ms),
+      zk_floor_delete_ms: round(floor.deleteP50Ms),
+      bulk_time_ratio_vs_direct_plus_zk_floor: round(proxyBulks.p50Ms / (directBulks.p50Ms + floor.createP50Ms)),
       direct_docs_per_s: round(directBulks.rps * BULK_SIZE, 0),
       proxy_docs_per_s: round(proxyBulks.rps * BULK_SIZE, 0),
       zk_transactions_per_doc: round(txnsPerDoc, 4),
@@ -113,6 +118,7 @@ export const bulk: Workload = async (context) => {
     ],
     notes: [
       `${bulkCount(options.durationS)} bulks per way over ${BULK_CONNECTIONS} connections, background (${BULK_SIZE} consecutive ids from a pool of ${ID_POOL}); foreground PUTs ${TRICKLE_RATE}/s on random ids of the pool`,
+      `zk_floor_*: one transaction creating ${BULK_SIZE} document containers + privateLocks on the same server, and the one deleting them (raw client, bench/zookeeper-floor.ts, p50 of 5): what ZooKeeper itself needs to lock and unlock a bulk's fresh documents in one commit each`,
       `stand-in bulk time = ${options.writeMs} ms + ${options.bulkDocMs} ms per document; ZooKeeper transactions = the server's zxid difference over the measured proxy run (every transaction, the container reaper's included) / documents written (bulk items + foreground writes)`,
     ],
   };

@@ -1,5 +1,6 @@
 import type { LoadSpec } from '../load.js';
-import { comparison, measuredProxy, cycle, measured, target, versusBare, type Workload } from '../workload-result.js';
+import { measureLockFloor } from '../zookeeper-floor.js';
+import { comparison, measuredProxy, cycle, measured, round, target, versusBare, type Workload } from '../workload-result.js';
 
 const INDEX = 'bench-uncontended';
 const DOCUMENTS = 100_000;
@@ -22,7 +23,18 @@ export const writeUncontended: Workload = async (context) => {
   const direct = await measured(context, spec(env.directUrl, 'd'));
   const proxied = await measuredProxy(context, spec(env.proxyUrl, 'p'));
   const bare = await versusBare(context, spec, proxied);
-  const summary = { ...comparison(direct, proxied.load, proxied.cpuMsPerRequest), ...bare.summary };
+  const floor = await measureLockFloor(env.zookeeper);
+  const base = { ...comparison(direct, proxied.load, proxied.cpuMsPerRequest), ...bare.summary };
+  // The share of the proxy's CPU that no ZooKeeper lock can avoid: the bare proxy's work plus the
+  // client side of one create + delete, measured in this run.
+  const floorCpu = (base.bare_cpu_ms_per_request ?? 0) + floor.lockPairCpuMs;
+  const summary: Record<string, number | null> = {
+    ...base,
+    zk_lock_create_p50_ms: round(floor.lockCreateP50Ms),
+    zk_lock_pair_p50_ms: round(floor.lockPairP50Ms),
+    zk_lock_pair_cpu_ms: round(floor.lockPairCpuMs, 4),
+    cpu_ratio_vs_bare_plus_zk_floor: round(proxied.cpuMsPerRequest / Math.max(floorCpu, 1e-9)),
+  };
   const ratio = summary.throughput_ratio ?? 0;
   const added = summary.added_p50_ms ?? 0;
   const cpuRatio = summary.cpu_ratio_vs_bare ?? 0;
@@ -37,6 +49,9 @@ export const writeUncontended: Workload = async (context) => {
       target('write-uncontended throughput >= 0.8x direct', ratio, ratio >= 0.8),
       target('write-uncontended added p50 <= 1 ms', added, added <= 1),
     ],
-    notes: [`PUT /${INDEX}/_doc/{id} over ${DOCUMENTS} ids, ${CONNECTIONS} connections, stand-in write time ${options.writeMs} ms`],
+    notes: [
+      `PUT /${INDEX}/_doc/{id} over ${DOCUMENTS} ids, ${CONNECTIONS} connections, stand-in write time ${options.writeMs} ms`,
+      'zk_lock_*: the floor under any ZooKeeper lock, measured on the same server in this run with the raw client (bench/zookeeper-floor.ts): one transaction creating a document container + privateLock, then its delete, sequential; cpu = the raw client process\'s CPU per pair; cpu_ratio_vs_bare_plus_zk_floor = proxy CPU / (bare proxy CPU + that)',
+    ],
   };
 };

@@ -40,7 +40,18 @@ export interface StartOptions {
   readonly systemProperties?: Readonly<Record<string, string>>;
   /** Ignored for ensembles; lets a test bind the client port it chose. */
   readonly clientPort?: number;
+  /**
+   * `test` (default): a small heap, serial GC and the C1 JIT only — starts fast, which is what a
+   * suite that starts many servers needs. `production`: the JVM's own defaults (C2 JIT, G1, 1 GB
+   * heap as zkServer.sh sets it), what a deployed ZooKeeper runs with; the benchmarks use it.
+   */
+  readonly jvm?: 'test' | 'production';
 }
+
+const JVM_FLAGS = {
+  test: ['-Xmx256m', '-XX:+UseSerialGC', '-XX:TieredStopAtLevel=1'],
+  production: ['-Xmx1000m'],
+} as const;
 
 export function zookeeperInstalled(): boolean {
   return existsSync(ZOOKEEPER_JAR);
@@ -108,7 +119,7 @@ function configFor(plan: NodePlan, peers: readonly NodePlan[], tickTimeMs: numbe
   return lines.join('\n') + '\n';
 }
 
-function javaArgs(configFile: string, logDir: string, systemProperties: Readonly<Record<string, string>>): string[] {
+function javaArgs(configFile: string, logDir: string, systemProperties: Readonly<Record<string, string>>, jvm: 'test' | 'production'): string[] {
   const props = {
     'zookeeper.log.dir': logDir,
     'zookeeper.root.logger': 'WARN,CONSOLE',
@@ -116,9 +127,7 @@ function javaArgs(configFile: string, logDir: string, systemProperties: Readonly
     ...systemProperties,
   };
   return [
-    '-Xmx256m',
-    '-XX:+UseSerialGC',
-    '-XX:TieredStopAtLevel=1',
+    ...JVM_FLAGS[jvm],
     ...Object.entries(props).map(([k, v]) => `-D${k}=${v}`),
     '-cp',
     ZOOKEEPER_JAR,
@@ -127,7 +136,7 @@ function javaArgs(configFile: string, logDir: string, systemProperties: Readonly
   ];
 }
 
-function makeNode(plan: NodePlan, systemProperties: Readonly<Record<string, string>>): ZooKeeperNode {
+function makeNode(plan: NodePlan, systemProperties: Readonly<Record<string, string>>, jvm: 'test' | 'production'): ZooKeeperNode {
   let child: ChildProcess | undefined;
   let output = '';
   const configFile = join(plan.dir, 'zoo.cfg');
@@ -139,7 +148,7 @@ function makeNode(plan: NodePlan, systemProperties: Readonly<Record<string, stri
     async start() {
       if (node.running()) return;
       output = '';
-      child = spawn('java', javaArgs(configFile, plan.dir, systemProperties), { stdio: ['ignore', 'pipe', 'pipe'] });
+      child = spawn('java', javaArgs(configFile, plan.dir, systemProperties, jvm), { stdio: ['ignore', 'pipe', 'pipe'] });
       child.stdout?.on('data', (c: Buffer) => (output = (output + c.toString()).slice(-8_000)));
       child.stderr?.on('data', (c: Buffer) => (output = (output + c.toString()).slice(-8_000)));
     },
@@ -185,7 +194,7 @@ export async function startZooKeeper(size = 1, options: StartOptions = {}): Prom
     await writeFile(join(plan.dir, 'zoo.cfg'), configFor(plan, plans, options.tickTimeMs ?? 500));
     if (size > 1) await writeFile(join(plan.dir, 'data', 'myid'), `${plan.id}\n`);
   }
-  const nodes = plans.map((plan) => makeNode(plan, systemProperties));
+  const nodes = plans.map((plan) => makeNode(plan, systemProperties, options.jvm ?? 'test'));
   await Promise.all(nodes.map((n) => n.start()));
   try {
     await Promise.all(nodes.map(waitServing));

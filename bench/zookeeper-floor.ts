@@ -1,0 +1,114 @@
+import { hostname } from 'node:os';
+import { performance } from 'node:perf_hooks';
+import { connectRawClient } from '../src/lock/zk-raw-client.js';
+import type { ZkOp } from '../src/lock/zk-multi.js';
+import { encodeNodeData } from '../src/lock/lock-node-data.js';
+
+/**
+ * What ZooKeeper itself costs a lock, measured on the bench's own server in the same run: the
+ * floor under any ZooKeeper lock, whatever its client does. Written with the raw client and the
+ * proxy's own node layout (document container + ephemeral `privateLock` carrying the same owner
+ * data), so the figures differ from the proxy's only by the proxy's own work.
+ */
+export interface ZooKeeperFloor {
+  /** One uncontended write's lock taken: container + privateLock in one transaction (p50, sequential). */
+  readonly lockCreateP50Ms: number;
+  /** The whole pair: that create, then the delete (p50, sequential). */
+  readonly lockPairP50Ms: number;
+  /** The raw client's CPU (this process) per create + delete pair. */
+  readonly lockPairCpuMs: number;
+}
+
+export interface BulkFloor {
+  /** One transaction creating `documents` containers + privateLocks (p50 of the repetitions). */
+  readonly createP50Ms: number;
+  /** The transaction deleting them again (p50). */
+  readonly deleteP50Ms: number;
+}
+
+const ROOT = '/es-lock-proxy-bench/floor';
+const DATA = encodeNodeData({
+  guid: '00000000-0000-4000-8000-000000000000',
+  owner: { host: hostname(), pid: process.pid, requestId: '00000000-0000-4000-8000-000000000000' },
+  priority: 'foreground',
+  acquiredAt: Date.now(),
+  message: 'PUT /bench-uncontended/_doc/00000000',
+  entry: null,
+});
+
+function p50(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length / 2)] ?? 0;
+}
+
+async function withClient<T>(zookeeper: string, use: (client: Awaited<ReturnType<typeof connectRawClient>>['client']) => Promise<T>): Promise<T> {
+  const { client, close } = await connectRawClient(zookeeper, 10_000);
+  try {
+    await client.multi([{ type: 'create', path: '/es-lock-proxy-bench', mode: 'persistent' }]).catch(() => undefined);
+    await client.multi([{ type: 'create', path: ROOT, mode: 'persistent' }]).catch(() => undefined);
+    return await use(client);
+  } finally {
+    await close();
+  }
+}
+
+function createOps(prefix: string, count: number): ZkOp[] {
+  const ops: ZkOp[] = [];
+  for (let i = 0; i < count; i++) {
+    ops.push({ type: 'create', path: `${ROOT}/${prefix}-${i}`, mode: 'container' });
+    ops.push({ type: 'create', path: `${ROOT}/${prefix}-${i}/privateLock`, data: DATA, mode: 'ephemeral' });
+  }
+  return ops;
+}
+
+function deleteOps(prefix: string, count: number): ZkOp[] {
+  const ops: ZkOp[] = [];
+  for (let i = 0; i < count; i++) ops.push({ type: 'delete', path: `${ROOT}/${prefix}-${i}/privateLock` }, { type: 'delete', path: `${ROOT}/${prefix}-${i}` });
+  return ops;
+}
+
+/** `pairs` sequential lock pairs after as many warm-up pairs. */
+export function measureLockFloor(zookeeper: string, pairs = 500): Promise<ZooKeeperFloor> {
+  return withClient(zookeeper, async (client) => {
+    const run = Date.now().toString(36);
+    const creates: number[] = [];
+    const whole: number[] = [];
+    const pair = async (id: string): Promise<void> => {
+      const start = performance.now();
+      await client.multi(createOps(id, 1));
+      creates.push(performance.now() - start);
+      await client.multi(deleteOps(id, 1));
+      whole.push(performance.now() - start);
+    };
+    for (let i = 0; i < pairs; i++) await pair(`w${run}-${i}`);
+    creates.length = 0;
+    whole.length = 0;
+    const cpuBefore = process.cpuUsage();
+    for (let i = 0; i < pairs; i++) await pair(`m${run}-${i}`);
+    const cpu = process.cpuUsage(cpuBefore);
+    return { lockCreateP50Ms: p50(creates), lockPairP50Ms: p50(whole), lockPairCpuMs: (cpu.user + cpu.system) / 1000 / pairs };
+  });
+}
+
+/** One transaction for `documents` fresh documents and one deleting them, `repetitions` times. */
+export function measureBulkFloor(zookeeper: string, documents: number, repetitions = 5): Promise<BulkFloor> {
+  return withClient(zookeeper, async (client) => {
+    const run = Date.now().toString(36);
+    const creates: number[] = [];
+    const deletes: number[] = [];
+    for (let r = 0; r <= repetitions; r++) {
+      const prefix = `b${run}-${r}`;
+      let start = performance.now();
+      await client.multi(createOps(prefix, documents));
+      const created = performance.now() - start;
+      start = performance.now();
+      await client.multi(deleteOps(prefix, documents));
+      // The first repetition warms up (server and client).
+      if (r > 0) {
+        creates.push(created);
+        deletes.push(performance.now() - start);
+      }
+    }
+    return { createP50Ms: p50(creates), deleteP50Ms: p50(deletes) };
+  });
+}
