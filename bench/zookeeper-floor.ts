@@ -3,6 +3,7 @@ import { performance } from 'node:perf_hooks';
 import { connectRawClient } from '../src/lock/zk-raw-client.js';
 import type { ZkOp } from '../src/lock/zk-multi.js';
 import { encodeNodeData } from '../src/lock/lock-node-data.js';
+import { isZkCode } from '../src/lock/zk-errors.js';
 
 /**
  * What ZooKeeper itself costs a lock, measured on the bench's own server in the same run: the
@@ -44,8 +45,11 @@ function p50(values: number[]): number {
 async function withClient<T>(zookeeper: string, use: (client: Awaited<ReturnType<typeof connectRawClient>>['client']) => Promise<T>): Promise<T> {
   const { client, close } = await connectRawClient(zookeeper, 10_000);
   try {
-    await client.multi([{ type: 'create', path: '/es-lock-proxy-bench', mode: 'persistent' }]).catch(() => undefined);
-    await client.multi([{ type: 'create', path: ROOT, mode: 'persistent' }]).catch(() => undefined);
+    for (const path of ['/es-lock-proxy-bench', ROOT]) {
+      await client.create(path, '', 'persistent').catch((error: unknown) => {
+        if (!isZkCode(error, 'NODEEXISTS')) throw error;
+      });
+    }
     return await use(client);
   } finally {
     await close();
