@@ -1,6 +1,8 @@
 import { hostname } from 'node:os';
 import { performance } from 'node:perf_hooks';
+import type { ZkClient } from '../src/lock/zk-client.js';
 import { connectRawClient } from '../src/lock/zk-raw-client.js';
+import { percentile } from './load.js';
 import type { ZkOp } from '../src/lock/zk-multi.js';
 import { encodeNodeData } from '../src/lock/lock-node-data.js';
 import { isZkCode } from '../src/lock/zk-errors.js';
@@ -37,12 +39,12 @@ const DATA = encodeNodeData({
   entry: null,
 });
 
-function p50(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.floor(sorted.length / 2)] ?? 0;
+/** p50 by the same rule as the load generator's figures. */
+function p50(values: readonly number[]): number {
+  return percentile([...values].sort((a, b) => a - b), 50);
 }
 
-async function withClient<T>(zookeeper: string, use: (client: Awaited<ReturnType<typeof connectRawClient>>['client']) => Promise<T>): Promise<T> {
+async function withClient<T>(zookeeper: string, use: (client: ZkClient) => Promise<T>): Promise<T> {
   const { client, close } = await connectRawClient(zookeeper, 10_000);
   try {
     for (const path of ['/es-lock-proxy-bench', ROOT]) {

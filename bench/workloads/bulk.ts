@@ -5,24 +5,24 @@ import { runLoad, type LoadResult, type LoadSpec } from '../load.js';
 import { randomBelow, round, target, type Workload, type WorkloadContext } from '../workload-result.js';
 
 const INDEX = 'bench-bulk';
-const BULK_SIZE = 1_000;
+export const BULK_SIZE = 1_000;
 const ID_POOL = 10_000;
-const BULK_CONNECTIONS = 2;
+export const BULK_CONNECTIONS = 2;
 const TRICKLE_CONNECTIONS = 4;
 const TRICKLE_RATE = 50;
 
-/** 1,000 consecutive ids (wrapping) from a random start in the pool, as NDJSON index actions. */
-function bulkBody(): string {
-  const start = randomBelow(ID_POOL);
-  const lines: string[] = [];
-  for (let i = 0; i < BULK_SIZE; i++) {
-    lines.push(`{"index":{"_index":"${INDEX}","_id":"b-${(start + i) % ID_POOL}"}}`, `{"field":"value","n":${i}}`);
-  }
-  return lines.join('\n') + '\n';
+/** Bulk bodies of 1,000 consecutive ids (wrapping) from a random start in a pool, as NDJSON index actions. */
+export function bulkBodies(index: string, pool: number): () => string {
+  return () => {
+    const start = randomBelow(pool);
+    const lines: string[] = [];
+    for (let i = 0; i < BULK_SIZE; i++) lines.push(`{"index":{"_index":"${index}","_id":"b-${(start + i) % pool}"}}`, `{"field":"value","n":${i}}`);
+    return lines.join('\n') + '\n';
+  };
 }
 
 /** Bulks per measured run: about 2 per second of --duration, at least 2 per connection. */
-function bulkCount(durationS: number): number {
+export function bulkCount(durationS: number): number {
   return Math.max(2 * BULK_CONNECTIONS, Math.round(2 * durationS));
 }
 
@@ -43,7 +43,7 @@ function specs(baseUrl: string): [LoadSpec, LoadSpec] {
       durationS,
       method: 'POST',
       pathFor: () => '/_bulk',
-      body: bulkBody,
+      body: bulkBodies(INDEX, ID_POOL),
       headers: { 'content-type': 'application/x-ndjson', 'X-Lock-Type': 'background' },
     },
     {

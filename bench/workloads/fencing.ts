@@ -3,13 +3,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { numberField, spawnBenchChild } from '../child-process.js';
 import { runLoad, type LoadResult, type LoadSpec } from '../load.js';
-import { cycle, measured, randomBelow, round, type Workload, type WorkloadContext } from '../workload-result.js';
+import { BULK_CONNECTIONS, BULK_SIZE, bulkBodies, bulkCount } from './bulk.js';
+import { cycle, measured, round, type Workload, type WorkloadContext } from '../workload-result.js';
 
 const INDEX = 'bench-fencing';
 const DOCUMENTS = 100_000;
 const CONNECTIONS = 32;
-const BULK_SIZE = 1_000;
-const BULK_CONNECTIONS = 2;
 /** Ids of the bulks: a pool small enough that most documents exist after the first bulks (reads find them). */
 const BULK_POOL = 10_000;
 
@@ -47,7 +46,7 @@ export const fencing: Workload = async (context) => {
         bulk_time_ratio: round(bulksOn.p50Ms / bulksOff.p50Ms),
         bulk_off_docs_per_s: round(bulksOff.rps * BULK_SIZE, 0),
         bulk_on_docs_per_s: round(bulksOn.rps * BULK_SIZE, 0),
-        non2xx: writesOff.non2xx + writesOn.non2xx + bulksOff.non2xx + bulksOn.non2xx + writesOn.errors + bulksOn.errors,
+        non2xx: [writesOff, writesOn, bulksOff, bulksOn].reduce((sum, run) => sum + run.non2xx + run.errors, 0),
       },
       runs: { writes_off: writesOff, writes_on: writesOn, bulks_off: bulksOff, bulks_on: bulksOn },
       targets: [],
@@ -81,16 +80,9 @@ async function bulks(context: WorkloadContext, baseUrl: string): Promise<LoadRes
     durationS: 600,
     method: 'POST',
     pathFor: () => '/_bulk',
-    body: bulkBody,
+    body: bulkBodies(INDEX, BULK_POOL),
     headers: { 'content-type': 'application/x-ndjson' },
   };
   if (context.options.warmupS > 0) await runLoad({ ...spec, amount: BULK_CONNECTIONS });
-  return runLoad({ ...spec, amount: Math.max(2 * BULK_CONNECTIONS, Math.round(2 * context.options.durationS)) });
-}
-
-function bulkBody(): string {
-  const start = randomBelow(BULK_POOL);
-  const lines: string[] = [];
-  for (let i = 0; i < BULK_SIZE; i++) lines.push(`{"index":{"_index":"${INDEX}","_id":"b-${(start + i) % BULK_POOL}"}}`, `{"field":"value","n":${i}}`);
-  return lines.join('\n') + '\n';
+  return runLoad({ ...spec, amount: bulkCount(context.options.durationS) });
 }
