@@ -11,6 +11,12 @@ import type { LockKey } from './lock-engine.js';
  */
 export const PRIVATE_LOCK = 'privateLock';
 
+/**
+ * A persistent node under the lock root whose data version counts the forced releases (issue #10
+ * hole 3). Its name has a `.`, which `encodeSegment` never produces: no index node can clash.
+ */
+export const FORCED_RELEASES = '.forced-releases';
+
 const KEEP = /^[A-Za-z0-9_-]$/;
 
 export function encodeSegment(value: string): string {
@@ -35,6 +41,10 @@ export function normalizeRoot(lockRoot: string): string {
   const trimmed = lockRoot.replace(/\/+$/, '');
   if (trimmed !== '' && !trimmed.startsWith('/')) return `/${trimmed}`;
   return trimmed;
+}
+
+export function forcedReleasesPath(root: string): string {
+  return `${root}/${FORCED_RELEASES}`;
 }
 
 export function indexPath(root: string, index: string): string {

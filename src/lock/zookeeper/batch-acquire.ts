@@ -2,6 +2,7 @@ import { queueFromChildren, rankOf } from '../queue-order.js';
 import { isZkCode } from '../zk-errors.js';
 import { PRIVATE_LOCK, indexPath } from '../znode-names.js';
 import type { Link } from './connection.js';
+import { lockRootNodes } from './containers.js';
 import type { DocumentLock } from './document-lock.js';
 import type { EngineContext } from './engine-context.js';
 import type { NodeRead, TxnOp } from './lock-zk.js';
@@ -87,7 +88,7 @@ async function acquireChunk(ctx: EngineContext, locks: readonly DocumentLock[], 
   const wantedSet = new Set(wanted);
   for (const lock of live) if (!wantedSet.has(lock)) lock.begin();
   try {
-    await ctx.containers.ensure(link.zk, rootChain(ctx.root));
+    await ctx.containers.ensure(link.zk, lockRootNodes(ctx.root));
   } catch (error) {
     for (const lock of wanted) lock.begin();
     if (classifyFailure(error).kind === 'refused') ctx.logger.error({ err: error }, 'cannot create the lock root');
@@ -152,6 +153,7 @@ function planOf(ctx: EngineContext, candidates: readonly Candidate[]): Plan {
   }
   for (const candidate of candidates) {
     if (!candidate.exists) addContainer(candidate.lock.docPath);
+    candidate.lock.beforeCreate();
     lockOps.set(ops.length, candidate);
     ops.push({ op: 'create', path: `${candidate.lock.docPath}/${PRIVATE_LOCK}`, data: candidate.lock.lockData(), mode: 'ephemeral' });
   }
@@ -239,14 +241,4 @@ async function afterRefusal(ctx: EngineContext, link: Link, plan: Plan, failedIn
   const unsure = candidates.filter((c) => !c.exists);
   for (const c of unsure) c.exists = true;
   return [...sure, ...(await readExisting(ctx, link, unsure))];
-}
-
-function rootChain(root: string): { path: string; mode: 'persistent' }[] {
-  const chain: { path: string; mode: 'persistent' }[] = [];
-  let path = '';
-  for (const part of root.split('/').filter((p) => p !== '')) {
-    path += `/${part}`;
-    chain.push({ path, mode: 'persistent' });
-  }
-  return chain;
 }

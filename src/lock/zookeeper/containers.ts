@@ -1,3 +1,4 @@
+import { forcedReleasesPath } from '../znode-names.js';
 import { isZkCode } from '../zk-errors.js';
 import type { LockZk } from './lock-zk.js';
 
@@ -7,16 +8,28 @@ export interface ParentNode {
   readonly mode: 'persistent' | 'container';
 }
 
-/** Every parent of the document node of `docPath`'s key, root first. */
-export function parentChain(root: string, index: string, doc: string): ParentNode[] {
+/** The persistent nodes of the lock root, outermost first. */
+export function rootChain(root: string): ParentNode[] {
   const chain: ParentNode[] = [];
   let path = '';
   for (const part of root.split('/').filter((p) => p !== '')) {
     path += `/${part}`;
     chain.push({ path, mode: 'persistent' });
   }
-  chain.push({ path: index, mode: 'container' }, { path: doc, mode: 'container' });
   return chain;
+}
+
+/**
+ * The persistent nodes every acquisition needs: the root chain and the forced-release epoch node
+ * (created with the first acquisition's requests, ahead of any privateLock of this session).
+ */
+export function lockRootNodes(root: string): ParentNode[] {
+  return [...rootChain(root), { path: forcedReleasesPath(root), mode: 'persistent' }];
+}
+
+/** Every node the document node of `docPath`'s key needs first, root first. */
+export function parentChain(root: string, index: string, doc: string): ParentNode[] {
+  return [...lockRootNodes(root), { path: index, mode: 'container' }, { path: doc, mode: 'container' }];
 }
 /**
  * Which index/document CONTAINER nodes this process believes exist, so a warm key costs no

@@ -16,7 +16,7 @@ import { ForeignQueueWatch } from './foreign-queue.js';
 import { decideHandOver } from './handover-policy.js';
 import { arbitrate, enterQueue, lastSegment, readQueue, viewQueue } from './queue-wait.js';
 import { type Reconciled, reconcile } from './recovery.js';
-import { type PendingRelease, opsOf } from './release-batcher.js';
+import { type OwnedLock, type PendingRelease, opsOf } from './release-batcher.js';
 import { type Failure, classifyFailure as classify } from './round-trip.js';
 import { type WakeReason, WakeUp } from './wake-up.js';
 
@@ -43,6 +43,9 @@ const MAX_REAPED_RETRIES = 5;
 
 const RANK_PRIORITY: readonly Priority[] = ['foreground', 'background'];
 
+/** Index of the epoch check in the yield transaction. */
+const YIELD_EPOCH_CHECK = 2;
+
 /**
  * One document's lock in this process: the local queue of its requests, and the ZooKeeper side
  * of holding it for them. The process takes the ZooKeeper lock once and passes it from local
@@ -66,6 +69,8 @@ export class DocumentLock implements LockHome {
   /** czxid of our privateLock; null when we own none or its create was not answered. */
   private ownedCzxid: number | null = null;
   private docVersion = 0;
+  /** The forced-release epoch known before our latest privateLock create was issued. */
+  private epochAtCreate = 0;
   /** We created the document container for a bulk: the release deletes it too. */
   private createdDocument = false;
   private privateLockGone = false;
@@ -198,6 +203,14 @@ export class DocumentLock implements LockHome {
     return this.nodeData();
   }
 
+  /**
+   * Call right before a privateLock create is issued: the epoch known now is at most the one at
+   * the create, so a release checking against it is refused after any later forced release.
+   */
+  beforeCreate(): void {
+    this.epochAtCreate = this.ctx.forcedEpoch.known();
+  }
+
   /** The holder watch callback a batch arms for this document right behind its transaction. */
   holderWatchForBatch(): (type: WatchEventType) => void {
     return this.armHolderWatch();
@@ -278,6 +291,7 @@ export class DocumentLock implements LockHome {
     const link = await this.link();
     if (link === null) return 'leave';
     this.state = 'fastPath';
+    this.beforeCreate();
     const plan = {
       docPath: this.docPath,
       privatePath: this.privatePath,
@@ -319,7 +333,7 @@ export class DocumentLock implements LockHome {
    * lock) → the release takes its ordinary way and so do we; reply lost → both reconcile.
    */
   private async fusedFastPath(link: Link, plan: FastPathPlan, release: PendingRelease): Promise<FastPathResult> {
-    const ops = opsOf(release.item).map(({ op }) => op);
+    const ops = opsOf(release.item, this.ctx.forcedEpoch).map(({ op }) => op);
     try {
       const result = await fusedFastPath(link.zk, this.ctx.prefixes, plan, { ops, entry: release.item.entry });
       if (result.kind === 'releaseRefused') {
@@ -395,6 +409,7 @@ export class DocumentLock implements LockHome {
     const link = await this.link();
     if (link === null) return 'leave';
     this.state = 'arbitrating';
+    this.beforeCreate();
     const result = await arbitrate(link.zk, {
       docPath: this.docPath,
       privatePath: this.privatePath,
@@ -468,6 +483,8 @@ export class DocumentLock implements LockHome {
     this.entry = result.entry;
     this.ownsPrivateLock = result.privateLock !== null;
     this.ownedCzxid = result.privateLock?.czxid ?? null;
+    // Which create made it is not known: 0 is below any epoch (a release then verifies first).
+    this.epochAtCreate = 0;
     this.holderWatch = 0;
     this.uncertain = false;
     this.observed(result.children, result.docVersion);
@@ -552,8 +569,8 @@ export class DocumentLock implements LockHome {
 
   /**
    * Others wait (or a fresh grant is wanted): one transaction re-queues us at our best local
-   * rank and gives privateLock back — [create entry, check(doc, v), delete(privateLock),
-   * delete(old entry)] — so our waiters queue behind the other processes, FIFO.
+   * rank and gives privateLock back — [create entry, check(doc, v), check(epoch), delete
+   * (privateLock), delete(old entry)] — so our waiters queue behind the other processes, FIFO.
    */
   private async yieldLock(): Promise<void> {
     this.state = 'yielding';
@@ -569,12 +586,15 @@ export class DocumentLock implements LockHome {
       const outcome = await link.zk.multi([
         { op: 'create', path: `${this.docPath}/${this.prefixOfRank(rank)}-`, data: this.nodeData(), mode: 'ephemeralSequential' },
         { op: 'check', path: this.docPath, version: this.docVersion },
+        this.ctx.forcedEpoch.checkOp(this.epochAtCreate),
         { op: 'delete', path: this.privatePath, version: 0 },
         ...(old === null ? [] : [{ op: 'delete' as const, path: `${this.docPath}/${old}`, version: -1 }]),
       ]);
       if (!outcome.ok) {
         // The document's version moved or privateLock is not ours: an operator force-released it.
-        this.privateLockGone = true;
+        // Only the epoch moved: some forced release happened, maybe of another document; the
+        // release verifies what is still ours before deleting it.
+        this.privateLockGone = outcome.failedIndex !== YIELD_EPOCH_CHECK;
         this.state = 'lost';
         return this.relinquish();
       }
@@ -754,8 +774,8 @@ export class DocumentLock implements LockHome {
     this.docVersion = docVersion;
   }
 
-  private ownedLock(): { readonly czxid: number; readonly docVersion: number } | null {
-    return this.ownsPrivateLock && this.ownedCzxid !== null ? { czxid: this.ownedCzxid, docVersion: this.docVersion } : null;
+  private ownedLock(): OwnedLock | null {
+    return this.ownsPrivateLock && this.ownedCzxid !== null ? { czxid: this.ownedCzxid, docVersion: this.docVersion, epoch: this.epochAtCreate } : null;
   }
 
   private async stepBack(): Promise<void> {

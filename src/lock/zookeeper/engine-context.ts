@@ -5,6 +5,7 @@ import type { LockEvents } from '../lock-events.js';
 import type { PrefixRanks } from '../queue-order.js';
 import type { Connection } from './connection.js';
 import type { ContainerCache, ContentionHints } from './containers.js';
+import type { ForcedReleaseEpoch } from './forced-release-epoch.js';
 import type { HandOverBounds } from './handover-policy.js';
 import type { ReleaseBatcher } from './release-batcher.js';
 
@@ -17,6 +18,7 @@ export interface EngineContext {
   readonly containers: ContainerCache;
   readonly contention: ContentionHints;
   readonly releases: ReleaseBatcher;
+  readonly forcedEpoch: ForcedReleaseEpoch;
   readonly events: LockEvents;
   readonly logger: Logger;
   /** This document lock is finished with ZooKeeper: new arrivals for its key start a new one. */

@@ -1,6 +1,7 @@
 import { parseNodeData } from '../lock-node-data.js';
 import { isZkCode } from '../zk-errors.js';
 import { PRIVATE_LOCK } from '../znode-names.js';
+import type { ForcedReleaseEpoch } from './forced-release-epoch.js';
 import type { LockZk, TxnOp } from './lock-zk.js';
 
 export interface ForcedRelease {
@@ -9,14 +10,19 @@ export interface ForcedRelease {
   readonly data: ReturnType<typeof parseNodeData>;
 }
 
+/** Positions in the forced-release transaction. */
+const EPOCH_OP = 0;
+const ENTRY_OP = 3;
+
 /**
- * An operator takes a lock from its holder in one transaction: [setData(doc) — bumps the
- * document node's version, so the holder's own compare-and-delete release will delete nothing —,
- * delete(privateLock, its version), delete(the holder's entry)]. Resolves null when nothing was
- * held. The holder learns it from its privateLock watch, or at the latest when its release is
- * refused.
+ * An operator takes a lock from its holder in one transaction: [setData(epoch) and setData(doc)
+ * — bump the forced-release epoch and the document node's version, so the holder's own
+ * compare-and-delete release deletes nothing, even after the emptied document node was reaped
+ * and re-created —, delete(privateLock, its version), delete(the holder's entry)]. Resolves null
+ * when nothing was held. The holder learns it from its privateLock watch, or at the latest when
+ * its release is refused.
  */
-export async function forceRelease(zk: LockZk, docPath: string, note: string): Promise<ForcedRelease | null> {
+export async function forceRelease(zk: LockZk, docPath: string, note: string, epoch: ForcedReleaseEpoch): Promise<ForcedRelease | null> {
   for (let attempt = 0; attempt < 3; attempt++) {
     let node;
     try {
@@ -27,15 +33,18 @@ export async function forceRelease(zk: LockZk, docPath: string, note: string): P
     }
     const data = parseNodeData(node.data);
     const ops: TxnOp[] = [
+      { op: 'setData', path: epoch.path, data: note, version: -1 },
       { op: 'setData', path: docPath, data: note, version: -1 },
       { op: 'delete', path: `${docPath}/${PRIVATE_LOCK}`, version: node.stat.version },
     ];
     if (data.entry !== null) ops.push({ op: 'delete', path: `${docPath}/${data.entry}`, version: -1 });
     const outcome = await zk.multi(ops);
     if (outcome.ok) return { guid: data.guid, data };
+    // No epoch node yet (an older deployment, or removed by hand): create it and try again.
+    if (outcome.failedIndex === EPOCH_OP) await epoch.read(zk);
     // privateLock changed hands meanwhile, or the holder's entry is already gone: look again.
-    if (outcome.failedIndex === 2) {
-      const withoutEntry = await zk.multi(ops.slice(0, 2));
+    if (outcome.failedIndex === ENTRY_OP) {
+      const withoutEntry = await zk.multi(ops.slice(0, ENTRY_OP));
       if (withoutEntry.ok) return { guid: data.guid, data };
     }
   }

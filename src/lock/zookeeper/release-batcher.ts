@@ -2,12 +2,15 @@ import type { Logger } from 'pino';
 import { isZkCode } from '../zk-errors.js';
 import { PRIVATE_LOCK } from '../znode-names.js';
 import type { Connection, Link } from './connection.js';
+import type { ForcedReleaseEpoch } from './forced-release-epoch.js';
 import type { TxnOp } from './lock-zk.js';
 
 /**
  * What one acquisition leaves behind and may delete: never a bare path (issue #10 hole 3).
- * - `privateLock`: ours by its czxid; deleted together with `check(doc, docVersion)`, so after an
- *   operator's forced release (which bumps the document node's version) nothing is deleted.
+ * - `privateLock`: ours by its czxid; deleted together with `check(doc, docVersion)` and a check
+ *   of the forced-release epoch read before it was created (forced-release-epoch.ts), so after an
+ *   operator's forced release nothing is deleted, even when the emptied document node was reaped
+ *   and re-created meanwhile.
  * - `entry`: our queue entry (sequential names are never reused within a container's life).
  * - `deleteDocument`: we created the document container in this acquisition; deleting it in the
  *   same transaction saves the server's reaper a transaction per document (refused, and retried
@@ -16,15 +19,24 @@ import type { TxnOp } from './lock-zk.js';
 export interface ReleaseItem {
   readonly docPath: string;
   readonly generation: number;
-  readonly privateLock: { readonly czxid: number; readonly docVersion: number } | null;
+  readonly privateLock: OwnedLock | null;
   readonly entry: string | null;
   readonly deleteDocument: boolean;
+}
+
+export interface OwnedLock {
+  readonly czxid: number;
+  readonly docVersion: number;
+  /** The forced-release epoch known before privateLock was created. */
+  readonly epoch: number;
 }
 
 /** A release waiting to be sent, and what to call once it is committed (or moot). */
 export interface PendingRelease {
   item: ReleaseItem;
   readonly done: () => void;
+  /** Times its ownership was verified after a refused epoch check (bounded). */
+  verified?: number;
 }
 
 type Pending = PendingRelease;
@@ -32,18 +44,22 @@ type Pending = PendingRelease;
 /** Operations per transaction (ZooKeeper's request limit is 1 MiB by default; these are small). */
 const MAX_OPS_PER_TXN = 3_000;
 
-type Role = 'check' | 'lock' | 'entry' | 'document';
+/** Verifications of one release in a row, each after a forced release somewhere, before giving up. */
+const MAX_VERIFICATIONS = 5;
+
+type Role = 'check' | 'epoch' | 'lock' | 'entry' | 'document';
 
 /**
  * The operations of one release, with what each stands for. Deleting the document node checks
  * its version itself (and that nobody else has a node under it), so it replaces the check.
  */
-export function opsOf(item: ReleaseItem): { readonly op: TxnOp; readonly role: Role }[] {
+export function opsOf(item: ReleaseItem, epoch: ForcedReleaseEpoch): { readonly op: TxnOp; readonly role: Role }[] {
   const ops: { op: TxnOp; role: Role }[] = [];
   const { docPath, privateLock } = item;
   const withDocument = item.deleteDocument && privateLock !== null;
   if (privateLock !== null) {
     if (!withDocument) ops.push({ op: { op: 'check', path: docPath, version: privateLock.docVersion }, role: 'check' });
+    ops.push({ op: epoch.checkOp(privateLock.epoch), role: 'epoch' });
     ops.push({ op: { op: 'delete', path: `${docPath}/${PRIVATE_LOCK}`, version: 0 }, role: 'lock' });
   }
   if (item.entry !== null) ops.push({ op: { op: 'delete', path: `${docPath}/${item.entry}`, version: -1 }, role: 'entry' });
@@ -72,14 +88,16 @@ function withoutFailedPart(item: ReleaseItem, role: Role | undefined, code: stri
  */
 export class ReleaseBatcher {
   private readonly connection: Connection;
+  private readonly epoch: ForcedReleaseEpoch;
   private readonly logger: Logger;
   private pending: Pending[] = [];
   private readonly pendingDocs = new Set<string>();
   private scheduled: NodeJS.Immediate | null = null;
   private readonly inFlight = new Set<Promise<void>>();
 
-  constructor(connection: Connection, logger: Logger) {
+  constructor(connection: Connection, epoch: ForcedReleaseEpoch, logger: Logger) {
     this.connection = connection;
+    this.epoch = epoch;
     this.logger = logger;
   }
 
@@ -138,7 +156,7 @@ export class ReleaseBatcher {
     const batch = this.pending;
     this.pending = [];
     this.pendingDocs.clear();
-    for (const chunk of chunks(batch)) this.track(this.send(chunk));
+    for (const chunk of chunks(batch, this.epoch)) this.track(this.send(chunk));
   }
 
   private track(work: Promise<void>): void {
@@ -161,7 +179,7 @@ export class ReleaseBatcher {
 
   private async issue(link: Link, batch: readonly Pending[]): Promise<void> {
     try {
-      const outcome = await link.zk.multi(batch.flatMap((p) => opsOf(p.item).map(({ op }) => op)));
+      const outcome = await link.zk.multi(this.txnOf(batch));
       if (outcome.ok) return settle(batch);
       if (batch.length > 1) {
         await Promise.all(batch.map((p) => this.send([p])));
@@ -173,8 +191,26 @@ export class ReleaseBatcher {
     }
   }
 
+  /** The operations of `batch` in one transaction; items checking the same epoch share one check. */
+  private txnOf(batch: readonly Pending[]): TxnOp[] {
+    const ops: TxnOp[] = [];
+    const epochsChecked = new Set<number>();
+    for (const { item } of batch) {
+      for (const { op, role } of opsOf(item, this.epoch)) {
+        if (role === 'epoch' && op.op === 'check') {
+          if (epochsChecked.has(op.version)) continue;
+          epochsChecked.add(op.version);
+        }
+        ops.push(op);
+      }
+    }
+    return ops;
+  }
+
   private async retryWithout(pending: Pending, failedIndex: number, code: string): Promise<void> {
-    const role = opsOf(pending.item)[failedIndex]?.role;
+    const role = opsOf(pending.item, this.epoch)[failedIndex]?.role;
+    // A forced release happened since our lock was created — maybe of another document: verify.
+    if (role === 'epoch') return this.verify(pending);
     const next = withoutFailedPart(pending.item, role, code);
     const { docPath } = pending.item;
     const lockNotOurs = role === 'check' || role === 'lock' || (role === 'document' && code !== 'NOTEMPTY');
@@ -203,10 +239,35 @@ export class ReleaseBatcher {
     );
   }
 
-  /** What of `item` still exists and belongs to this acquisition (owner session, czxid). */
-  private async stillOurs(link: Link, item: ReleaseItem): Promise<ReleaseItem | null> {
+  /** The epoch check was refused: is privateLock still ours? Then delete it against the epoch now. */
+  private async verify(pending: Pending): Promise<void> {
+    pending.verified = (pending.verified ?? 0) + 1;
+    if (pending.verified > MAX_VERIFICATIONS) {
+      this.logger.error({ docPath: pending.item.docPath }, 'lock release gave up: forced releases keep happening; the session end removes privateLock');
+      return settle([pending]);
+    }
+    const link = await this.connection.whenConnected();
+    if (link === null) return settle([pending]);
+    if (this.dropEnded([pending]).length === 0) return;
+    try {
+      const still = await this.stillOurs(link, pending.item);
+      if (still === null) return settle([pending]);
+      pending.item = still;
+    } catch (error) {
+      return this.afterLostReply([pending], error);
+    }
+    await this.send([pending]);
+  }
+
+  /**
+   * What of `item` still exists and belongs to this acquisition (owner session, czxid), with the
+   * epoch read BEFORE privateLock (one session answers in order): if privateLock is ours at that
+   * read, only a forced release — which bumps the epoch — can take it from us afterwards.
+   */
+  private async stillOurs(link: Link, item: ReleaseItem, firstLook = true): Promise<ReleaseItem | null> {
     const { zk } = link;
-    const [lock, entry] = await Promise.allSettled([
+    const [epoch, lock, entry] = await Promise.allSettled([
+      item.privateLock === null ? null : zk.get(this.epoch.path),
       item.privateLock === null ? null : zk.get(`${item.docPath}/${PRIVATE_LOCK}`),
       item.entry === null ? null : zk.get(`${item.docPath}/${item.entry}`),
     ]);
@@ -215,7 +276,15 @@ export class ReleaseBatcher {
     const entryOurs = entry.status === 'fulfilled' && entry.value !== null && entry.value.stat.ephemeralOwner === zk.sessionId;
     for (const read of [lock, entry]) if (read.status === 'rejected' && !isZkCode(read.reason, 'NONODE')) throw read.reason;
     if (!lockOurs && !entryOurs) return null;
-    return { ...item, privateLock: lockOurs ? item.privateLock : null, entry: entryOurs ? item.entry : null, deleteDocument: lockOurs && item.deleteDocument };
+    if (lockOurs && epoch.status === 'rejected') {
+      // No epoch node (removed by hand?): create it and look again, so the epoch is read in order.
+      if (!isZkCode(epoch.reason, 'NONODE') || !firstLook) throw epoch.reason;
+      await this.epoch.read(zk);
+      return this.stillOurs(link, item, false);
+    }
+    const epochNow = epoch.status === 'fulfilled' ? (epoch.value?.stat.version ?? 0) : 0;
+    const privateLock = lockOurs && item.privateLock !== null ? { ...item.privateLock, epoch: epochNow } : null;
+    return { ...item, privateLock, entry: entryOurs ? item.entry : null, deleteDocument: lockOurs && item.deleteDocument };
   }
 
   /** Items of a session that ended are done: their nodes died with it. */
@@ -238,11 +307,11 @@ function isSessionEnd(error: unknown): boolean {
   return isZkCode(error, 'SESSIONEXPIRED') || isZkCode(error, 'INVALIDSTATE') || isZkCode(error, 'CLOSING');
 }
 
-function* chunks(batch: readonly Pending[]): Generator<Pending[]> {
+function* chunks(batch: readonly Pending[], epoch: ForcedReleaseEpoch): Generator<Pending[]> {
   let chunk: Pending[] = [];
   let ops = 0;
   for (const pending of batch) {
-    const size = opsOf(pending.item).length;
+    const size = opsOf(pending.item, epoch).length;
     if (ops + size > MAX_OPS_PER_TXN && chunk.length > 0) {
       yield chunk;
       chunk = [];

@@ -27,6 +27,7 @@ import { ContainerCache, ContentionHints } from './containers.js';
 import { DocumentLock } from './document-lock.js';
 import type { EngineContext } from './engine-context.js';
 import { forceRelease } from './force-release.js';
+import { ForcedReleaseEpoch } from './forced-release-epoch.js';
 import { GatedZk } from './gated-zk.js';
 import { type ZkInspection, heldKeys, inspectKey } from './inspect.js';
 import { ReleaseBatcher } from './release-batcher.js';
@@ -74,11 +75,15 @@ export class ZooKeeperLockEngine implements LockEngine {
     this.prefixes = { foreground: settings.foregroundPrefix, background: settings.backgroundPrefix };
     const events = options.events ?? NO_LOCK_EVENTS;
     this.session = new ZkSession(settings, logger, this.engineStats, {
-      connected: () => undefined,
+      connected: () => {
+        const link = this.connection.current();
+        if (link !== null) this.context.forcedEpoch.connected(link);
+      },
       lossMarginExceeded: (generation) => this.onMarginExceeded(generation),
       expired: (generation) => this.onExpired(generation),
     });
     this.connection = new Connection(this.session, (client) => new GatedZk(client, new RequestGate(MAX_OUTSTANDING_OPS), settings.auth !== null));
+    const forcedEpoch = new ForcedReleaseEpoch(this.root, logger);
     this.context = {
       root: this.root,
       prefixes: this.prefixes,
@@ -86,7 +91,8 @@ export class ZooKeeperLockEngine implements LockEngine {
       connection: this.connection,
       containers: new ContainerCache(KNOWN_CONTAINERS),
       contention: new ContentionHints(CONTENTION_TTL_MS, CONTENTION_CAPACITY),
-      releases: new ReleaseBatcher(this.connection, logger),
+      releases: new ReleaseBatcher(this.connection, forcedEpoch, logger),
+      forcedEpoch,
       events,
       logger,
       detach: (docPath, lock) => {
@@ -140,7 +146,7 @@ export class ZooKeeperLockEngine implements LockEngine {
   async forceRelease(key: LockKey): Promise<boolean> {
     const docPath = documentPath(this.root, key);
     const note = JSON.stringify({ forcedReleaseAt: Date.now() });
-    const forced = await this.withLink((link) => forceRelease(link.zk, docPath, note));
+    const forced = await this.withLink((link) => forceRelease(link.zk, docPath, note, this.context.forcedEpoch));
     if (forced === null) return false;
     const local = this.locks.get(docPath);
     if (local !== undefined && local.guid === forced.guid) local.forcedHere();

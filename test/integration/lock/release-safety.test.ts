@@ -85,6 +85,80 @@ describe('releases delete only their own acquisition\'s nodes (issue #10 hole 3)
     await nextHeld.release();
   });
 
+  it('a stale release after a forced release is refused even when the emptied document node was reaped and re-created', async () => {
+    const settings = zkSettings(connect);
+    const link = await forwarder();
+    const a = pool.open({ ...settings, servers: link.connectString });
+    const operator = pool.open(settings);
+    const next = pool.open(settings);
+    const key = { index: 'hole3', id: 'reaped' };
+    const docPath = documentPath(normalizeRoot(settings.lockRoot), key);
+    const held = await a.acquire(key, 'foreground', { timeoutMs: 2_000, owner: owner('a') });
+    link.freeze();
+    expect(await operator.forceRelease(key)).toBe(true);
+    // The server's container reaper removes the emptied document node (done by hand here, as it
+    // would after znode.container.checkIntervalMs): its data version starts again at 0.
+    expect(await raw.client.getChildren(docPath)).toEqual([]);
+    await raw.client.delete(docPath);
+    const nextHeld = await next.acquire(key, 'foreground', { timeoutMs: 2_000, owner: owner('next') });
+    const successor = await privateLockOwner(docPath);
+    expect(successor).not.toBeNull();
+    const releasing = held.release();
+    await nextTurn();
+    link.unfreeze();
+    await releasing;
+    await a.inspect(key);
+    expect(await privateLockOwner(docPath)).toBe(successor);
+    expect(nextHeld.lost.aborted).toBe(false);
+    await nextHeld.release();
+  });
+
+  it('a forced release of another document does not keep a holder from deleting its own privateLock', async () => {
+    const settings = zkSettings(connect);
+    const a = pool.open(settings);
+    const b = pool.open(settings);
+    const operator = pool.open(settings);
+    const mine = { index: 'hole3', id: 'unrelated-mine' };
+    const other = { index: 'hole3', id: 'unrelated-forced' };
+    const docPath = documentPath(normalizeRoot(settings.lockRoot), mine);
+    const held = await a.acquire(mine, 'foreground', { timeoutMs: 2_000, owner: owner('a') });
+    const forced = await b.acquire(other, 'foreground', { timeoutMs: 2_000, owner: owner('b') });
+    expect(await operator.forceRelease(other)).toBe(true);
+    await held.release();
+    await a.inspect(mine);
+    expect(await privateLockOwner(docPath)).toBeNull();
+    const again = await operator.acquire(mine, 'foreground', { timeoutMs: 2_000, owner: owner('again') });
+    await again.release();
+    await forced.release();
+  });
+
+  it('a yield refused only because of a forced release elsewhere gives privateLock back, and every waiter is served', async () => {
+    const settings = zkSettings(connect);
+    const a = pool.open(settings);
+    const b = pool.open(settings);
+    const operator = pool.open(settings);
+    const key = { index: 'hole3', id: 'yield-mine' };
+    const other = { index: 'hole3', id: 'yield-forced' };
+    const docPath = documentPath(normalizeRoot(settings.lockRoot), key);
+    const held = await a.acquire(key, 'foreground', { timeoutMs: 2_000, owner: owner('a') });
+    const localWaiter = a.acquire(key, 'foreground', { timeoutMs: 20_000, owner: owner('a-next') });
+    const foreignWaiter = b.acquire(key, 'foreground', { timeoutMs: 20_000, owner: owner('b') });
+    await waitFor(async () => (await a.inspect(key)).queue.length === 2);
+    const forced = await operator.acquire(other, 'foreground', { timeoutMs: 2_000, owner: owner('forced') });
+    expect(await operator.forceRelease(other)).toBe(true);
+    // Not handed over locally: the yield transaction (re-queue + delete privateLock) is refused by its epoch check.
+    await held.release({ handOver: false });
+    const both = [localWaiter, foreignWaiter].map(async (acquiring) => {
+      const lock = await acquiring;
+      await lock.release();
+    });
+    await Promise.all(both);
+    await a.inspect(key);
+    await b.inspect(key);
+    expect(await privateLockOwner(docPath)).toBeNull();
+    await forced.release();
+  });
+
   it('a step-back whose reply was lost is not replayed as a path delete after reconnecting', async () => {
     const settings = zkSettings(connect);
     const link = await forwarder();

@@ -1,0 +1,98 @@
+import type { Logger } from 'pino';
+import { isZkCode } from '../zk-errors.js';
+import { forcedReleasesPath } from '../znode-names.js';
+import type { Link } from './connection.js';
+import { rootChain } from './containers.js';
+import type { LockZk, TxnOp } from './lock-zk.js';
+import { classifyFailure } from './round-trip.js';
+
+/**
+ * The forced-release epoch: the data version of the persistent `{root}/.forced-releases` node,
+ * which every forced release bumps in its own transaction. A release checks it in the same
+ * transaction as its delete, so a holder whose lock was force-released deletes nothing — even
+ * after the server reaped the emptied document container and the next holder re-created it
+ * (document node and privateLock both start again at version 0; ZooKeeper's `check` compares
+ * data versions only, never a czxid).
+ *
+ * `known()` is a version read before now, never more than the node's version at any later
+ * moment: an acquisition that records it before it creates privateLock may check against it.
+ * A check that fails (some forced release happened since, maybe of another document) sends the
+ * release the slow way: read the epoch, then verify privateLock's owner and czxid, then delete
+ * with a check of the epoch just read.
+ */
+export class ForcedReleaseEpoch {
+  readonly path: string;
+  private readonly root: string;
+  private readonly logger: Logger;
+  private version = 0;
+  private watchedGeneration = -1;
+
+  constructor(root: string, logger: Logger) {
+    this.root = root;
+    this.path = forcedReleasesPath(root);
+    this.logger = logger;
+  }
+
+  known(): number {
+    return this.version;
+  }
+
+  /** The check a release puts in front of its deletes. */
+  checkOp(epoch: number): TxnOp {
+    return { op: 'check', path: this.path, version: epoch };
+  }
+
+  /** On every connect: a new session re-reads and re-arms the watch (one session keeps its own). */
+  connected(link: Link): void {
+    if (this.watchedGeneration === link.generation) return;
+    this.watchedGeneration = link.generation;
+    void this.watch(link);
+  }
+
+  /** Reads the epoch now (creating the node when missing); the caller checks against it next. */
+  async read(zk: LockZk): Promise<number> {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return this.learned((await zk.get(this.path)).stat.version);
+      } catch (error) {
+        if (!isZkCode(error, 'NONODE') || attempt > 0) throw error;
+        await ensureNode(zk, this.root, this.path);
+      }
+    }
+  }
+
+  /** Ensures the node, then keeps `known()` current through a data watch. */
+  private async watch(link: Link): Promise<void> {
+    try {
+      await ensureNode(link.zk, this.root, this.path);
+      const node = await link.zk.getWatched(this.path, () => {
+        if (this.watchedGeneration !== link.generation) return;
+        void this.watch(link);
+      });
+      this.learned(node.stat.version);
+    } catch (error) {
+      // Lost link or ended session: the next connect arms it again; until then releases whose
+      // check fails take the slow way.
+      if (this.watchedGeneration === link.generation) this.watchedGeneration = -1;
+      if (classifyFailure(error).kind === 'refused') this.logger.error({ err: error, path: this.path }, 'cannot read the forced-release epoch');
+    }
+  }
+
+  private learned(version: number): number {
+    this.version = version;
+    return version;
+  }
+}
+
+async function ensureNode(zk: LockZk, root: string, path: string): Promise<void> {
+  for (const { path: parent } of rootChain(root)) await createIfMissing(zk, parent);
+  await createIfMissing(zk, path);
+}
+
+async function createIfMissing(zk: LockZk, path: string): Promise<void> {
+  try {
+    await zk.create(path, '', 'persistent');
+  } catch (error) {
+    if (!isZkCode(error, 'NODEEXISTS')) throw error;
+  }
+}
