@@ -1,5 +1,5 @@
 import type { LoadResult, LoadSpec } from '../load.js';
-import { measured, round, target, type Workload } from '../workload-result.js';
+import { measured, measuredProxy, measuredWithCpu, round, target, type Workload } from '../workload-result.js';
 
 const RATE_PER_S = 200;
 /** Enough connections that a fixed rate never waits for a free one (open loop). */
@@ -33,11 +33,22 @@ export const openLoop: Workload = async (context) => {
     pathFor: () => `/${SEARCH_INDEX}/_search`,
     body: () => '{"query":{"match_all":{}},"size":10}',
   });
-  const run = { writeDirect: await measured(context, writes(env.directUrl)), writeProxy: await measured(context, writes(env.proxyUrl)) };
-  const searchRuns = { searchDirect: await measured(context, searches(env.directUrl)), searchProxy: await measured(context, searches(env.proxyUrl)) };
+  const bareUrl = env.referenceUrl['node-http'];
+  const bareCpu = () => env.referenceCpuMs('node-http');
+  const writeDirect = await measured(context, writes(env.directUrl));
+  const writeProxy = await measuredProxy(context, writes(env.proxyUrl));
+  const writeBare = await measuredWithCpu(context, writes(bareUrl), bareCpu);
+  const searchDirect = await measured(context, searches(env.directUrl));
+  const searchProxy = await measuredProxy(context, searches(env.proxyUrl));
+  const searchBare = await measuredWithCpu(context, searches(bareUrl), bareCpu);
+  const run = { writeDirect, writeProxy: writeProxy.load, writeBare: writeBare.load };
+  const searchRuns = { searchDirect, searchProxy: searchProxy.load, searchBare: searchBare.load };
   const added = (proxy: LoadResult, direct: LoadResult) => ({ p50: proxy.p50Ms - direct.p50Ms, p99: proxy.p99Ms - direct.p99Ms });
   const write = added(run.writeProxy, run.writeDirect);
   const search = added(searchRuns.searchProxy, searchRuns.searchDirect);
+  // The hop alone: what a bare pipe proxy adds on this machine in the same run.
+  const writeHop = added(run.writeBare, run.writeDirect);
+  const searchHop = added(searchRuns.searchBare, searchRuns.searchDirect);
   return {
     workload: 'open-loop',
     summary: {
@@ -54,6 +65,18 @@ export const openLoop: Workload = async (context) => {
       search_direct_p99_ms: round(searchRuns.searchDirect.p99Ms),
       search_proxy_p99_ms: round(searchRuns.searchProxy.p99Ms),
       search_added_p99_ms: round(search.p99),
+      bare_write_added_p50_ms: round(writeHop.p50),
+      bare_write_added_p99_ms: round(writeHop.p99),
+      bare_search_added_p50_ms: round(searchHop.p50),
+      bare_search_added_p99_ms: round(searchHop.p99),
+      // At a fixed low rate every request wakes the processes up on its own: on a virtual machine
+      // that costs far more CPU per request than a closed loop at saturation, bare proxy included.
+      proxy_write_cpu_ms_per_request: round(writeProxy.cpuMsPerRequest, 4),
+      bare_write_cpu_ms_per_request: round(writeBare.cpuMsPerRequest, 4),
+      write_cpu_ratio_vs_bare: round(writeProxy.cpuMsPerRequest / writeBare.cpuMsPerRequest),
+      proxy_search_cpu_ms_per_request: round(searchProxy.cpuMsPerRequest, 4),
+      bare_search_cpu_ms_per_request: round(searchBare.cpuMsPerRequest, 4),
+      search_cpu_ratio_vs_bare: round(searchProxy.cpuMsPerRequest / searchBare.cpuMsPerRequest),
       proxy_non2xx: run.writeProxy.non2xx + run.writeProxy.errors + searchRuns.searchProxy.non2xx + searchRuns.searchProxy.errors,
     },
     runs: { ...run, ...searchRuns },
@@ -63,6 +86,9 @@ export const openLoop: Workload = async (context) => {
       target('open loop: write added p50 <= 1 ms', write.p50, write.p50 <= 1),
       target('open loop: write added p99 <= 3 ms', write.p99, write.p99 <= 3),
     ],
-    notes: [`${RATE_PER_S} requests/s (autocannon overallRate) over ${CONNECTIONS} connections; writes PUT a new id each, stand-in write time ${options.writeMs} ms`],
+    notes: [
+      `${RATE_PER_S} requests/s (autocannon overallRate) over ${CONNECTIONS} connections; writes PUT a new id each, stand-in write time ${options.writeMs} ms; ` +
+        'bare_*_added: the same load through the bare node:http pipe proxy (the hop alone)',
+    ],
   };
 };

@@ -234,6 +234,12 @@ async function afterRefusal(ctx: EngineContext, link: Link, plan: Plan, failedIn
     for (const c of candidates) c.lock.begin();
     return [];
   }
+  if (code === 'NONODE') {
+    // Its parent, the index container, was reaped since this process saw it: the next
+    // transaction creates it too (without this, every key fell back to its own acquisition).
+    ctx.containers.forgetPath(container.slice(0, container.lastIndexOf('/')));
+    return candidates;
+  }
   ctx.containers.remember(container);
   if (!candidates.some((c) => c.lock.docPath === container)) return candidates;
   // A document container exists after all: read every one we were about to create.

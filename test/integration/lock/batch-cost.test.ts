@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { HeldLock } from '../../../src/lock/lock-engine.js';
 import { MAX_KEYS_PER_TXN } from '../../../src/lock/zookeeper/batch-acquire.js';
+import { connectRawClient } from '../../../src/lock/zk-raw-client.js';
+import { indexPath, normalizeRoot } from '../../../src/lock/znode-names.js';
 import { TcpForwarder } from '../../support/tcp-forwarder.js';
 import { lastZxid, startZooKeeper, type ZooKeeperCluster } from '../../support/zookeeper-server.js';
 import { owner } from '../../unit/lock/lock-engine-suite.js';
@@ -40,6 +42,37 @@ describe('batch acquisition cost', () => {
     console.log(`batch-cost: 1,000 fresh keys taken and released in ${transactions} ZooKeeper transactions`);
     expect(granted).toHaveLength(1_000);
     expect(transactions / keys.length).toBeLessThanOrEqual(0.1);
+  });
+
+  it('stays one transaction when the index container was reaped since this process last saw it', async () => {
+    const settings = zkSettings(zk.connectString);
+    const engine = pool.open(settings);
+    let granted: HeldLock[] = [];
+    const request = (id: string) => ({ timeoutMs: 10_000, owner: owner(id), onGranted: (lock: HeldLock) => granted.push(lock) });
+    const first = Array.from({ length: 200 }, (_, i) => ({ index: 'reaped-index', id: `first-${i}` }));
+    await engine.acquireEach(first, 'background', request('first'));
+    await Promise.all(granted.map((lock) => lock.release()));
+    // The releases deleted their document containers; the emptied index container goes as the
+    // server's reaper would take it (every 60 s by default), while this process still believes in it.
+    const raw = await connectRawClient(zk.connectString, 4_000);
+    try {
+      await raw.client.delete(indexPath(normalizeRoot(settings.lockRoot), 'reaped-index'), -1);
+    } finally {
+      await raw.close();
+    }
+    granted = [];
+    const before = engine.stats().zkOps;
+    const second = Array.from({ length: 200 }, (_, i) => ({ index: 'reaped-index', id: `second-${i}` }));
+    const result = await engine.acquireEach(second, 'background', request('second'));
+    expect(result.failed.size).toBe(0);
+    expect(granted).toHaveLength(200);
+    await Promise.all(granted.map((lock) => lock.release()));
+    const after = engine.stats().zkOps;
+    // The refused transaction, the one with the index container in it, the release: never a read
+    // or a create per key.
+    expect(after.getChildren - before.getChildren).toBe(0);
+    expect(after.create - before.create).toBe(0);
+    expect(after.multi - before.multi).toBeLessThanOrEqual(3);
   });
 });
 
