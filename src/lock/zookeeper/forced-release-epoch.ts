@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 import { isZkCode } from '../zk-errors.js';
 import { forcedReleasesPath } from '../znode-names.js';
 import type { Link } from './connection.js';
-import { rootChain } from './containers.js';
+import { type ContainerCache, lockRootNodes } from './containers.js';
 import type { LockZk, TxnOp } from './lock-zk.js';
 import { classifyFailure } from './round-trip.js';
 
@@ -23,13 +23,15 @@ import { classifyFailure } from './round-trip.js';
 export class ForcedReleaseEpoch {
   readonly path: string;
   private readonly root: string;
+  private readonly containers: ContainerCache;
   private readonly logger: Logger;
   private version = 0;
   private watchedGeneration = -1;
 
-  constructor(root: string, logger: Logger) {
+  constructor(root: string, containers: ContainerCache, logger: Logger) {
     this.root = root;
     this.path = forcedReleasesPath(root);
+    this.containers = containers;
     this.logger = logger;
   }
 
@@ -56,7 +58,9 @@ export class ForcedReleaseEpoch {
         return this.learned((await zk.get(this.path)).stat.version);
       } catch (error) {
         if (!isZkCode(error, 'NONODE') || attempt > 0) throw error;
-        await ensureNode(zk, this.root, this.path);
+        // Removed by hand since this process created or saw it: create it again.
+        this.containers.forgetPath(this.path);
+        await this.ensureNode(zk);
       }
     }
   }
@@ -64,9 +68,11 @@ export class ForcedReleaseEpoch {
   /** Ensures the node, then keeps `known()` current through a data watch. */
   private async watch(link: Link): Promise<void> {
     try {
-      await ensureNode(link.zk, this.root, this.path);
-      const node = await link.zk.getWatched(this.path, () => {
+      await this.ensureNode(link.zk);
+      const node = await link.zk.getWatched(this.path, (type) => {
         if (this.watchedGeneration !== link.generation) return;
+        // Removed by hand: the next look creates it again.
+        if (type === 'deleted') this.containers.forgetPath(this.path);
         void this.watch(link);
       });
       this.learned(node.stat.version);
@@ -82,17 +88,9 @@ export class ForcedReleaseEpoch {
     this.version = version;
     return version;
   }
-}
 
-async function ensureNode(zk: LockZk, root: string, path: string): Promise<void> {
-  for (const { path: parent } of rootChain(root)) await createIfMissing(zk, parent);
-  await createIfMissing(zk, path);
-}
-
-async function createIfMissing(zk: LockZk, path: string): Promise<void> {
-  try {
-    await zk.create(path, '', 'persistent');
-  } catch (error) {
-    if (!isZkCode(error, 'NODEEXISTS')) throw error;
+  /** The root chain and the epoch node, created once per process like every lock's parents. */
+  private ensureNode(zk: LockZk): Promise<void> {
+    return this.containers.ensure(zk, lockRootNodes(this.root));
   }
 }

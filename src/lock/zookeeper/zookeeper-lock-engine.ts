@@ -83,13 +83,14 @@ export class ZooKeeperLockEngine implements LockEngine {
       expired: (generation) => this.onExpired(generation),
     });
     this.connection = new Connection(this.session, (client) => new GatedZk(client, new RequestGate(MAX_OUTSTANDING_OPS), settings.auth !== null));
-    const forcedEpoch = new ForcedReleaseEpoch(this.root, logger);
+    const containers = new ContainerCache(KNOWN_CONTAINERS);
+    const forcedEpoch = new ForcedReleaseEpoch(this.root, containers, logger);
     this.context = {
       root: this.root,
       prefixes: this.prefixes,
       bounds: { maxCount: settings.handOverMaxCount, maxMs: settings.handOverMaxMs },
       connection: this.connection,
-      containers: new ContainerCache(KNOWN_CONTAINERS),
+      containers,
       contention: new ContentionHints(CONTENTION_TTL_MS, CONTENTION_CAPACITY),
       releases: new ReleaseBatcher(this.connection, forcedEpoch, logger),
       forcedEpoch,
