@@ -98,6 +98,10 @@ static void hexToUchar(const char *hex, unsigned char *c) {
 }
 
 namespace zk {
+/* es-lock-proxy: how often, at most, a connected client looks up the server names again (see
+ * realInit). 30 s: a DNS change is still seen within half a minute while connected. */
+static const int SERVERS_RESOLUTION_DELAY_MS = 30000;
+
 #ifdef WIN32
 	#define ZERO_MEM(member) memset(&(member), 0x0, sizeof(member))
 #else
@@ -328,6 +332,13 @@ public:
         #endif
 
         int rc = zookeeper_interest(zhandle, &fd, &interest, &tv);
+        int events = (interest & ZOOKEEPER_READ ? UV_READABLE : 0) | (interest & ZOOKEEPER_WRITE ? UV_WRITABLE : 0);
+        bool connected = rc == ZOK && zoo_state(zhandle) == ZOO_CONNECTED_STATE;
+        if (connected && isPolledAlready(oldFd, events)) {
+            armTimer();
+            return;
+        }
+        polled_connection = false;
 
         if (zk_io && uv_is_active((uv_handle_t*) zk_io)) {
             uv_poll_stop(zk_io);
@@ -358,14 +369,10 @@ public:
         fcntl(fd, F_SETFD, FD_CLOEXEC);
         #endif
 
-        int64_t delay = tv.tv_sec * 1000 + tv.tv_usec / 1000.;
-
-        int events = (interest & ZOOKEEPER_READ ? UV_READABLE : 0) | (interest & ZOOKEEPER_WRITE ? UV_WRITABLE : 0);
-        LOG_DEBUG("Interest in (fd=%i, read=%s, write=%s, timeout=%d)",
+        LOG_DEBUG("Interest in (fd=%i, read=%s, write=%s)",
                    fd,
                    events & UV_READABLE ? "true" : "false",
-                   events & UV_WRITABLE ? "true" : "false",
-                   delay);
+                   events & UV_WRITABLE ? "true" : "false");
 
         // If the file descriptor to watch has changed, then
         // a new uv_poll_t handle needs to be created to watch it.
@@ -390,7 +397,27 @@ public:
 
         LOG_DEBUG("yield: starting poll for %lp from thread %lp", this);
         uv_poll_start(zk_io, events, &zk_io_cb);
+        polled_events = events;
+        polled_connection = connected;
 
+        armTimer();
+    }
+
+    /*
+     * es-lock-proxy: restarting the poll handle costs three epoll_ctl calls (libuv deletes the
+     * registration and adds it again on the next poll) plus the fcntl above: after every reply.
+     * Keep it when it already watches this very connection for these events. The same descriptor
+     * number in the connected state both now and at the previous yield is the same socket: the
+     * C client opens a socket only inside zookeeper_interest, that is inside a yield, and leaves
+     * it connecting (never connected) there; a reconnection therefore always passes a yield
+     * that is not connected, and that one re-registers whatever socket holds the number.
+     */
+    bool isPolledAlready(int oldFd, int events) {
+        return polled_connection && fd == oldFd && zk_io != NULL && uv_is_active((uv_handle_t*) zk_io) && events == polled_events;
+    }
+
+    void armTimer() {
+        int64_t delay = tv.tv_sec * 1000 + tv.tv_usec / 1000.;
         uv_timer_start(&zk_timer, &zk_timer_cb, delay, delay);
     }
 
@@ -473,6 +500,12 @@ public:
             LOG_ERROR("zookeeper_init returned 0!");
             return false;
         }
+        // es-lock-proxy: by default the C client resolves the server list again on every
+        // zookeeper_interest, that is after every reply: a getaddrinfo (a netlink socket and its
+        // round trip for AI_ADDRCONFIG) plus an open/read/close of /dev/urandom, ten system calls
+        // per reply. Resolve at most once per window while connected; on connection loss the
+        // client resolves at once regardless, so a moved server is still found.
+        zoo_set_servers_resolution_delay(zhandle, SERVERS_RESOLUTION_DELAY_MS);
         Ref();
 
         uv_timer_init(Nan::GetCurrentEventLoop(), &zk_timer);
@@ -1397,6 +1430,8 @@ public:
         responseCounterLimit = 10;
         delivering = false;
         yield_requested = false;
+        polled_events = 0;
+        polled_connection = false;
     }
 private:
     zhandle_t *zhandle;
@@ -1412,6 +1447,8 @@ private:
     #endif
 
     int interest;
+    int polled_events;       // the events zk_io was last started for
+    bool polled_connection;  // zk_io was last started on a connected socket (see isPolledAlready)
     timeval tv;
     int64_t last_activity; // time of last zookeeper event loop activity
     bool is_closed;
