@@ -1,6 +1,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
 import { LockUnavailableError } from '../../../src/lock/lock-errors.js';
 import { isZkCode } from '../../../src/lock/zk-errors.js';
+import { childrenOrEmpty } from '../../../src/lock/zk-client.js';
 import { type RawZkConnection, connectRawClient } from '../../../src/lock/zk-raw-client.js';
 import { PRIVATE_LOCK, documentPath, normalizeRoot } from '../../../src/lock/znode-names.js';
 import { TcpForwarder } from '../../support/tcp-forwarder.js';
@@ -60,6 +61,24 @@ async function createParents(docPath: string): Promise<void> {
   }
 }
 
+/**
+ * A queue entry of the original algorithm's client. An emptied document container may be reaped
+ * by the server between our parent creates and the entry's create (NONODE): then create again.
+ */
+async function createQueueEntry(docPath: string): Promise<string> {
+  for (let attempt = 1; ; attempt++) {
+    await createParents(docPath);
+    try {
+      return await raw.client.create(`${docPath}/A-`, '', 'ephemeralSequential');
+    } catch (error) {
+      if (!isZkCode(error, 'NONODE') || attempt === 3) throw error;
+    }
+  }
+}
+
+/** A document node the server's reaper removed once it was empty has no entries either. */
+const entriesOf = (docPath: string): Promise<string[]> => childrenOrEmpty(raw.client, docPath);
+
 describe('releases delete only their own acquisition\'s nodes (issue #10 hole 3)', () => {
   it('a holder releasing after an operator force-released its lock leaves the next holder\'s privateLock alone', async () => {
     const settings = zkSettings(connect);
@@ -98,7 +117,7 @@ describe('releases delete only their own acquisition\'s nodes (issue #10 hole 3)
     expect(await operator.forceRelease(key)).toBe(true);
     // The server's container reaper removes the emptied document node (done by hand here, as it
     // would after znode.container.checkIntervalMs): its data version starts again at 0.
-    expect(await raw.client.getChildren(docPath)).toEqual([]);
+    expect(await entriesOf(docPath)).toEqual([]);
     await raw.client.delete(docPath);
     const nextHeld = await next.acquire(key, 'foreground', { timeoutMs: 2_000, owner: owner('next') });
     const successor = await privateLockOwner(docPath);
@@ -168,8 +187,7 @@ describe('releases delete only their own acquisition\'s nodes (issue #10 hole 3)
     // Warm: A knows the document node, so its next acquire is the one-round-trip fast path.
     await (await a.acquire(key, 'foreground', { timeoutMs: 2_000, owner: owner('warm') })).release();
     // A client of the original algorithm queues first and has not taken privateLock yet.
-    await createParents(docPath);
-    const seedEntry = await raw.client.create(`${docPath}/A-`, '', 'ephemeralSequential');
+    const seedEntry = await createQueueEntry(docPath);
     const dropped = link.dropReplyTo([ZK_OPCODE.delete, ZK_OPCODE.multi], { freezeAfter: true });
     const acquiring = a.acquire(key, 'foreground', { timeoutMs: 20_000, owner: owner('a') });
     const outcome = acquiring.then(
@@ -185,7 +203,7 @@ describe('releases delete only their own acquisition\'s nodes (issue #10 hole 3)
     // it queued an entry of its own behind the seed client.
     await waitFor(async () => {
       const settled = await Promise.race([outcome, nextTurn().then(() => null)]);
-      const entries = (await raw.client.getChildren(docPath)).filter((c) => c.startsWith('A-'));
+      const entries = (await entriesOf(docPath)).filter((c) => c.startsWith('A-'));
       return settled !== null || entries.length === 2;
     }, 15_000);
     expect(await privateLockOwner(docPath)).toBe(raw.client.sessionId);
@@ -194,7 +212,7 @@ describe('releases delete only their own acquisition\'s nodes (issue #10 hole 3)
     await raw.client.delete(`${docPath}/${PRIVATE_LOCK}`);
     expect(await outcome).toBe('granted');
     await (await acquiring).release();
-    expect(await raw.client.getChildren(docPath)).toEqual([]);
+    expect(await entriesOf(docPath)).toEqual([]);
   });
 
   it('a release whose reply was lost does not delete the privateLock of the holder that came next', async () => {

@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, inject, it } from 'vitest';
 import type { HeldLock } from '../../../src/lock/lock-engine.js';
 import { LockTimeoutError } from '../../../src/lock/lock-errors.js';
+import { childrenOrEmpty } from '../../../src/lock/zk-client.js';
 import { connectRawClient } from '../../../src/lock/zk-raw-client.js';
 import { documentPath, normalizeRoot } from '../../../src/lock/znode-names.js';
 import { owner, runLockEngineSuite, waitFor } from '../../unit/lock/lock-engine-suite.js';
@@ -38,7 +39,7 @@ describe('ZooKeeper engine specifics', () => {
       expect(children.sort()).toEqual([expect.stringMatching(/^B-\d{10}$/), 'privateLock']);
       await held.release();
       await (await waiting).release();
-      expect(await raw.client.getChildren(docPath)).toEqual([]);
+      expect(await childrenOrEmpty(raw.client, docPath)).toEqual([]);
     } finally {
       await raw.close();
     }
@@ -130,7 +131,7 @@ describe('ZooKeeper engine specifics', () => {
       });
       await Promise.all([...engineWorkers, ...seedWorkers]);
       expect(overlaps).toBe(0);
-      expect(await seeds[0]!.client.getChildren(docPath)).toEqual([]);
+      expect(await childrenOrEmpty(seeds[0]!.client, docPath)).toEqual([]);
     } finally {
       await Promise.all(seeds.map((s) => s.close()));
     }
