@@ -76,9 +76,6 @@ async function createQueueEntry(docPath: string): Promise<string> {
   }
 }
 
-/** A document node the server's reaper removed once it was empty has no entries either. */
-const entriesOf = (docPath: string): Promise<string[]> => childrenOrEmpty(raw.client, docPath);
-
 describe('releases delete only their own acquisition\'s nodes (issue #10 hole 3)', () => {
   it('a holder releasing after an operator force-released its lock leaves the next holder\'s privateLock alone', async () => {
     const settings = zkSettings(connect);
@@ -117,7 +114,7 @@ describe('releases delete only their own acquisition\'s nodes (issue #10 hole 3)
     expect(await operator.forceRelease(key)).toBe(true);
     // The server's container reaper removes the emptied document node (done by hand here, as it
     // would after znode.container.checkIntervalMs): its data version starts again at 0.
-    expect(await entriesOf(docPath)).toEqual([]);
+    expect(await childrenOrEmpty(raw.client, docPath)).toEqual([]);
     await raw.client.delete(docPath);
     const nextHeld = await next.acquire(key, 'foreground', { timeoutMs: 2_000, owner: owner('next') });
     const successor = await privateLockOwner(docPath);
@@ -203,7 +200,7 @@ describe('releases delete only their own acquisition\'s nodes (issue #10 hole 3)
     // it queued an entry of its own behind the seed client.
     await waitFor(async () => {
       const settled = await Promise.race([outcome, nextTurn().then(() => null)]);
-      const entries = (await entriesOf(docPath)).filter((c) => c.startsWith('A-'));
+      const entries = (await childrenOrEmpty(raw.client, docPath)).filter((c) => c.startsWith('A-'));
       return settled !== null || entries.length === 2;
     }, 15_000);
     expect(await privateLockOwner(docPath)).toBe(raw.client.sessionId);
@@ -212,7 +209,7 @@ describe('releases delete only their own acquisition\'s nodes (issue #10 hole 3)
     await raw.client.delete(`${docPath}/${PRIVATE_LOCK}`);
     expect(await outcome).toBe('granted');
     await (await acquiring).release();
-    expect(await entriesOf(docPath)).toEqual([]);
+    expect(await childrenOrEmpty(raw.client, docPath)).toEqual([]);
   });
 
   it('a release whose reply was lost does not delete the privateLock of the holder that came next', async () => {
