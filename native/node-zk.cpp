@@ -47,6 +47,7 @@
 #include <assert.h>
 #ifndef WIN32
     #include <fcntl.h>
+    #include <sys/ioctl.h>
 #endif
 #include <stdarg.h>
 #include <node.h>
@@ -101,6 +102,8 @@ namespace zk {
 /* es-lock-proxy: how often, at most, a connected client looks up the server names again (see
  * realInit). 30 s: a DNS change is still seen within half a minute while connected. */
 static const int SERVERS_RESOLUTION_DELAY_MS = 30000;
+/** Replies read in one wake-up of the poll handle beyond the first (see replyWaiting). */
+static const int MAX_REPLIES_PER_WAKEUP = 256;
 
 #ifdef WIN32
 	#define ZERO_MEM(member) memset(&(member), 0x0, sizeof(member))
@@ -416,6 +419,24 @@ public:
         return polled_connection && fd == oldFd && zk_io != NULL && uv_is_active((uv_handle_t*) zk_io) && events == polled_events;
     }
 
+    /*
+     * es-lock-proxy: zookeeper_process reads at most one reply (check_events queues one buffer),
+     * so a session with many requests outstanding got one reply per event-loop iteration: in a
+     * busy proxy an iteration serves every ready HTTP socket first, and ZooKeeper's answers piled
+     * up in the socket (measured: ~100 requests outstanding, 100-250 ms per reply under a
+     * 128-connection write flood). The replies already received are read in the same wake-up,
+     * as long as the session is connected (a reply that ends it stops the loop with its rc).
+     */
+    bool replyWaiting() {
+    #ifdef WIN32
+        return false;
+    #else
+        if (is_closed || fd < 0 || zoo_state(zhandle) != ZOO_CONNECTED_STATE) return false;
+        int ready = 0;
+        return ioctl(fd, FIONREAD, &ready) == 0 && ready > 0;
+    #endif
+    }
+
     void armTimer() {
         int64_t delay = tv.tv_sec * 1000 + tv.tv_usec / 1000.;
         uv_timer_start(&zk_timer, &zk_timer_cb, delay, delay);
@@ -434,6 +455,9 @@ public:
         }
 
         int rc = zookeeper_process (zk->zhandle, events);
+        for (int more = 0; rc == ZOK && more < MAX_REPLIES_PER_WAKEUP && zk->replyWaiting(); more++) {
+            rc = zookeeper_process (zk->zhandle, ZOOKEEPER_READ);
+        }
 
         if (rc == ZOK) {
             zk->noResponseCounter = 0;
