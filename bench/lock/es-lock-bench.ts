@@ -24,6 +24,7 @@ function settingsFor(zk: string): ZooKeeperSettings {
     auth: null,
     handOverMaxCount: 16,
     handOverMaxMs: 100,
+    lingerMs: 0,
   };
 }
 

@@ -17,6 +17,7 @@ export function buildSettings(value: ValueOf, source: Settings['source']): Setti
       auth: value('zookeeper.auth'),
       handOverMaxCount: value('zookeeper.lock.handover.max.count'),
       handOverMaxMs: value('zookeeper.lock.handover.max.ms'),
+      lingerMs: value('zookeeper.lock.linger.ms'),
     },
     elasticsearch: {
       hosts: value('elasticsearch.hosts'),

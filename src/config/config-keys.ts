@@ -77,6 +77,7 @@ export interface ConfigValues {
   readonly 'zookeeper.auth': DigestAuth | null;
   readonly 'zookeeper.lock.handover.max.count': number;
   readonly 'zookeeper.lock.handover.max.ms': number;
+  readonly 'zookeeper.lock.linger.ms': number;
   readonly 'proxy.lock.header': string;
   readonly 'proxy.lock.default': Priority;
   readonly 'proxy.byquery.policy': ByQueryPolicy;
@@ -273,6 +274,14 @@ export const CONFIG_KEYS: { readonly [K in ConfigKey]: KeySpec<ConfigValues[K]> 
     description: 'Longest time in ms this proxy keeps passing a document lock between its own requests while another process waits for it.',
     reload: 'restart',
     parse: timeoutMs,
+    zookeeperOnly: true,
+  }),
+  'zookeeper.lock.linger.ms': key({
+    defaultValue: '50',
+    description:
+      'How long in ms this proxy keeps a document lock after its last request released it, so that its next request for the document takes it without ZooKeeper; given up at once when another process queues for it (0: release at once).',
+    reload: 'restart',
+    parse: integer(0, 60_000),
     zookeeperOnly: true,
   }),
   'proxy.lock.header': key({

@@ -36,6 +36,7 @@ export function settingsToProperties(settings: Settings): Record<ConfigKey, stri
     'zookeeper.auth': zookeeper.auth === null ? '' : `${zookeeper.auth.scheme}:${zookeeper.auth.credentials}`,
     'zookeeper.lock.handover.max.count': String(zookeeper.handOverMaxCount),
     'zookeeper.lock.handover.max.ms': String(zookeeper.handOverMaxMs),
+    'zookeeper.lock.linger.ms': String(zookeeper.lingerMs),
     'proxy.lock.header': proxy.lockHeader,
     'proxy.lock.default': proxy.lockDefault,
     'proxy.byquery.policy': proxy.byQueryPolicy,

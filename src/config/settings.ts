@@ -33,6 +33,8 @@ export interface ZooKeeperSettings {
   readonly handOverMaxCount: number;
   /** … and for at most this long since the ZooKeeper grant. */
   readonly handOverMaxMs: number;
+  /** Keep an unused document lock this long for this process's next request (0: release at once). */
+  readonly lingerMs: number;
 }
 
 export interface ElasticsearchSettings {

@@ -26,13 +26,15 @@ import { type WakeReason, WakeUp } from './wake-up.js';
  * - `queued`      our entry is in the queue, we watch our predecessor (or privateLock at the head);
  * - `arbitrating` at the head: trying to create privateLock;
  * - `held`        privateLock is ours; one local request holds it, the others wait for a hand-over;
+ * - `idle`        privateLock is ours and no local request holds or wants it: kept for
+ *                 `zookeeper.lock.linger.ms` for the next one, given up when another process queues;
  * - `yielding`    giving privateLock back and re-queuing behind other processes in one transaction;
  * - `recovering`  a reply was lost: reading what ZooKeeper holds before going on;
  * - `lost`        held, but no longer vouched for (margin, forced release): nothing is handed over;
  * - `releasing`   the last local holder is done: the compare-and-delete is on its way;
  * - `released`    finished; new requests for the key start a new document lock.
  */
-export type CohortState = 'fastPath' | 'queued' | 'arbitrating' | 'held' | 'yielding' | 'recovering' | 'lost' | 'releasing' | 'released';
+export type CohortState = 'fastPath' | 'queued' | 'arbitrating' | 'held' | 'idle' | 'yielding' | 'recovering' | 'lost' | 'releasing' | 'released';
 
 /** The steps of the acquisition loop (Curator's LockInternals loop, with the fast path in front). */
 type Step = 'fastPath' | 'enterQueue' | 'readQueue' | 'evaluate' | 'arbitrate' | 'upgrade' | 'recover' | 'held' | 'leave' | 'stop';
@@ -86,6 +88,7 @@ export class DocumentLock implements LockHome {
   private positioned = false;
   private reapedRetries = 0;
   private readonly wakeUp = new WakeUp();
+  private lingerTimer: NodeJS.Timeout | null = null;
   private finished: { readonly promise: Promise<void>; readonly resolve: () => void } | null = null;
 
   constructor(ctx: EngineContext, key: LockKey) {
@@ -101,6 +104,7 @@ export class DocumentLock implements LockHome {
       incarnation: () => this.incarnation,
       ownEntry: () => this.entry,
       stillWanted: () => this.state === 'held' && this.waiters.size > 0,
+      changed: () => this.foreignQueueChanged(),
     });
   }
 
@@ -118,7 +122,8 @@ export class DocumentLock implements LockHome {
     member.home = this;
     member.queuePositionOnArrival = this.waiters.ahead(member.priority) + (this.holder === null ? 0 : 1);
     this.waiters.push(member);
-    if (this.state === 'held') this.watchForeignQueue();
+    if (this.state === 'idle') this.resumeFromIdle();
+    else if (this.state === 'held') this.watchForeignQueue();
     else if (this.state === 'queued' && this.bestRank() < this.entryRank) this.wake('poked');
   }
 
@@ -141,8 +146,14 @@ export class DocumentLock implements LockHome {
     this.holder = null;
     if (this.state === 'released' || this.state === 'releasing') return;
     if (this.state === 'lost') return this.relinquish();
+    if (this.waiters.size === 0) return this.lingerOrRelease(handOver);
+    return this.passOn(handOver);
+  }
+
+  /** The next local request takes the lock now, or the lock goes back to ZooKeeper's queue first. */
+  private passOn(handOver: boolean): Promise<void> | undefined {
     const next = this.waiters.peek();
-    if (next === undefined) return this.releaseLock();
+    if (next === undefined) return undefined;
     const decision = decideHandOver(
       {
         handOverAllowed: handOver,
@@ -161,6 +172,50 @@ export class DocumentLock implements LockHome {
     this.handOvers++;
     this.waiters.shift();
     this.grantTo(next, true);
+    return undefined;
+  }
+
+  /**
+   * Nobody here wants the lock now. Keeping it a moment (lock lingering, as a biased lock does)
+   * saves the release and the next acquisition — two ZooKeeper commits — when this process wants
+   * the document again soon; another process's entry ends the wait at once. Not for locks granted
+   * without a holder watch (a bulk's keys), which would need two watches each.
+   */
+  private lingerOrRelease(handOver: boolean): Promise<void> {
+    const queue = this.foreign.queue;
+    const link = this.ctx.connection.current();
+    const worthKeeping = handOver && this.ctx.lingerMs > 0 && this.holderWatch !== 0 && !this.createdDocument && queue.known && queue.count === 0;
+    if (!worthKeeping || link === null || link.generation !== this.generation) return this.releaseLock();
+    this.state = 'idle';
+    this.lingerTimer = setTimeout(() => this.stopLingering(), this.ctx.lingerMs);
+    this.foreign.watch(link.zk);
+    return Promise.resolve();
+  }
+
+  /** A request of this process arrived while the lock lingered: it is a local hand-over. */
+  private resumeFromIdle(): void {
+    this.clearLingerTimer();
+    this.state = 'held';
+    void this.passOn(true);
+  }
+
+  /** Ends lingering (timer, engine closing, another process queued): the ordinary release. */
+  stopLingering(): void {
+    if (this.state !== 'idle') return;
+    this.clearLingerTimer();
+    this.state = 'held';
+    void this.releaseLock();
+  }
+
+  private foreignQueueChanged(): void {
+    const queue = this.foreign.queue;
+    if (this.state === 'idle' && !(queue.known && queue.count === 0)) this.stopLingering();
+  }
+
+  private clearLingerTimer(): void {
+    if (this.lingerTimer === null) return;
+    clearTimeout(this.lingerTimer);
+    this.lingerTimer = null;
   }
 
   linkUp(): boolean {
@@ -630,6 +685,12 @@ export class DocumentLock implements LockHome {
   }
 
   private toLost(reason: string): void {
+    if (this.state === 'idle') {
+      this.clearLingerTimer();
+      this.state = 'lost';
+      void this.relinquish();
+      return;
+    }
     if (this.state !== 'held') return;
     this.state = 'lost';
     if (this.holder?.markLost(reason) === true) this.ctx.events.lost({ key: this.key, reason });
@@ -645,7 +706,7 @@ export class DocumentLock implements LockHome {
   }
 
   private onPrivateLockEvent(type: WatchEventType, serial: number): void {
-    if (type === 'deleted' && serial === this.holderWatch && this.state === 'held') {
+    if (type === 'deleted' && serial === this.holderWatch && this.holdsPrivateLock()) {
       this.privateLockGone = true;
       this.toLost('privateLock was deleted (forced release by an operator)');
       return;
@@ -670,7 +731,7 @@ export class DocumentLock implements LockHome {
   private watchHolderLate(link: Link): void {
     const incarnation = this.incarnation;
     const forced = (): void => {
-      if (incarnation !== this.incarnation || this.state !== 'held') return;
+      if (incarnation !== this.incarnation || !this.holdsPrivateLock()) return;
       this.privateLockGone = true;
       this.toLost('privateLock was deleted (forced release by an operator)');
     };
@@ -721,11 +782,17 @@ export class DocumentLock implements LockHome {
     return this.finished.promise;
   }
 
+  /** privateLock is ours and vouched for: a local holder has it, or it lingers for the next one. */
+  private holdsPrivateLock(): boolean {
+    return this.state === 'held' || this.state === 'idle';
+  }
+
   private isReleased(): boolean {
     return this.state === 'released';
   }
 
   private toReleased(): void {
+    this.clearLingerTimer();
     this.state = 'released';
     this.finished?.resolve();
   }

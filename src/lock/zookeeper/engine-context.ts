@@ -14,6 +14,8 @@ export interface EngineContext {
   readonly root: string;
   readonly prefixes: PrefixRanks;
   readonly bounds: HandOverBounds;
+  /** `zookeeper.lock.linger.ms`: how long an unused lock is kept for this process's next request. */
+  readonly lingerMs: number;
   readonly connection: Connection;
   readonly containers: ContainerCache;
   readonly contention: ContentionHints;

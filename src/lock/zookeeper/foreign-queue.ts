@@ -25,6 +25,8 @@ export interface ForeignQueueOwner {
   ownEntry(): string | null;
   /** Requests of this process still wait for a hand-over: keep watching. */
   stillWanted(): boolean;
+  /** The queue read or watched for the current grant changed (read, or unknown after an event). */
+  changed(): void;
 }
 
 /**
@@ -60,10 +62,13 @@ export class ForeignQueueWatch {
       this.armedFor = 0;
       this.current = { ...this.current, known: false };
       if (this.owner.stillWanted()) this.watch(zk);
+      this.owner.changed();
     };
     zk.childrenWatched(this.owner.docPath, onChange).then(
       (children) => {
-        if (incarnation === this.owner.incarnation()) this.current = foreignQueueOf(children, this.owner.ownEntry(), this.owner.prefixes);
+        if (incarnation !== this.owner.incarnation()) return;
+        this.current = foreignQueueOf(children, this.owner.ownEntry(), this.owner.prefixes);
+        this.owner.changed();
       },
       () => {
         if (incarnation === this.owner.incarnation()) this.armedFor = 0;

@@ -89,6 +89,7 @@ export class ZooKeeperLockEngine implements LockEngine {
       root: this.root,
       prefixes: this.prefixes,
       bounds: { maxCount: settings.handOverMaxCount, maxMs: settings.handOverMaxMs },
+      lingerMs: settings.lingerMs,
       connection: this.connection,
       containers,
       contention: new ContentionHints(CONTENTION_TTL_MS, CONTENTION_CAPACITY),
@@ -167,6 +168,7 @@ export class ZooKeeperLockEngine implements LockEngine {
       // Not awaited one by one: with ZooKeeper out of reach a release waits for a reconnect that
       // may never come. The transactions in flight get the drain; closing the session removes the rest.
       void lock.holder?.release();
+      lock.stopLingering();
     }
     await this.context.releases.drain(CLOSE_DRAIN_MS);
     await this.session.close();

@@ -33,7 +33,9 @@ export async function startExpiryPair(zookeeper: string, standIn: EsStandIn, fen
   const lockRoot = `/fencing-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 6)}`;
   const settingsFor = (servers: string) =>
     testSettings({
-      zookeeper: { servers, lockRoot, sessionTimeoutMs: EXPIRY_SESSION_TIMEOUT_MS, foregroundTimeoutMs: 10_000, connectionRetry: 3, connectionDelayMs: 500 },
+      // lingerMs 0: B's seed write must not leave B keeping k3, so that A's bulk takes both of
+      // its keys at once and sends both items in the one sub-bulk the test holds in flight.
+      zookeeper: { servers, lockRoot, sessionTimeoutMs: EXPIRY_SESSION_TIMEOUT_MS, foregroundTimeoutMs: 10_000, connectionRetry: 3, connectionDelayMs: 500, lingerMs: 0 },
       elasticsearch: { hosts: [standIn.url] },
       proxy: { deadLetterDir, fencing },
     });

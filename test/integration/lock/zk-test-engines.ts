@@ -20,6 +20,8 @@ export function zkSettings(servers: string, overrides: Partial<ZooKeeperSettings
     auth: null,
     handOverMaxCount: 16,
     handOverMaxMs: 100,
+    // The protocol tests watch the znodes right after a release; lock-linger.test.ts covers lingering.
+    lingerMs: 0,
     ...overrides,
   };
 }
