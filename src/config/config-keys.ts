@@ -279,7 +279,7 @@ export const CONFIG_KEYS: { readonly [K in ConfigKey]: KeySpec<ConfigValues[K]> 
   'zookeeper.lock.linger.ms': key({
     defaultValue: '50',
     description:
-      'How long in ms this proxy keeps a document lock after its last request released it, so that its next request for the document takes it without ZooKeeper; given up at once when another process queues for it (0: release at once).',
+      'How long in ms this proxy keeps the lock of a document it writes again and again after its last request released it, so that its next request for the document takes it without ZooKeeper; given up at once when another process queues for it (0: release at once).',
     reload: 'restart',
     parse: integer(0, 60_000),
     zookeeperOnly: true,

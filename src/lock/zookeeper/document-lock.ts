@@ -89,6 +89,8 @@ export class DocumentLock implements LockHome {
   private reapedRetries = 0;
   private readonly wakeUp = new WakeUp();
   private lingerTimer: NodeJS.Timeout | null = null;
+  /** This process wants the document again and again: a local hand-over happened, or it came back soon. */
+  private wantedAgain: boolean;
   private finished: { readonly promise: Promise<void>; readonly resolve: () => void } | null = null;
 
   constructor(ctx: EngineContext, key: LockKey) {
@@ -98,6 +100,7 @@ export class DocumentLock implements LockHome {
     this.privatePath = `${this.docPath}/${PRIVATE_LOCK}`;
     this.parents = parentChain(ctx.root, indexPath(ctx.root, key.index), this.docPath);
     this.generation = ctx.connection.generation();
+    this.wantedAgain = ctx.recentReleases.cameBack(this.docPath);
     this.foreign = new ForeignQueueWatch({
       docPath: this.docPath,
       prefixes: ctx.prefixes,
@@ -184,7 +187,7 @@ export class DocumentLock implements LockHome {
   private lingerOrRelease(handOver: boolean): Promise<void> {
     const queue = this.foreign.queue;
     const link = this.ctx.connection.current();
-    const worthKeeping = handOver && this.ctx.lingerMs > 0 && this.holderWatch !== 0 && !this.createdDocument && queue.known && queue.count === 0;
+    const worthKeeping = handOver && this.wantedAgain && this.ctx.lingerMs > 0 && this.holderWatch !== 0 && !this.createdDocument && queue.known && queue.count === 0;
     if (!worthKeeping || link === null || link.generation !== this.generation) return this.releaseLock();
     this.state = 'idle';
     this.lingerTimer = setTimeout(() => this.stopLingering(), this.ctx.lingerMs);
@@ -579,6 +582,7 @@ export class DocumentLock implements LockHome {
   /** Nobody here wants the lock any more: delete what is ours (compare-and-delete) and finish. */
   private async leave(): Promise<Step> {
     this.ctx.detach(this.docPath, this);
+    if (this.state === 'held') this.ctx.recentReleases.noteReleased(this.docPath);
     if (this.state === 'released') return 'stop';
     this.state = 'releasing';
     if (this.uncertain) await this.findOwnNodes();
@@ -613,6 +617,7 @@ export class DocumentLock implements LockHome {
 
   private grantTo(member: LockAcquisition, local: boolean): void {
     this.holder = member;
+    if (local) this.wantedAgain = true;
     member.grant({ queuePosition: member.queuePositionOnArrival, handedOverLocally: local, fencingToken: this.ownedCzxid ?? 0 }, Date.now());
     if (this.waiters.size > 0) this.watchForeignQueue();
   }

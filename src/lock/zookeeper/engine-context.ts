@@ -7,6 +7,7 @@ import type { Connection } from './connection.js';
 import type { ContainerCache, ContentionHints } from './containers.js';
 import type { ForcedReleaseEpoch } from './forced-release-epoch.js';
 import type { HandOverBounds } from './handover-policy.js';
+import type { RecentReleases } from './recent-releases.js';
 import type { ReleaseBatcher } from './release-batcher.js';
 
 /** What every document lock of one engine shares. */
@@ -16,6 +17,7 @@ export interface EngineContext {
   readonly bounds: HandOverBounds;
   /** `zookeeper.lock.linger.ms`: how long an unused lock is kept for this process's next request. */
   readonly lingerMs: number;
+  readonly recentReleases: RecentReleases;
   readonly connection: Connection;
   readonly containers: ContainerCache;
   readonly contention: ContentionHints;

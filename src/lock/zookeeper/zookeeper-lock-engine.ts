@@ -30,6 +30,7 @@ import { forceRelease } from './force-release.js';
 import { ForcedReleaseEpoch } from './forced-release-epoch.js';
 import { GatedZk } from './gated-zk.js';
 import { type ZkInspection, heldKeys, inspectKey } from './inspect.js';
+import { RecentReleases } from './recent-releases.js';
 import { ReleaseBatcher } from './release-batcher.js';
 import { RequestGate } from './request-gate.js';
 import { ZkSession } from './session.js';
@@ -37,6 +38,8 @@ import { ZkSession } from './session.js';
 const KNOWN_CONTAINERS = 100_000;
 const CONTENTION_TTL_MS = 2_000;
 const CONTENTION_CAPACITY = 10_000;
+/** Documents remembered as released a moment ago (for lingering); the oldest go first. */
+const RECENT_RELEASES_CAPACITY = 10_000;
 const CLOSE_DRAIN_MS = 2_000;
 const OPERATOR_ATTEMPTS = 3;
 /** ZooKeeper operations outstanding on the session at most (a multi counts its operations). */
@@ -90,6 +93,7 @@ export class ZooKeeperLockEngine implements LockEngine {
       prefixes: this.prefixes,
       bounds: { maxCount: settings.handOverMaxCount, maxMs: settings.handOverMaxMs },
       lingerMs: settings.lingerMs,
+      recentReleases: new RecentReleases(settings.lingerMs, RECENT_RELEASES_CAPACITY),
       connection: this.connection,
       containers,
       contention: new ContentionHints(CONTENTION_TTL_MS, CONTENTION_CAPACITY),

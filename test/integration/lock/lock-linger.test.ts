@@ -1,4 +1,5 @@
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
+import type { LockEngine } from '../../../src/lock/lock-engine.js';
 import { type RawZkConnection, connectRawClient } from '../../../src/lock/zk-raw-client.js';
 import { documentPath, normalizeRoot } from '../../../src/lock/znode-names.js';
 import { owner, waitFor } from '../../unit/lock/lock-engine-suite.js';
@@ -26,6 +27,20 @@ function privateLockPath(lockRoot: string, key: { index: string; id: string }): 
   return `${documentPath(normalizeRoot(lockRoot), key)}/privateLock`;
 }
 
+/**
+ * Two requests of `engine` for `key` at once, the second handed the lock by the first: a
+ * document this process wants again and again, whose lock then lingers. Returns the token.
+ */
+async function writtenTwiceAtOnce(engine: LockEngine, key: { index: string; id: string }): Promise<number> {
+  const first = await engine.acquire(key, 'background', { timeoutMs: 2_000, owner: owner('first') });
+  const waiting = engine.acquire(key, 'background', { timeoutMs: 2_000, owner: owner('second') });
+  await first.release();
+  const second = await waiting;
+  expect(second.handedOverLocally).toBe(true);
+  await second.release();
+  return first.fencingToken;
+}
+
 async function privateLockCzxid(lockRoot: string, key: { index: string; id: string }): Promise<number | null> {
   const node = await raw.client.get(privateLockPath(lockRoot, key)).catch(() => null);
   return node?.stat.czxid ?? null;
@@ -36,26 +51,47 @@ describe('a lingering lock', () => {
     const settings = zkSettings(connect, { lingerMs: LONG_LINGER_MS });
     const engine = pool.open(settings);
     const key = { index: 'linger', id: 'again' };
+    const token = await writtenTwiceAtOnce(engine, key);
+    expect(await privateLockCzxid(settings.lockRoot, key)).toBe(token);
+    const next = await engine.acquire(key, 'foreground', { timeoutMs: 2_000, owner: owner('next') });
+    expect(next.handedOverLocally).toBe(true);
+    expect(next.fencingToken).toBe(token);
+    expect(next.usable()).toBe(true);
+    await next.release();
+  });
+
+  it('is kept for a document written one request after the other, when it comes back within the window', async () => {
+    const settings = zkSettings(connect, { lingerMs: LONG_LINGER_MS });
+    const engine = pool.open(settings);
+    const key = { index: 'linger', id: 'sequential' };
     const first = await engine.acquire(key, 'background', { timeoutMs: 2_000, owner: owner('first') });
     await first.release();
-    expect(await privateLockCzxid(settings.lockRoot, key)).toBe(first.fencingToken);
-    const second = await engine.acquire(key, 'foreground', { timeoutMs: 2_000, owner: owner('second') });
-    expect(second.handedOverLocally).toBe(true);
-    expect(second.fencingToken).toBe(first.fencingToken);
-    expect(second.usable()).toBe(true);
+    const second = await engine.acquire(key, 'background', { timeoutMs: 2_000, owner: owner('second') });
     await second.release();
+    const third = await engine.acquire(key, 'background', { timeoutMs: 2_000, owner: owner('third') });
+    expect(third.handedOverLocally).toBe(true);
+    expect(third.fencingToken).toBe(second.fencingToken);
+    await third.release();
+  });
+
+  it('is not kept for a document written once (an uncontended write pays no watch and no timer)', async () => {
+    const settings = zkSettings(connect, { lingerMs: LONG_LINGER_MS });
+    const engine = pool.open(settings);
+    const key = { index: 'linger', id: 'once' };
+    const held = await engine.acquire(key, 'background', { timeoutMs: 2_000, owner: owner('only') });
+    await held.release();
+    await waitFor(async () => (await privateLockCzxid(settings.lockRoot, key)) === null);
   });
 
   it('is given back when its time is over', async () => {
     const settings = zkSettings(connect, { lingerMs: 100 });
     const engine = pool.open(settings);
     const key = { index: 'linger', id: 'timer' };
-    const held = await engine.acquire(key, 'background', { timeoutMs: 2_000, owner: owner('only') });
-    await held.release();
+    const token = await writtenTwiceAtOnce(engine, key);
     await waitFor(async () => (await privateLockCzxid(settings.lockRoot, key)) === null);
     const next = await engine.acquire(key, 'background', { timeoutMs: 2_000, owner: owner('next') });
     expect(next.handedOverLocally).toBe(false);
-    expect(next.fencingToken).toBeGreaterThan(held.fencingToken);
+    expect(next.fencingToken).toBeGreaterThan(token);
     await next.release();
   });
 
@@ -63,12 +99,12 @@ describe('a lingering lock', () => {
     const settings = zkSettings(connect, { lingerMs: LONG_LINGER_MS });
     const [lingering, other] = [pool.open(settings), pool.open(settings)];
     const key = { index: 'linger', id: 'other-process' };
-    const held = await lingering.acquire(key, 'background', { timeoutMs: 2_000, owner: owner('lingering') });
-    await held.release();
+    const token = await writtenTwiceAtOnce(lingering, key);
+    expect(await privateLockCzxid(settings.lockRoot, key)).toBe(token);
     // Times out (LockTimeoutError after 5 s) when the lingering process keeps the lock to itself.
     const taken = await other.acquire(key, 'background', { timeoutMs: 5_000, owner: owner('other') });
     expect(taken.handedOverLocally).toBe(false);
-    expect(taken.fencingToken).toBeGreaterThan(held.fencingToken);
+    expect(taken.fencingToken).toBeGreaterThan(token);
     await taken.release();
   });
 
@@ -76,8 +112,9 @@ describe('a lingering lock', () => {
     const settings = zkSettings(connect, { lingerMs: LONG_LINGER_MS });
     const engine = pool.open(settings);
     const key = { index: 'linger', id: 'seed' };
-    const held = await engine.acquire(key, 'background', { timeoutMs: 2_000, owner: owner('lingering') });
-    await held.release();
+    expect(await privateLockCzxid(settings.lockRoot, key)).toBe(null);
+    const token = await writtenTwiceAtOnce(engine, key);
+    expect(await privateLockCzxid(settings.lockRoot, key)).toBe(token);
     const seed = new SeedAlgorithmClient(raw.client, documentPath(normalizeRoot(settings.lockRoot), key), 'B');
     const entry = await seed.lock();
     expect((await raw.client.get(privateLockPath(settings.lockRoot, key))).stat.ephemeralOwner).toBe(raw.client.sessionId);
@@ -88,15 +125,14 @@ describe('a lingering lock', () => {
     const settings = zkSettings(connect, { lingerMs: LONG_LINGER_MS });
     const [engine, operator] = [pool.open(settings), pool.open(settings)];
     const key = { index: 'linger', id: 'forced' };
-    const held = await engine.acquire(key, 'background', { timeoutMs: 2_000, owner: owner('lingering') });
-    await held.release();
+    const token = await writtenTwiceAtOnce(engine, key);
     expect(await operator.forceRelease(key)).toBe(true);
     // One round trip on the lingering engine's session: ZooKeeper delivers that session's watch
     // events (privateLock deleted) before the answer.
     await engine.inspect(key);
     const next = await engine.acquire(key, 'background', { timeoutMs: 2_000, owner: owner('next') });
     expect(next.handedOverLocally).toBe(false);
-    expect(next.fencingToken).toBeGreaterThan(held.fencingToken);
+    expect(next.fencingToken).toBeGreaterThan(token);
     await next.release();
   });
 
@@ -104,10 +140,13 @@ describe('a lingering lock', () => {
     const settings = zkSettings(connect, { lingerMs: LONG_LINGER_MS });
     const engine = pool.open(settings);
     const keys = ['1', '2', '3'].map((id) => ({ index: 'linger-bulk', id }));
-    const held: { release(): Promise<void> }[] = [];
-    const result = await engine.acquireEach(keys, 'background', { timeoutMs: 2_000, owner: owner('bulk'), onGranted: (lock) => held.push(lock) });
-    expect(result.failed.size).toBe(0);
-    await Promise.all(held.map((lock) => lock.release()));
+    // Twice: the second time the keys came back within the window, which alone would make them linger.
+    for (const round of ['first', 'second']) {
+      const held: { release(): Promise<void> }[] = [];
+      const result = await engine.acquireEach(keys, 'background', { timeoutMs: 2_000, owner: owner(round), onGranted: (lock) => held.push(lock) });
+      expect(result.failed.size).toBe(0);
+      await Promise.all(held.map((lock) => lock.release()));
+    }
     for (const key of keys) await waitFor(async () => (await privateLockCzxid(settings.lockRoot, key)) === null);
   });
 });

@@ -1,0 +1,32 @@
+/**
+ * Documents whose lock this process gave back a moment ago. A document that comes back within
+ * the linger window is one this process writes again and again: its next lock lingers. Others
+ * (most documents of an uncontended load) are released at once, without the child watch and the
+ * timer a lingering lock costs. Bounded: the oldest entries go first.
+ */
+export class RecentReleases {
+  private readonly releasedAt = new Map<string, number>();
+  private readonly windowMs: number;
+  private readonly capacity: number;
+
+  constructor(windowMs: number, capacity: number) {
+    this.windowMs = windowMs;
+    this.capacity = capacity;
+  }
+
+  noteReleased(docPath: string, now = Date.now()): void {
+    if (this.windowMs <= 0) return;
+    this.releasedAt.delete(docPath);
+    this.releasedAt.set(docPath, now);
+    if (this.releasedAt.size > this.capacity) {
+      const oldest = this.releasedAt.keys().next().value;
+      if (oldest !== undefined) this.releasedAt.delete(oldest);
+    }
+  }
+
+  /** Released here within the window before `now`. */
+  cameBack(docPath: string, now = Date.now()): boolean {
+    const at = this.releasedAt.get(docPath);
+    return at !== undefined && now - at <= this.windowMs;
+  }
+}
