@@ -98,7 +98,7 @@ export class ContainerCache {
 }
 
 /** Sets `key` as the newest entry (Map keeps insertion order) and evicts the oldest past `capacity`. */
-function setBounded<K, V>(map: Map<K, V>, key: K, value: V, capacity: number): void {
+export function setBounded<K, V>(map: Map<K, V>, key: K, value: V, capacity: number): void {
   map.delete(key);
   map.set(key, value);
   if (map.size > capacity) {

@@ -1,3 +1,5 @@
+import { setBounded } from './containers.js';
+
 /**
  * Documents whose lock this process gave back a moment ago. A document that comes back within
  * the linger window is one this process writes again and again: its next lock lingers. Others
@@ -16,12 +18,7 @@ export class RecentReleases {
 
   noteReleased(docPath: string, now = Date.now()): void {
     if (this.windowMs <= 0) return;
-    this.releasedAt.delete(docPath);
-    this.releasedAt.set(docPath, now);
-    if (this.releasedAt.size > this.capacity) {
-      const oldest = this.releasedAt.keys().next().value;
-      if (oldest !== undefined) this.releasedAt.delete(oldest);
-    }
+    setBounded(this.releasedAt, docPath, now, this.capacity);
   }
 
   /** Released here within the window before `now`. */
