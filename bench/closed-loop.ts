@@ -1,6 +1,6 @@
 import { Agent, request } from 'node:http';
 import { performance } from 'node:perf_hooks';
-import { type LoadResult, percentile } from './load.js';
+import { loadResult, type LoadResult } from './load.js';
 
 /**
  * A closed-loop load generator for the write-hot comparison: `connections` workers, each sending
@@ -85,16 +85,5 @@ export async function runClosedLoop(spec: ClosedLoopSpec): Promise<LoadResult> {
   await Promise.all(Array.from({ length: spec.connections }, (_, w) => worker(w)));
   const durationS = (performance.now() - started) / 1000;
   agent.destroy();
-  latencies.sort((a, b) => a - b);
-  return {
-    requests: ok + non2xx,
-    ok,
-    non2xx,
-    errors,
-    durationS,
-    rps: ok / durationS,
-    p50Ms: percentile(latencies, 50),
-    p99Ms: percentile(latencies, 99),
-    meanMs: latencies.reduce((sum, value) => sum + value, 0) / Math.max(1, latencies.length),
-  };
+  return loadResult(latencies, { ok, non2xx, errors }, durationS);
 }

@@ -16,6 +16,8 @@ import { isZkCode } from '../src/lock/zk-errors.js';
 export interface ZooKeeperFloor {
   /** One uncontended write's lock taken: container + privateLock in one transaction (p50, sequential). */
   readonly lockCreateP50Ms: number;
+  /** Its p99: ZooKeeper's own tail (fsync, the JVM), under any lock's tail. */
+  readonly lockCreateP99Ms: number;
   /** The whole pair: that create, then the delete (p50, sequential). */
   readonly lockPairP50Ms: number;
   /** The raw client's CPU (this process) per create + delete pair. */
@@ -39,9 +41,13 @@ const DATA = encodeNodeData({
   entry: null,
 });
 
-/** p50 by the same rule as the load generator's figures. */
+/** Percentiles by the same rule as the load generator's figures. */
+function p(values: readonly number[], at: number): number {
+  return percentile([...values].sort((a, b) => a - b), at);
+}
+
 function p50(values: readonly number[]): number {
-  return percentile([...values].sort((a, b) => a - b), 50);
+  return p(values, 50);
 }
 
 async function withClient<T>(zookeeper: string, use: (client: ZkClient) => Promise<T>): Promise<T> {
@@ -92,7 +98,7 @@ export function measureLockFloor(zookeeper: string, pairs = 500): Promise<ZooKee
     const cpuBefore = process.cpuUsage();
     for (let i = 0; i < pairs; i++) await pair(`m${run}-${i}`);
     const cpu = process.cpuUsage(cpuBefore);
-    return { lockCreateP50Ms: p50(creates), lockPairP50Ms: p50(whole), lockPairCpuMs: (cpu.user + cpu.system) / 1000 / pairs };
+    return { lockCreateP50Ms: p50(creates), lockCreateP99Ms: p(creates, 99), lockPairP50Ms: p50(whole), lockPairCpuMs: (cpu.user + cpu.system) / 1000 / pairs };
   });
 }
 
