@@ -28,6 +28,8 @@ export interface LoadResult {
   readonly p50Ms: number;
   readonly p99Ms: number;
   readonly meanMs: number;
+  /** Every answered request's latency, sorted (left out of the JSON report). */
+  readonly latenciesMs: readonly number[];
 }
 
 export function percentile(sorted: readonly number[], p: number): number {
@@ -47,5 +49,13 @@ export function loadResult(latencies: number[], counts: { ok: number; non2xx: nu
     p50Ms: percentile(latencies, 50),
     p99Ms: percentile(latencies, 99),
     meanMs: latencies.reduce((sum, value) => sum + value, 0) / Math.max(1, latencies.length),
+    latenciesMs: latencies,
   };
+}
+
+/** Several runs of one load (slices of a measurement) as one: counts and durations add up. */
+export function mergeLoadResults(results: readonly LoadResult[]): LoadResult {
+  const sum = (pick: (result: LoadResult) => number): number => results.reduce((total, result) => total + pick(result), 0);
+  const counts = { ok: sum((r) => r.ok), non2xx: sum((r) => r.non2xx), errors: sum((r) => r.errors) };
+  return loadResult(results.flatMap((r) => r.latenciesMs), counts, sum((r) => r.durationS));
 }

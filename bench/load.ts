@@ -2,7 +2,7 @@ import autocannon, { type AutocannonRequest, type AutocannonResult } from 'autoc
 import { loadResult, type LoadResult, type LoadSpec } from './load-spec.js';
 import { runPacedLoad } from './paced-load.js';
 
-export { loadResult, percentile, type LoadResult, type LoadSpec } from './load-spec.js';
+export { loadResult, mergeLoadResults, percentile, type LoadResult, type LoadSpec } from './load-spec.js';
 
 /**
  * Runs a load: at an even pace when it has an `overallRate` (bench/paced-load.ts), else a closed

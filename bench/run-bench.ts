@@ -75,7 +75,7 @@ async function runAll(options: BenchOptions): Promise<void> {
     workloads: Object.fromEntries(results.map((r) => [r.workload, { summary: r.summary, targets: r.targets, notes: r.notes, runs: r.runs }])),
   };
   await mkdir(dirname(options.out), { recursive: true });
-  await writeFile(options.out, JSON.stringify(report, null, 2) + '\n');
+  await writeFile(options.out, JSON.stringify(report, (key, value: unknown) => (key === 'latenciesMs' ? undefined : value), 2) + '\n');
   console.log(`\n## Results (${options.durationS} s per run, warm-up ${options.warmupS} s)\n`);
   console.log(resultsTable(results));
   console.log('\n## Targets\n');

@@ -1,6 +1,6 @@
 import type { BenchEnvironment } from './bench-environment.js';
 import type { BenchOptions, WorkloadName } from './bench-options.js';
-import { runLoad, type LoadResult, type LoadSpec } from './load.js';
+import { mergeLoadResults, runLoad, type LoadResult, type LoadSpec } from './load.js';
 
 /** A goal from issue 6, checked against a measured value; `met` is null when it could not be measured. */
 export interface Target {
@@ -71,53 +71,76 @@ export function randomBelow(size: number): number {
   return Math.floor(Math.random() * size);
 }
 
-/** Measures a proxy run, with the proxy process's CPU time per answered request (warm-up excluded). */
-export function measuredProxy(context: WorkloadContext, spec: LoadSpec): Promise<{ load: LoadResult; cpuMsPerRequest: number }> {
-  return measuredWithCpu(context, spec, async () => (await context.env.proxyStats()).cpuMs);
+/** A measured load, with the CPU time per answered request of the process that served it. */
+export interface MeasuredRun {
+  readonly load: LoadResult;
+  readonly cpuMsPerRequest: number;
 }
 
+/** One load of `measuredAlternating`; `cpuMs` reads the serving process's own CPU time (ms). */
+export interface AlternatingRun {
+  readonly spec: LoadSpec;
+  readonly cpuMs?: () => Promise<number>;
+}
+
+/** Slices per load in `measuredAlternating` (one when a run is too short to cut). */
+const SLICES = 4;
+
 /**
- * Measures a run against a process that reports its own CPU time (`cpuMs`, read from the process
- * itself, so other load on a shared machine does not inflate it): CPU ms per answered request.
+ * Measures loads against different targets (stand-in, proxy, bare proxy) in turns: each warms up,
+ * then every load gets a slice of the duration in each of `SLICES` rounds. On a shared machine the
+ * load from elsewhere drifts within a minute; measuring the proxy and its reference one after the
+ * other let that drift decide the ratio (cpu_ratio_vs_bare read 1.20 and 1.91 in two back-to-back
+ * runs of the same code). CPU is read from each serving process around its own slices only.
  */
-export async function measuredWithCpu(
-  context: WorkloadContext,
-  spec: LoadSpec,
-  cpuMs: () => Promise<number>,
-): Promise<{ load: LoadResult; cpuMsPerRequest: number }> {
-  const counted: { cpuMs?: number } = {};
-  const [load] = await measuredTogether(context, [spec], async () => {
-    counted.cpuMs = await cpuMs();
-  });
-  if (load === undefined || counted.cpuMs === undefined) throw new Error('run did not complete');
-  const used = (await cpuMs()) - counted.cpuMs;
-  return { load, cpuMsPerRequest: used / Math.max(1, load.requests) };
+export async function measuredAlternating<K extends string>(context: WorkloadContext, runs: Record<K, AlternatingRun>): Promise<Record<K, MeasuredRun>> {
+  const { durationS, warmupS } = context.options;
+  const names = Object.keys(runs) as K[];
+  const slices = durationS >= SLICES ? SLICES : 1;
+  const parts = new Map<K, { loads: LoadResult[]; cpuMs: number }>(names.map((name) => [name, { loads: [], cpuMs: 0 }]));
+  if (warmupS > 0) for (const name of names) await runLoad({ ...runs[name].spec, durationS: warmupS });
+  for (let slice = 0; slice < slices; slice++) {
+    for (const name of names) {
+      const { spec, cpuMs = async () => 0 } = runs[name];
+      const part = parts.get(name)!;
+      const before = await cpuMs();
+      part.loads.push(await runLoad({ ...spec, durationS: durationS / slices }));
+      part.cpuMs += (await cpuMs()) - before;
+    }
+  }
+  const measuredRuns = {} as Record<K, MeasuredRun>;
+  for (const [name, part] of parts) {
+    const load = mergeLoadResults(part.loads);
+    measuredRuns[name] = { load, cpuMsPerRequest: part.cpuMs / Math.max(1, load.requests) };
+  }
+  return measuredRuns;
+}
+
+/** The loads of a proxy-vs-references comparison: the stand-in, the proxy, both bare proxies. */
+export function againstReferences(context: WorkloadContext, spec: (baseUrl: string, run: string) => LoadSpec): Record<'direct' | 'proxy' | 'bare' | 'bareUndici', AlternatingRun> {
+  const { env } = context;
+  return {
+    direct: { spec: spec(env.directUrl, 'd') },
+    proxy: { spec: spec(env.proxyUrl, 'p'), cpuMs: async () => (await env.proxyStats()).cpuMs },
+    bare: { spec: spec(env.referenceUrl['node-http'], 'b'), cpuMs: () => env.referenceCpuMs('node-http') },
+    bareUndici: { spec: spec(env.referenceUrl.undici, 'u'), cpuMs: () => env.referenceCpuMs('undici') },
+  };
 }
 
 /** The proxy against the reference bare proxy (both upstream clients) on the same load, same run. */
-export async function versusBare(
-  context: WorkloadContext,
-  spec: (baseUrl: string, run: string) => LoadSpec,
-  proxy: { load: LoadResult; cpuMsPerRequest: number },
-): Promise<{ summary: Record<string, number>; runs: Record<string, LoadResult> }> {
-  const { env } = context;
-  const bare = await measuredWithCpu(context, spec(env.referenceUrl['node-http'], 'b'), () => env.referenceCpuMs('node-http'));
-  const bareUndici = await measuredWithCpu(context, spec(env.referenceUrl.undici, 'u'), () => env.referenceCpuMs('undici'));
+export function versusBare(proxy: MeasuredRun, bare: MeasuredRun, bareUndici: MeasuredRun): Record<string, number> {
   return {
-    summary: {
-      bare_cpu_ms_per_request: round(bare.cpuMsPerRequest, 4),
-      bare_undici_cpu_ms_per_request: round(bareUndici.cpuMsPerRequest, 4),
-      cpu_ratio_vs_bare: round(proxy.cpuMsPerRequest / bare.cpuMsPerRequest),
-      undici_vs_node_http_cpu: round(bareUndici.cpuMsPerRequest / bare.cpuMsPerRequest),
-      bare_rps: round(bare.load.rps, 1),
-      bare_undici_rps: round(bareUndici.load.rps, 1),
-      throughput_ratio_vs_bare: round(proxy.load.rps / bare.load.rps),
-      bare_p50_ms: round(bare.load.p50Ms),
-      bare_p99_ms: round(bare.load.p99Ms),
-      bare_undici_p50_ms: round(bareUndici.load.p50Ms),
-      bare_undici_p99_ms: round(bareUndici.load.p99Ms),
-    },
-    runs: { bare: bare.load, bareUndici: bareUndici.load },
+    bare_cpu_ms_per_request: round(bare.cpuMsPerRequest, 4),
+    bare_undici_cpu_ms_per_request: round(bareUndici.cpuMsPerRequest, 4),
+    cpu_ratio_vs_bare: round(proxy.cpuMsPerRequest / bare.cpuMsPerRequest),
+    undici_vs_node_http_cpu: round(bareUndici.cpuMsPerRequest / bare.cpuMsPerRequest),
+    bare_rps: round(bare.load.rps, 1),
+    bare_undici_rps: round(bareUndici.load.rps, 1),
+    throughput_ratio_vs_bare: round(proxy.load.rps / bare.load.rps),
+    bare_p50_ms: round(bare.load.p50Ms),
+    bare_p99_ms: round(bare.load.p99Ms),
+    bare_undici_p50_ms: round(bareUndici.load.p50Ms),
+    bare_undici_p99_ms: round(bareUndici.load.p99Ms),
   };
 }
 

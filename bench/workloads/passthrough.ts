@@ -1,5 +1,5 @@
 import type { LoadSpec } from '../load.js';
-import { comparison, measuredProxy, measured, target, versusBare, type Workload } from '../workload-result.js';
+import { againstReferences, comparison, measuredAlternating, target, versusBare, type Workload } from '../workload-result.js';
 
 const INDEX = 'bench-search';
 const CONNECTIONS = 64;
@@ -18,16 +18,14 @@ export const passthrough: Workload = async (context) => {
     pathFor: () => `/${INDEX}/_search`,
     body: () => '{"query":{"match_all":{}},"size":10}',
   });
-  const direct = await measured(context, spec(env.directUrl));
-  const proxied = await measuredProxy(context, spec(env.proxyUrl));
-  const bare = await versusBare(context, spec, proxied);
-  const summary = { ...comparison(direct, proxied.load, proxied.cpuMsPerRequest), ...bare.summary };
+  const { direct, proxy, bare, bareUndici } = await measuredAlternating(context, againstReferences(context, spec));
+  const summary = { ...comparison(direct.load, proxy.load, proxy.cpuMsPerRequest), ...versusBare(proxy, bare, bareUndici) };
   const cpuRatio = summary.cpu_ratio_vs_bare ?? 0;
   const vsBare = summary.throughput_ratio_vs_bare ?? 0;
   return {
     workload: 'passthrough',
     summary,
-    runs: { direct, proxy: proxied.load, ...bare.runs },
+    runs: { direct: direct.load, proxy: proxy.load, bare: bare.load, bareUndici: bareUndici.load },
     targets: [
       target('search CPU per request <= 1.3x the bare proxy', cpuRatio, cpuRatio <= 1.3),
       target('passthrough throughput >= 0.9x the bare proxy', vsBare, vsBare >= 0.9),

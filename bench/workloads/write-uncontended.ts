@@ -1,6 +1,6 @@
 import type { LoadSpec } from '../load.js';
 import { measureLockFloor } from '../zookeeper-floor.js';
-import { comparison, measuredProxy, cycle, measured, round, target, versusBare, type Workload } from '../workload-result.js';
+import { againstReferences, comparison, cycle, measuredAlternating, round, target, versusBare, type Workload } from '../workload-result.js';
 
 const INDEX = 'bench-uncontended';
 const DOCUMENTS = 100_000;
@@ -20,11 +20,9 @@ export const writeUncontended: Workload = async (context) => {
       body: () => '{"field":"value","n":1}',
     };
   };
-  const direct = await measured(context, spec(env.directUrl, 'd'));
-  const proxied = await measuredProxy(context, spec(env.proxyUrl, 'p'));
-  const bare = await versusBare(context, spec, proxied);
+  const { direct, proxy, bare, bareUndici } = await measuredAlternating(context, againstReferences(context, spec));
   const floor = await measureLockFloor(env.zookeeper);
-  const base = { ...comparison(direct, proxied.load, proxied.cpuMsPerRequest), ...bare.summary };
+  const base = { ...comparison(direct.load, proxy.load, proxy.cpuMsPerRequest), ...versusBare(proxy, bare, bareUndici) };
   // The share of the proxy's CPU that no ZooKeeper lock can avoid: the bare proxy's work plus the
   // client side of one create + delete, measured in this run.
   const floorCpu = (base.bare_cpu_ms_per_request ?? 0) + floor.lockPairCpuMs;
@@ -33,7 +31,7 @@ export const writeUncontended: Workload = async (context) => {
     zk_lock_create_p50_ms: round(floor.lockCreateP50Ms),
     zk_lock_pair_p50_ms: round(floor.lockPairP50Ms),
     zk_lock_pair_cpu_ms: round(floor.lockPairCpuMs, 4),
-    cpu_ratio_vs_bare_plus_zk_floor: round(proxied.cpuMsPerRequest / Math.max(floorCpu, 1e-9)),
+    cpu_ratio_vs_bare_plus_zk_floor: round(proxy.cpuMsPerRequest / Math.max(floorCpu, 1e-9)),
   };
   const ratio = summary.throughput_ratio ?? 0;
   const added = summary.added_p50_ms ?? 0;
@@ -42,7 +40,7 @@ export const writeUncontended: Workload = async (context) => {
   return {
     workload: 'write-uncontended',
     summary,
-    runs: { direct, proxy: proxied.load, ...bare.runs },
+    runs: { direct: direct.load, proxy: proxy.load, bare: bare.load, bareUndici: bareUndici.load },
     targets: [
       target('uncontended locked write CPU <= 2.5x the bare proxy passing the same write', cpuRatio, cpuRatio <= 2.5),
       target('write-uncontended throughput >= 0.8x the bare proxy', vsBare, vsBare >= 0.8),
