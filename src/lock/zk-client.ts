@@ -338,13 +338,14 @@ export class ZkClient {
   private opResult(op: ZkOp, value: unknown, rc: number, zxid: unknown): ZkOpResult {
     const record = asRecord(value);
     const opRc = typeof record.rc === 'number' ? record.rc : rc;
-    const base = { type: op.type, rc: opRc, code: zkCodeOf(opRc) };
-    if (rc !== 0) return base;
-    if (op.type === 'setData') return { ...base, stat: parseStat(record.stat) };
-    if (op.type !== 'create') return base;
+    const code = zkCodeOf(opRc);
+    // Object literals, not spreads: a bulk's transaction has 2,000 of these.
+    if (rc !== 0) return { type: op.type, rc: opRc, code };
+    if (op.type === 'setData') return { type: op.type, rc: opRc, code, stat: parseStat(record.stat) };
+    if (op.type !== 'create') return { type: op.type, rc: opRc, code };
     const path = typeof record.path === 'string' ? record.path : op.path;
     const stat = record.stat !== undefined ? parseStat(record.stat) : this.createdStat(op, typeof zxid === 'number' ? zxid : 0);
-    return { ...base, path, stat };
+    return { type: op.type, rc: opRc, code, path, stat };
   }
 
   /** The Stat of a node a transaction created, from the transaction's zxid (see `multi`). */

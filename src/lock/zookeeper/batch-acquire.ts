@@ -30,10 +30,10 @@ interface Candidate {
 }
 
 /**
- * The uncontended keys of an `acquireEach` in one transaction per chunk: documents whose
- * container is not known to exist are created optimistically in it ([index container, document
+ * The uncontended keys of an `acquireEach` in two transactions per chunk: documents whose
+ * container is not known to exist are created optimistically in one ([index container, document
  * containers, privateLocks]); documents with a known container are read first (pipelined) and
- * included only when nobody holds or queues for them. A refused transaction names its first
+ * taken in the other only when nobody holds or queues for them. A refused transaction names its first
  * failing operation: an existing container → read the rest and retry; an existing privateLock →
  * that key is contended. Contended keys queue one by one (pipelined), their grants come as they
  * come. No holder watch is armed for batch grants.
@@ -95,8 +95,29 @@ async function acquireChunk(ctx: EngineContext, locks: readonly DocumentLock[], 
     return;
   }
   const candidates = wanted.map((lock) => ({ lock, exists: ctx.containers.isKnown(lock.docPath), docVersion: 0, children: [] }));
-  const free = await readExisting(ctx, link, candidates);
-  await createInOneTransaction(ctx, link, free, options);
+  // The known documents' reads go out first and their transaction follows as soon as they are
+  // answered (one session answers in order): the fresh documents' transaction, issued right
+  // behind the reads, waits for neither, and a known one reaped since refuses nothing of theirs.
+  // The fresh grants are handed out with the known ones' answer, which comes right behind theirs
+  // (a bulk then forwards one sub-bulk, not two one after the other).
+  let knownAnswered = (): void => undefined;
+  const knownFirstAnswer = new Promise<void>((resolve) => (knownAnswered = resolve));
+  const known = readExisting(ctx, link, candidates.filter((c) => c.exists)).then((free) =>
+    createInOneTransaction(ctx, link, free, options, { answered: knownAnswered }),
+  );
+  const fresh = createInOneTransaction(ctx, link, candidates.filter((c) => !c.exists), options, { grantAfter: knownFirstAnswer });
+  await Promise.all([fresh, known.finally(knownAnswered)]);
+}
+
+/** Two transactions of one chunk whose grants are handed out together. */
+interface Pairing {
+  /** Called once this transaction's first attempt is answered, or when there is none. */
+  readonly answered?: () => void;
+  /**
+   * Grants wait for this: the other transaction's first answer, already on its way (never a
+   * wait for another holder: a create in a transaction is refused at once when it is taken).
+   */
+  readonly grantAfter?: Promise<void>;
 }
 
 /** Reads the documents believed to exist; returns those free to take (contended ones queue). */
@@ -160,7 +181,15 @@ function planOf(ctx: EngineContext, candidates: readonly Candidate[]): Plan {
   return { ops, lockOps, containerOps };
 }
 
-async function createInOneTransaction(ctx: EngineContext, link: Link, initial: readonly Candidate[], options: BatchOptions): Promise<void> {
+async function createInOneTransaction(ctx: EngineContext, link: Link, initial: readonly Candidate[], options: BatchOptions, pairing: Pairing = {}): Promise<void> {
+  try {
+    await tryTransactions(ctx, link, initial, options, pairing);
+  } finally {
+    pairing.answered?.();
+  }
+}
+
+async function tryTransactions(ctx: EngineContext, link: Link, initial: readonly Candidate[], options: BatchOptions, pairing: Pairing): Promise<void> {
   let candidates = initial.filter((c) => c.lock.waiting > 0);
   for (let attempt = 0; candidates.length > 0; attempt++) {
     if (attempt > MAX_BATCH_RETRIES) {
@@ -184,8 +213,11 @@ async function createInOneTransaction(ctx: EngineContext, link: Link, initial: r
       }
       return;
     }
+    pairing.answered?.();
     if (outcome.ok) {
-      granted(ctx, plan, outcome.results, await watches, options);
+      const watched = await watches;
+      await pairing.grantAfter;
+      granted(ctx, plan, outcome.results, watched, options);
       return;
     }
     candidates = await afterRefusal(ctx, link, plan, outcome.failedIndex, outcome.code);

@@ -51,8 +51,8 @@ export class GatedZk implements LockZk {
   multi(ops: readonly TxnOp[]): Promise<TxnOutcome> {
     return this.gate.run(ops.length, async () => {
       try {
-        const results = await this.client.multi(ops.map((op) => this.toZkOp(op)));
-        return { ok: true, results: results.map((result) => ({ ...(result.path === undefined ? {} : { path: result.path }), ...(result.stat === undefined ? {} : { stat: result.stat }) })) };
+        // The binding's results as they are: copying each of a bulk's 2,000 showed in its CPU profile.
+        return { ok: true, results: await this.client.multi(ops.map((op) => this.toZkOp(op))) };
       } catch (error) {
         if (error instanceof ZkMultiError) return { ok: false, failedIndex: error.failedIndex, code: error.code };
         throw error;

@@ -11,8 +11,9 @@ import { ndjson, send } from './write-client.js';
  */
 const NDJSON = { 'content-type': 'application/x-ndjson' };
 /**
- * README "Locks in ZooKeeper": at most two transactions (or read rounds) of ≤ 1,000 documents of one
- * request are in flight, so one request never has more than 2,000 ZooKeeper requests outstanding.
+ * README "Locks in ZooKeeper": at most two chunks of ≤ 1,000 documents of one request are in flight,
+ * each with at most 1,000 requests outstanding (a read per known document and one transaction for the
+ * fresh ones, then one for the known ones), so one request never has more than 2,000.
  */
 const MAX_OUTSTANDING_ZOOKEEPER_REQUESTS = 2_000;
 /** README "Aliases": alias look-ups in flight per proxy. */

@@ -1,0 +1,115 @@
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import type { HeldLock, LockKey } from '../../../src/lock/lock-engine.js';
+import type { ZooKeeperLockEngine } from '../../../src/lock/zookeeper/zookeeper-lock-engine.js';
+import { childrenOrEmpty } from '../../../src/lock/zk-client.js';
+import { connectRawClient } from '../../../src/lock/zk-raw-client.js';
+import { documentPath, normalizeRoot } from '../../../src/lock/znode-names.js';
+import { ZK_OP, ZkWireTap } from '../../support/zk-wire-tap.js';
+import { owner, waitFor } from '../../unit/lock/lock-engine-suite.js';
+import { EnginePool, zkSettings } from './zk-test-engines.js';
+
+/**
+ * A bulk's documents whose containers this process already knows (a single write created them)
+ * are read before they are taken, but the fresh documents' transaction does not wait for those
+ * reads: it goes out right behind them, and the known documents follow in a transaction of their
+ * own as soon as the reads are answered.
+ */
+describe('batch acquisition of documents this process already knows', () => {
+  const pool = new EnginePool();
+  let tap: ZkWireTap;
+  const settings = zkSettings(inject('zookeeperConnect'));
+  const root = normalizeRoot(settings.lockRoot);
+
+  beforeAll(async () => {
+    tap = await ZkWireTap.start(inject('zookeeperConnect'));
+  });
+
+  afterAll(async () => {
+    await pool.closeAll();
+    await tap?.close();
+  });
+
+  /** Single writes leave their document containers behind (known to the engine from then on). */
+  async function writeOnce(engine: ZooKeeperLockEngine, keys: readonly LockKey[]): Promise<void> {
+    for (const key of keys) await (await engine.acquire(key, 'foreground', { timeoutMs: 5_000, owner: owner('single') })).release();
+  }
+
+  it('sends the fresh documents\' transaction before the reads of the known ones are answered, and grants both together', async () => {
+    const engine = pool.open({ ...settings, servers: tap.connectString });
+    const known = Array.from({ length: 3 }, (_, i) => ({ index: 'known-docs', id: `known-${i}` }));
+    const fresh = Array.from({ length: 50 }, (_, i) => ({ index: 'known-docs', id: `fresh-${i}` }));
+    await writeOnce(engine, known);
+    tap.resetCounts();
+    const granted: HeldLock[] = [];
+    let grantedInFirstTurn = 0;
+    const onGranted = (lock: HeldLock): void => {
+      // A bulk sends what was granted in one turn of the event loop as one sub-bulk.
+      if (granted.length === 0) setImmediate(() => (grantedInFirstTurn = granted.length));
+      granted.push(lock);
+    };
+    const result = await engine.acquireEach([...known, ...fresh], 'background', { timeoutMs: 5_000, owner: owner('bulk'), onGranted });
+    expect(result.failed.size).toBe(0);
+    expect(granted).toHaveLength(known.length + fresh.length);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(grantedInFirstTurn).toBe(granted.length);
+    const tokenOf = (id: string): number | undefined => granted.find((lock) => lock.key.id === id)?.fencingToken;
+    // One transaction for the fresh documents, one for the known ones.
+    expect(new Set(fresh.map((key) => tokenOf(key.id))).size).toBe(1);
+    expect(new Set(known.map((key) => tokenOf(key.id))).size).toBe(1);
+    expect(tap.count(ZK_OP.multi)).toBe(2);
+    expect(tap.count(ZK_OP.getChildren2)).toBe(known.length);
+    // The reads and the fresh documents' transaction were outstanding together.
+    expect(tap.maxOutstanding).toBeGreaterThanOrEqual(known.length + 1);
+    await Promise.all(granted.map((lock) => lock.release()));
+  });
+
+  it('takes a known document whose container was reaped since, without refusing the fresh documents\' transaction', async () => {
+    const engine = pool.open(settings);
+    const known = Array.from({ length: 3 }, (_, i) => ({ index: 'known-reaped', id: `known-${i}` }));
+    const fresh = Array.from({ length: 20 }, (_, i) => ({ index: 'known-reaped', id: `fresh-${i}` }));
+    await writeOnce(engine, known);
+    const raw = await connectRawClient(inject('zookeeperConnect'), 4_000);
+    try {
+      // As the server's container reaper does with an emptied document node.
+      for (const key of known) await raw.client.delete(documentPath(root, key), -1);
+    } finally {
+      await raw.close();
+    }
+    const before = engine.stats().zkOps.multi;
+    const granted: HeldLock[] = [];
+    const result = await engine.acquireEach([...known, ...fresh], 'background', { timeoutMs: 5_000, owner: owner('bulk'), onGranted: (lock) => granted.push(lock) });
+    expect(result.failed.size).toBe(0);
+    expect(granted).toHaveLength(known.length + fresh.length);
+    expect(engine.stats().zkOps.multi - before).toBe(2);
+    await Promise.all(granted.map((lock) => lock.release()));
+    for (const key of known) expect((await engine.inspect(key)).holder).toBeNull();
+  });
+
+  it('queues for a known document instead of taking it when its read shows an entry ahead', async () => {
+    const engine = pool.open(settings);
+    const known = { index: 'known-queued', id: 'doc' };
+    const fresh = Array.from({ length: 5 }, (_, i) => ({ index: 'known-queued', id: `fresh-${i}` }));
+    await writeOnce(engine, [known]);
+    const docPath = documentPath(root, known);
+    const raw = await connectRawClient(inject('zookeeperConnect'), 4_000);
+    try {
+      // Another process's foreground request waits there (its privateLock is free for a moment).
+      const foreign = await raw.client.create(`${docPath}/A-`, '', 'ephemeralSequential');
+      const granted: HeldLock[] = [];
+      const done = engine.acquireEach([known, ...fresh], 'background', { timeoutMs: 10_000, owner: owner('bulk'), onGranted: (lock) => granted.push(lock) });
+      await waitFor(() => granted.length === fresh.length);
+      // Queued behind the foreign entry, privateLock not taken.
+      await waitFor(async () => (await childrenOrEmpty(raw.client, docPath)).some((child) => child.startsWith('B-')));
+      expect(await childrenOrEmpty(raw.client, docPath)).not.toContain('privateLock');
+      expect(granted.map((lock) => lock.key.id)).not.toContain(known.id);
+      await raw.client.delete(foreign, -1);
+      const result = await done;
+      expect(result.failed.size).toBe(0);
+      expect(granted.map((lock) => lock.key.id)).toContain(known.id);
+      await Promise.all(granted.map((lock) => lock.release()));
+      expect(await childrenOrEmpty(raw.client, docPath)).toEqual([]);
+    } finally {
+      await raw.close();
+    }
+  });
+});
