@@ -53,6 +53,8 @@ export interface HeldLock {
   readonly handedOverLocally: boolean;
   /** Aborts when the engine can no longer vouch for the lock (expiry, margin, forced release). */
   readonly lost: AbortSignal;
+  /** `lost.aborted`, without making the signal (most holders never need one). */
+  readonly isLost: boolean;
   /**
    * Fencing token: the czxid of the `privateLock` node this holder (or its local cohort) stands
    * on. Monotonic across lock-service grants of one key; equal within a local cohort.

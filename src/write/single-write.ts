@@ -68,7 +68,7 @@ export async function handleSingleWrite(
   } finally {
     releaseInBackground(deps, lock);
     // The write may have overlapped another writer: the oracle of last resort is this error line.
-    if (lock.lost.aborted && outcome === 'acquired') outcome = 'lost';
+    if (lock.isLost && outcome === 'acquired') outcome = 'lost';
     report(outcome, acquired.waitedMs, Date.now() - heldSince, upstreamStatus, acquired.attemptTimes.length, lock.queuePositionOnArrival);
   }
 }
