@@ -1,5 +1,6 @@
 import { hostname } from 'node:os';
 import { performance } from 'node:perf_hooks';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { ZkClient } from '../src/lock/zk-client.js';
 import { connectRawClient } from '../src/lock/zk-raw-client.js';
 import { percentile } from './load.js';
@@ -79,8 +80,14 @@ function deleteOps(prefix: string, count: number): ZkOp[] {
   return ops;
 }
 
-/** `pairs` sequential lock pairs after as many warm-up pairs. */
-export function measureLockFloor(zookeeper: string, pairs = 500): Promise<ZooKeeperFloor> {
+/**
+ * `pairs` sequential lock pairs after as many warm-up pairs; with `ratePerS`, each pair starts at
+ * an even pace instead of right after the previous one. The pace matters: a server that idles
+ * between requests answers slower than one kept busy back to back (its threads park between
+ * them), so an open loop's floor is measured at the open loop's rate.
+ */
+export function measureLockFloor(zookeeper: string, options: { readonly pairs?: number; readonly ratePerS?: number } = {}): Promise<ZooKeeperFloor> {
+  const { pairs = 500, ratePerS } = options;
   return withClient(zookeeper, async (client) => {
     const run = Date.now().toString(36);
     const creates: number[] = [];
@@ -92,11 +99,19 @@ export function measureLockFloor(zookeeper: string, pairs = 500): Promise<ZooKee
       await client.multi(deleteOps(id, 1));
       whole.push(performance.now() - start);
     };
-    for (let i = 0; i < pairs; i++) await pair(`w${run}-${i}`);
+    const pairsOf = async (prefix: string): Promise<void> => {
+      const started = performance.now();
+      for (let i = 0; i < pairs; i++) {
+        const wait = ratePerS === undefined ? 0 : started + (i * 1000) / ratePerS - performance.now();
+        if (wait > 0) await sleep(wait);
+        await pair(`${prefix}${run}-${i}`);
+      }
+    };
+    await pairsOf('w');
     creates.length = 0;
     whole.length = 0;
     const cpuBefore = process.cpuUsage();
-    for (let i = 0; i < pairs; i++) await pair(`m${run}-${i}`);
+    await pairsOf('m');
     const cpu = process.cpuUsage(cpuBefore);
     return { lockCreateP50Ms: p50(creates), lockCreateP99Ms: p(creates, 99), lockPairP50Ms: p50(whole), lockPairCpuMs: (cpu.user + cpu.system) / 1000 / pairs };
   });

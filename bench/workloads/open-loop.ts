@@ -42,8 +42,8 @@ export const openLoop: Workload = async (context) => {
   const written = await measuredAlternating(context, hop(writes));
   const searched = await measuredAlternating(context, hop(searches));
   // A new document's lock is one ZooKeeper commit before the write may go: its latency, measured
-  // on the same server in the same run, is in every locked write's added latency.
-  const floor = await measureLockFloor(env.zookeeper);
+  // on the same server in the same run at the same pace, is in every locked write's added latency.
+  const floor = await measureLockFloor(env.zookeeper, { ratePerS: RATE_PER_S });
   const run = { writeDirect: written.direct.load, writeProxy: written.proxy.load, writeBare: written.bare.load };
   const searchRun = { searchDirect: searched.direct.load, searchProxy: searched.proxy.load, searchBare: searched.bare.load };
   const added = (proxy: LoadResult, direct: LoadResult) => ({ p50: proxy.p50Ms - direct.p50Ms, p99: proxy.p99Ms - direct.p99Ms });
@@ -94,7 +94,8 @@ export const openLoop: Workload = async (context) => {
     ],
     notes: [
       `${RATE_PER_S} requests/s at an even pace (bench/paced-load.ts: one request every ${1000 / RATE_PER_S} ms, whatever the answers do); writes PUT a new id each, stand-in write time ${options.writeMs} ms; ` +
-        'bare_*_added: the same load through the bare node:http pipe proxy (the hop alone)',
+        'bare_*_added: the same load through the bare node:http pipe proxy (the hop alone); ' +
+        'zk_lock_create_*: the raw client taking one new document\'s lock (container + privateLock, one transaction) at the same pace, on the same server (bench/zookeeper-floor.ts)',
     ],
   };
 };
