@@ -1,4 +1,5 @@
-import { Agent, request } from 'node:http';
+import { Agent } from 'node:http';
+import { exchangeStatus } from './http-exchange.js';
 import { performance } from 'node:perf_hooks';
 import { loadResult, type LoadResult } from './load.js';
 
@@ -40,19 +41,6 @@ class DocumentMutexes {
   }
 }
 
-function put(agent: Agent, baseUrl: string, path: string, body: string): Promise<number> {
-  const url = new URL(path, baseUrl);
-  return new Promise((resolve, reject) => {
-    const req = request(url, { method: 'PUT', agent, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } }, (res) => {
-      res.resume();
-      res.on('end', () => resolve(res.statusCode ?? 0));
-      res.on('error', reject);
-    });
-    req.on('error', reject);
-    req.end(body);
-  });
-}
-
 export async function runClosedLoop(spec: ClosedLoopSpec): Promise<LoadResult> {
   const agent = new Agent({ keepAlive: true, maxSockets: spec.connections });
   const mutexes = new DocumentMutexes();
@@ -70,7 +58,7 @@ export async function runClosedLoop(spec: ClosedLoopSpec): Promise<LoadResult> {
       const sent = performance.now();
       if (spec.perDocumentMutex) await mutexes.lock(document);
       try {
-        const status = await put(agent, baseUrl, spec.path(document), spec.body);
+        const status = await exchangeStatus(agent, new URL(spec.path(document), baseUrl), 'PUT', { 'content-type': 'application/json' }, spec.body);
         if (status >= 200 && status < 300) {
           ok++;
           latencies.push(performance.now() - sent);

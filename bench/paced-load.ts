@@ -1,4 +1,5 @@
-import { Agent, request } from 'node:http';
+import { Agent } from 'node:http';
+import { exchangeStatus } from './http-exchange.js';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { loadResult, type LoadResult, type LoadSpec } from './load-spec.js';
@@ -25,8 +26,7 @@ export async function runPacedLoad(spec: LoadSpec, ratePerS: number): Promise<Lo
   const started = performance.now();
   const deadline = started + spec.durationS * 1000;
   for (let sent = 0; !stopped && sent < (spec.amount ?? Infinity); sent++) {
-    const wait = started + (sent * 1000) / ratePerS - performance.now();
-    if (wait > 0) await sleep(wait);
+    await untilDue(started, sent, ratePerS);
     if (stopped || performance.now() >= deadline) break;
     const answered = send(agent, spec).then(
       ({ status, latencyMs }) => {
@@ -47,18 +47,16 @@ export async function runPacedLoad(spec: LoadSpec, ratePerS: number): Promise<Lo
   return loadResult(latencies, counts, (performance.now() - started) / 1000);
 }
 
-function send(agent: Agent, spec: LoadSpec): Promise<{ status: number; latencyMs: number }> {
+async function send(agent: Agent, spec: LoadSpec): Promise<{ status: number; latencyMs: number }> {
   const body = spec.body?.() ?? '';
   const url = new URL(spec.pathFor(), spec.baseUrl);
-  const headers = { 'content-type': 'application/json', ...spec.headers, 'content-length': Buffer.byteLength(body) };
   const sentAt = performance.now();
-  return new Promise((resolve, reject) => {
-    const req = request(url, { method: spec.method, agent, headers }, (res) => {
-      res.resume();
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, latencyMs: performance.now() - sentAt }));
-      res.on('error', reject);
-    });
-    req.on('error', reject);
-    req.end(body);
-  });
+  const status = await exchangeStatus(agent, url, spec.method, { 'content-type': 'application/json', ...spec.headers }, body);
+  return { status, latencyMs: performance.now() - sentAt };
+}
+
+/** Waits until the `index`-th of a series paced at `ratePerS` from `startedAt` is due. */
+export async function untilDue(startedAt: number, index: number, ratePerS: number): Promise<void> {
+  const wait = startedAt + (index * 1000) / ratePerS - performance.now();
+  if (wait > 0) await sleep(wait);
 }

@@ -1,9 +1,9 @@
 import { hostname } from 'node:os';
 import { performance } from 'node:perf_hooks';
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { ZkClient } from '../src/lock/zk-client.js';
 import { connectRawClient } from '../src/lock/zk-raw-client.js';
 import { percentile } from './load.js';
+import { untilDue } from './paced-load.js';
 import type { ZkOp } from '../src/lock/zk-multi.js';
 import { encodeNodeData } from '../src/lock/lock-node-data.js';
 import { isZkCode } from '../src/lock/zk-errors.js';
@@ -102,8 +102,7 @@ export function measureLockFloor(zookeeper: string, options: { readonly pairs?: 
     const pairsOf = async (prefix: string): Promise<void> => {
       const started = performance.now();
       for (let i = 0; i < pairs; i++) {
-        const wait = ratePerS === undefined ? 0 : started + (i * 1000) / ratePerS - performance.now();
-        if (wait > 0) await sleep(wait);
+        if (ratePerS !== undefined) await untilDue(started, i, ratePerS);
         await pair(`${prefix}${run}-${i}`);
       }
     };
