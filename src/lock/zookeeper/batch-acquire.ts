@@ -120,13 +120,15 @@ interface Pairing {
   readonly grantAfter?: Promise<void>;
 }
 
-/** Reads the documents believed to exist; returns those free to take (contended ones queue). */
+/**
+ * Reads documents believed to exist (every candidate given here); returns those free to take
+ * (contended ones queue; one reaped since is free again, to be created).
+ */
 async function readExisting(ctx: EngineContext, link: Link, candidates: readonly Candidate[]): Promise<Candidate[]> {
-  const toRead = candidates.filter((c) => c.exists);
-  const reads = await Promise.allSettled(toRead.map((c) => link.zk.children(c.lock.docPath)));
-  const free = candidates.filter((c) => !c.exists);
+  const reads = await Promise.allSettled(candidates.map((c) => link.zk.children(c.lock.docPath)));
+  const free: Candidate[] = [];
   reads.forEach((read, i) => {
-    const candidate = toRead[i]!;
+    const candidate = candidates[i]!;
     if (read.status === 'rejected') {
       if (isZkCode(read.reason, 'NONODE')) {
         ctx.containers.forgetPath(candidate.lock.docPath);
