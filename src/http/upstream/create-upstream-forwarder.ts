@@ -2,8 +2,7 @@ import type { Logger } from 'pino';
 import type { Settings } from '../../config/settings.js';
 import type { UpstreamForwarder } from '../upstream-forwarder.js';
 import { HostPool } from './host-pool.js';
-import { NodeUpstreamForwarder } from './node-upstream-forwarder.js';
-import { createUpstreamAgents } from './upstream-agents.js';
+import { UndiciUpstreamForwarder } from './undici-upstream-forwarder.js';
 import type { UpstreamFailures } from './upstream-failures.js';
 
 export interface UpstreamForwarderOptions {
@@ -11,12 +10,12 @@ export interface UpstreamForwarderOptions {
   readonly failures?: UpstreamFailures;
 }
 
-/** The forwarder the proxy uses: node:http keep-alive agents (README "Stack" says why). */
+/** The forwarder the proxy uses: undici pools (README "Stack" says why). */
 export function createUpstreamForwarder(settings: Settings, options: UpstreamForwarderOptions = {}): UpstreamForwarder {
-  return new NodeUpstreamForwarder({
+  return new UndiciUpstreamForwarder({
     pool: new HostPool(settings.elasticsearch.hosts),
-    agents: createUpstreamAgents(settings.elasticsearch),
     timeoutMs: settings.proxy.upstreamTimeoutMs,
+    tls: settings.elasticsearch.ssl,
     ...options,
   });
 }

@@ -1,153 +1,94 @@
-import { request as httpRequest, type ClientRequest, type IncomingMessage } from 'node:http';
-import { request as httpsRequest } from 'node:https';
-import type { Socket } from 'node:net';
 import type { Readable } from 'node:stream';
-import { TLSSocket } from 'node:tls';
-import { ProxyError } from '../../errors/proxy-error.js';
+import type { Dispatcher } from 'undici';
+import type { ProxyError } from '../../errors/proxy-error.js';
 import type { ForwardRequest } from '../upstream-forwarder.js';
+import type { AnswerSink } from './answer-sink.js';
 import type { UpstreamHost } from './host-pool.js';
-import type { UpstreamAgents } from './upstream-agents.js';
+import { errorCode, requestNotForwardable, upstreamReset, upstreamTimeout } from './upstream-errors.js';
 import { upstreamRequestHeaders } from './upstream-headers.js';
 
-/** Upper bound on establishing a connection; a host that needs longer is treated as unreachable. */
-export const DEFAULT_CONNECT_TIMEOUT_MS = 10_000;
-
 export type AttemptResult =
-  | { readonly kind: 'response'; readonly response: IncomingMessage; readonly host: UpstreamHost }
+  /** The answer's head arrived and went to the sink, which gets the rest. */
+  | { readonly kind: 'response'; readonly status: number }
   /** The connection was never established: no byte reached the host, the next host may be tried. */
-  | { readonly kind: 'unreached'; readonly host: UpstreamHost; readonly cause: Error }
-  /** `beforeSend` refused at hand-over: nothing was written, no other host is tried. */
-  | { readonly kind: 'vetoed'; readonly host: UpstreamHost; readonly error: ProxyError }
-  /** Bytes may have reached Elasticsearch: never replayed. */
-  | { readonly kind: 'failed'; readonly host: UpstreamHost; readonly error: ProxyError };
-
-export interface AttemptOptions {
-  readonly agents: UpstreamAgents;
-  /** No response headers within this time → 504. */
-  readonly timeoutMs: number;
-  readonly connectTimeoutMs: number;
-}
+  | { readonly kind: 'unreached'; readonly cause: Error }
+  /** Not sent (`reachedUpstream` false: `beforeSend` refused, or the request cannot be written), or failed once bytes may have reached Elasticsearch: never replayed. */
+  | { readonly kind: 'failed'; readonly error: ProxyError; readonly reachedUpstream: boolean };
 
 /**
- * Sends `request` to one host and settles on the response headers or the first failure. Nothing
- * is written before the connection is established (a fresh socket connected, or a kept-alive one
- * assigned): the request head goes out with the first body bytes, so a refused connection has
- * consumed nothing of a streamed body, and `beforeSend` runs at the very moment of hand-over.
- * One timer per attempt (the response deadline); a fresh connection adds its connect deadline.
+ * Sends `request` to one host through its undici pool and settles on the answer's head or the
+ * first failure. undici calls `onConnect` when the request is handed to an established connection,
+ * before its first byte is written: that is where `beforeSend` runs, and what tells "never
+ * reached" (connection refused or timed out: the next host may be tried) from "bytes may have
+ * reached Elasticsearch" (never replayed). A streamed body is read only once the request is
+ * written, so a refused host leaves it unread for the next one.
  */
-export function attemptHost(host: UpstreamHost, request: ForwardRequest, options: AttemptOptions): Promise<AttemptResult> {
+export function attemptHost(dispatcher: Dispatcher, host: UpstreamHost, request: ForwardRequest, sink: AnswerSink, timeoutMs: number): Promise<AttemptResult> {
   return new Promise((resolve) => {
-    let clientRequest: ClientRequest;
-    let streamsBody: boolean;
+    let options: Dispatcher.DispatchOptions;
     try {
-      const head = upstreamRequestHeaders(request, host);
-      streamsBody = head.streamsBody;
-      clientRequest = send(host, request, head.headers, options.agents);
+      options = dispatchOptions(host, request);
     } catch (error) {
-      resolve({ kind: 'failed', host, error: new ProxyError('BAD_REQUEST', `request cannot be forwarded: ${String(error)}`, { cause: error }) });
+      resolve({ kind: 'failed', error: requestNotForwardable(error), reachedUpstream: false });
       return;
     }
-    let connected = false;
-    let timedOut = false;
-    let settled = false;
-    let connectTimer: NodeJS.Timeout | undefined;
-    const settle = (result: AttemptResult): void => {
-      if (settled) return;
-      settled = true;
-      clearTimeout(responseTimer);
-      if (connectTimer !== undefined) clearTimeout(connectTimer);
-      resolve(result);
+    let handedOver = false;
+    let vetoed: ProxyError | null = null;
+    let headed = false;
+    const failedBeforeHead = (error: Error): AttemptResult => {
+      if (vetoed !== null) return { kind: 'failed', error: vetoed, reachedUpstream: false };
+      if (!handedOver) return isUnwritable(error) ? { kind: 'failed', error: requestNotForwardable(error), reachedUpstream: false } : { kind: 'unreached', cause: error };
+      if (errorCode(error) === 'UND_ERR_HEADERS_TIMEOUT') return { kind: 'failed', error: upstreamTimeout(host, timeoutMs, error), reachedUpstream: true };
+      return { kind: 'failed', error: upstreamReset(host, error), reachedUpstream: true };
     };
-    const responseTimer = setTimeout(() => {
-      timedOut = true;
-      clientRequest.destroy(new Error(`no response within ${options.timeoutMs}ms`));
-    }, options.timeoutMs);
-
-    const handOver = (): void => {
-      connected = true;
-      if (connectTimer !== undefined) clearTimeout(connectTimer);
-      const veto = request.beforeSend?.() ?? null;
-      if (veto !== null) {
-        settle({ kind: 'vetoed', host, error: veto });
-        clientRequest.destroy(veto);
-        return;
-      }
-      writeBody(clientRequest, request.body, streamsBody);
-    };
-    clientRequest.once('socket', (socket: Socket) => {
-      if (clientRequest.reusedSocket || isEstablishedPlainSocket(socket)) {
-        handOver();
-        return;
-      }
-      socket.once(socket instanceof TLSSocket ? 'secureConnect' : 'connect', handOver);
-      connectTimer = setTimeout(
-        () => clientRequest.destroy(new Error(`connect timeout after ${options.connectTimeoutMs}ms`)),
-        Math.min(options.connectTimeoutMs, options.timeoutMs),
-      );
+    dispatcher.dispatch(options, {
+      onConnect: (abort) => {
+        // undici hands a request over again only to re-send it after a pipelined failure: never.
+        if (handedOver) {
+          abort(new Error('request would have been sent twice'));
+          return;
+        }
+        handedOver = true;
+        vetoed = request.beforeSend?.() ?? null;
+        if (vetoed !== null) abort(vetoed);
+      },
+      onHeaders: (status, rawHeaders, resume, statusText) => {
+        if (status < 200) return true;
+        headed = true;
+        resolve({ kind: 'response', status });
+        sink.head(status, latin1(rawHeaders), statusText, resume);
+        return true;
+      },
+      onData: (chunk) => sink.data(chunk),
+      onComplete: () => sink.end(),
+      onError: (error) => {
+        if (headed) sink.cut(error);
+        else resolve(failedBeforeHead(error));
+      },
     });
-    clientRequest.once('response', (response: IncomingMessage) => settle({ kind: 'response', response, host }));
-    clientRequest.on('error', (error: Error) => {
-      if (!connected) settle({ kind: 'unreached', host, cause: error });
-      else if (timedOut) settle({ kind: 'failed', host, error: upstreamTimeout(host, options.timeoutMs, error) });
-      else settle({ kind: 'failed', host, error: upstreamReset(host, error) });
-    });
-  });
-}
-
-function send(host: UpstreamHost, request: ForwardRequest, headers: string[], agents: UpstreamAgents): ClientRequest {
-  return (host.https ? httpsRequest : httpRequest)({
-    agent: agents.forHost(host),
-    hostname: host.hostname,
-    port: host.port,
-    method: request.method,
-    path: host.pathPrefix + request.url,
-    headers,
   });
 }
 
 /**
- * A held body is written at once. A streamed one is piped; if the client stops sending before its
- * body is complete, the upstream request is cut too (Elasticsearch would wait for the rest).
+ * The request as undici takes it. undici frames the body itself: a held body by its length; a
+ * streamed one by the client's Content-Length, else chunked (or by its length when the whole body
+ * has already arrived). It refuses a Transfer-Encoding header, so the chunked marker is dropped.
  */
-function writeBody(clientRequest: ClientRequest, body: Buffer | Readable, streamsBody: boolean): void {
-  if (Buffer.isBuffer(body)) {
-    clientRequest.end(body);
-    return;
-  }
-  if (!streamsBody) {
-    clientRequest.end();
-    return;
-  }
-  body.once('close', () => {
-    if (!body.readableEnded) clientRequest.destroy(new Error('client closed the connection before sending the whole body'));
-  });
-  body.pipe(clientRequest);
+function dispatchOptions(host: UpstreamHost, request: ForwardRequest): Dispatcher.DispatchOptions {
+  const head = upstreamRequestHeaders(request, host);
+  const body: Buffer | Readable | null = Buffer.isBuffer(request.body) || head.streamsBody ? request.body : null;
+  return { method: request.method as Dispatcher.HttpMethod, path: host.pathPrefix + request.url, headers: head.headers, body };
 }
 
-/** A fresh TLS socket only counts once its handshake is done ('secureConnect'). */
-function isEstablishedPlainSocket(socket: Socket): boolean {
-  return !socket.connecting && !(socket instanceof TLSSocket);
+/** Node's parser accepted the request, undici will not write it (a header or path it refuses). */
+function isUnwritable(error: Error): boolean {
+  const code = errorCode(error);
+  return code === 'UND_ERR_INVALID_ARG' || code === 'UND_ERR_NOT_SUPPORTED';
 }
 
-function upstreamTimeout(host: UpstreamHost, timeoutMs: number, cause: Error): ProxyError {
-  return new ProxyError(
-    'UPSTREAM_TIMEOUT',
-    `Elasticsearch node [${host.label}] did not answer within ${timeoutMs}ms`,
-    { cause, meta: { upstreamHost: host.label, timeoutMs } },
-  );
-}
-
-function upstreamReset(host: UpstreamHost, cause: Error): ProxyError {
-  const code = errorCode(cause);
-  return new ProxyError(
-    'UPSTREAM_RESET',
-    `connection to Elasticsearch node [${host.label}] failed after the request was sent (${code ?? cause.message}); ` +
-      'it was not retried because Elasticsearch may have applied it',
-    { cause, meta: { upstreamHost: host.label, errorCode: code } },
-  );
-}
-
-export function errorCode(error: unknown): string | null {
-  if (typeof error === 'object' && error !== null && 'code' in error && typeof error.code === 'string') return error.code;
-  return null;
+/** Header bytes as Node's own HTTP parser gives them (latin1), so a relayed value is unchanged. */
+function latin1(raw: readonly Buffer[]): string[] {
+  const headers = new Array<string>(raw.length);
+  for (let i = 0; i < raw.length; i++) headers[i] = raw[i]?.toString('latin1') ?? '';
+  return headers;
 }

@@ -7,7 +7,8 @@ import type { UpstreamHost } from './host-pool.js';
  * `Expect` (the proxy answers `100 Continue` itself) and the proxy's own headers; `Host` names
  * the upstream node (a name-routed cluster such as Elastic Cloud needs it). Framing is the
  * proxy's: a held body is described by its length (replacing any chunked framing the client
- * used); a streamed body keeps the client's length, or is sent chunked when the client chunked it.
+ * used); a streamed body keeps the client's length, and one the client chunked carries no length,
+ * for undici to send it chunked (undici refuses a Transfer-Encoding header: it frames bodies itself).
  * One pass over the raw list: no header object is built for a request the proxy only forwards.
  */
 export interface UpstreamHead {
@@ -57,8 +58,7 @@ export function upstreamRequestHeaders(request: ForwardRequest, host: UpstreamHo
     return { headers, streamsBody: false };
   }
   // Transfer-Encoding wins over Content-Length (RFC 9112 §6.3), as Node's parser reads the body.
-  if (chunked) headers.push('Transfer-Encoding', 'chunked');
-  else if (contentLength !== null) headers.push('Content-Length', contentLength);
+  if (!chunked && contentLength !== null) headers.push('Content-Length', contentLength);
   return { headers, streamsBody: chunked || (contentLength !== null && contentLength !== '0') };
 }
 
