@@ -6,6 +6,7 @@ import type { ProxyError } from '../../errors/proxy-error.js';
 import { sendElasticsearchError } from '../elasticsearch-error.js';
 import type { ForwardOutcome, ForwardRequest, UpstreamForwarder, UpstreamResponse } from '../upstream-forwarder.js';
 import { bufferSink, relaySink, type AnswerSink } from './answer-sink.js';
+import { withArrivedBody } from './arrived-body.js';
 import type { HostPool, UpstreamHost } from './host-pool.js';
 import { attemptHost } from './upstream-attempt.js';
 import { errorCode, upstreamCutMidResponse, upstreamUnreachable } from './upstream-errors.js';
@@ -69,8 +70,9 @@ export class UndiciUpstreamForwarder implements UpstreamForwarder {
   }
 
   /** Tries hosts in pool order until one answers with a head or fails in a way that forbids a replay. */
-  private async open(request: ForwardRequest, sink: AnswerSink): Promise<Opened> {
+  private async open(streamed: ForwardRequest, sink: AnswerSink): Promise<Opened> {
     const { pool, timeoutMs } = this.options;
+    const request = await withArrivedBody(streamed);
     let unreached: string[] | null = null;
     for (const host of pool.attemptOrder()) {
       const result = await attemptHost(this.poolOf(host), host, request, sink, timeoutMs);
