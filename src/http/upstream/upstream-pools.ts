@@ -4,12 +4,11 @@ import type { ElasticsearchSettings } from '../../config/settings.js';
 import type { UpstreamHost } from './host-pool.js';
 
 /** Upper bound on establishing a connection; a host that needs longer is treated as unreachable. */
-export const DEFAULT_CONNECT_TIMEOUT_MS = 10_000;
+const CONNECT_TIMEOUT_MS = 10_000;
 
 export interface UpstreamPoolOptions {
   /** No response head within this time after the request was sent → 504. */
   readonly timeoutMs: number;
-  readonly connectTimeoutMs?: number;
   readonly tls?: Pick<ElasticsearchSettings['ssl'], 'verify' | 'caFile'>;
 }
 
@@ -19,7 +18,7 @@ export interface UpstreamPoolOptions {
  * No body timeout: a long answer (a scroll, a large search) is streamed as long as it flows.
  */
 export function createUpstreamPools(hosts: readonly UpstreamHost[], options: UpstreamPoolOptions): Map<UpstreamHost, Pool> {
-  const timeout = Math.min(options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS, options.timeoutMs);
+  const timeout = Math.min(CONNECT_TIMEOUT_MS, options.timeoutMs);
   const ca = options.tls?.caFile ? readFileSync(options.tls.caFile) : undefined;
   const tls = { rejectUnauthorized: options.tls?.verify ?? true, ...(ca === undefined ? {} : { ca }) };
   const pools = new Map<UpstreamHost, Pool>();
