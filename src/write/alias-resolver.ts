@@ -117,12 +117,15 @@ interface AliasEntry {
 
 /**
  * `AliasLookup` over the official client: `GET /{name}/_alias`, 404 meaning the name does not
- * exist yet (the write will create an index of that name).
+ * exist yet (the write will create an index of that name). A 400 means Elasticsearch does not take
+ * the name as an index at all (`_all`, a name it cannot route): no alias can lead there and the
+ * write to it is refused by Elasticsearch itself, so the name stands as its own key and the client
+ * gets Elasticsearch's answer, not a 503 for its own mistake.
  */
 export function clusterAliasLookup(client: Client): AliasLookup {
   return async (name) => {
-    const response = await client.indices.getAlias({ index: name }, { ignore: [404], meta: true });
-    if (response.statusCode === 404) return null;
+    const response = await client.indices.getAlias({ index: name }, { ignore: [400, 404], meta: true });
+    if (response.statusCode === 404 || response.statusCode === 400) return null;
     return aliasesOfAnswer(name, response.body as Readonly<Record<string, AliasEntry>>);
   };
 }

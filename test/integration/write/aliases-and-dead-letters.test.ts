@@ -68,6 +68,16 @@ describe.each(LOCK_BACKENDS)('aliases and the dead-letter queue ($name locks)', 
     expect(stack.standIn.requests.filter((r) => r.url.startsWith('/catalog/') && !r.url.endsWith('/_alias'))).toHaveLength(0);
   });
 
+  it('a bulk item naming an index Elasticsearch refuses to look up (400 from `_alias`) is keyed on that name, not answered 503', async () => {
+    stack = await startWriteStack({ ...locks.stackLocks() });
+    // The stand-in answers `GET /_all/_alias` with 400, as for any name it cannot route.
+    const body = ndjson([{ create: { _index: '_all', _id: '1' } }, { n: 1 }, { index: { _index: 'catalog', _id: '2' } }, { n: 2 }]);
+    const answer = await send(stack.urls[0]!, 'POST', '/_bulk', body, { 'content-type': 'application/x-ndjson' });
+    expect(answer.status).toBe(200);
+    expect(stack.standIn.document('catalog', '2')?.source).toEqual({ n: 2 });
+    expect(await stack.proxies[0]!.locks.inspect({ index: '_all', id: '1' })).toMatchObject({ holder: null });
+  });
+
   it('a background write retries, is dead-lettered, and `dlq replay` writes it through the proxy', async () => {
     stack = await startWriteStack({
       ...locks.stackLocks(),
