@@ -2,7 +2,7 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['dist/', 'node_modules/', 'bench/results/', 'bench/java/', 'coverage/'] },
+  { ignores: ['dist/', '.bench-build/', 'node_modules/', 'bench/results/', 'bench/java/', 'coverage/'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

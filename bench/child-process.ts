@@ -1,7 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { createInterface } from 'node:readline';
-import { fileURLToPath } from 'node:url';
+import { benchScript } from './bench-script.js';
 
 /** A bench component in its own process: it prints one JSON line (its ports) once it serves. */
 export interface BenchChild<T> {
@@ -13,7 +13,7 @@ export interface BenchChild<T> {
 const STDERR_TAIL = 8_000;
 
 /**
- * Spawns `node --import tsx <script> <arg>` and resolves with the first stdout line parsed by
+ * Spawns `<script> <arg>` (a path relative to bench/, run as bench-script.ts says) and resolves with the first stdout line parsed by
  * `parse`. Separate processes keep the proxy, the stand-in and the load generator from sharing
  * one event loop, which would make every ratio meaningless.
  */
@@ -23,8 +23,7 @@ export async function spawnBenchChild<T>(
   parse: (line: unknown) => T,
   extraNodeArgs: readonly string[] = [],
 ): Promise<BenchChild<T>> {
-  const path = fileURLToPath(new URL(script, import.meta.url));
-  const child = spawn(process.execPath, [...extraNodeArgs, '--import', 'tsx', path, JSON.stringify(arg)], {
+  const child = spawn(process.execPath, [...extraNodeArgs, ...benchScript(script), JSON.stringify(arg)], {
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let stderr = '';

@@ -3,14 +3,14 @@ import { existsSync, readdirSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import { REPO_ROOT } from '../bench-script.js';
 import type { BenchArgs } from './bench-args.js';
 import type { BenchResult } from './bench-result.js';
 
 const run = promisify(execFile);
 const JAVA_DIR = '/usr/share/java';
-const SOURCE = fileURLToPath(new URL('../java/CuratorBench.java', import.meta.url));
+const SOURCE = join(REPO_ROOT, 'bench/java/CuratorBench.java');
 const JARS = [
   'curator-client.jar',
   'curator-framework.jar',

@@ -1,11 +1,11 @@
 import { execFile } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import { benchScript } from '../bench-script.js';
 import { numberField, objectField } from '../child-process.js';
 import { round, type Target, type Workload } from '../workload-result.js';
 
 const run = promisify(execFile);
-const LOCK_BENCH = fileURLToPath(new URL('../lock-bench.ts', import.meta.url));
+const LOCK_BENCH = benchScript('./lock-bench.ts');
 type Impl = 'es-lock-proxy' | 'curator';
 
 interface LockLine {
@@ -43,7 +43,7 @@ function nullableNumber(value: unknown, name: string): number | null {
  * the reason when it printed no result line (Curator missing, or a failure).
  */
 async function lockBench(zk: string, impl: Impl, ops: number, args: readonly string[]): Promise<LockLine | string> {
-  const argv = ['--import', 'tsx', LOCK_BENCH, '--zk', zk, '--ops', String(ops), '--impl', impl, ...args];
+  const argv = [...LOCK_BENCH, '--zk', zk, '--ops', String(ops), '--impl', impl, ...args];
   try {
     const { stdout, stderr } = await run(process.execPath, argv, { maxBuffer: 16 * 1024 * 1024, timeout: 300_000 });
     const line = stdout.trim().split('\n').pop() ?? '';

@@ -1,0 +1,21 @@
+import { fileURLToPath } from 'node:url';
+
+/**
+ * Whether the bench runs from its compiled form (`npm run bench` builds it with tsc into
+ * .bench-build/, as `npm start` runs dist/) or from source under tsx (the bench's own tests).
+ * Compiled matters: tsx's transform wraps every function it creates in a naming helper, which
+ * cost the proxy about 14% more CPU per locked write than the JavaScript a user runs.
+ */
+const COMPILED = import.meta.url.endsWith('.js');
+
+/** The repository root, from bench/ (source) or .bench-build/bench/ (compiled). */
+export const REPO_ROOT = fileURLToPath(new URL(COMPILED ? '../../' : '../', import.meta.url));
+
+/**
+ * The node arguments that run a bench script given relative to bench/ (`proxy-process.ts`) the
+ * way this bench runs: the compiled sibling with plain node, or the source under tsx.
+ */
+export function benchScript(relativeToBench: string): string[] {
+  const path = fileURLToPath(new URL(relativeToBench, import.meta.url));
+  return COMPILED ? [path.replace(/\.ts$/, '.js')] : ['--import', 'tsx', path];
+}
