@@ -4,6 +4,8 @@
  * the bytes to zh->to_send in one critical section, so replies match requests in order.
  */
 #include <stdlib.h>
+#include <string.h>
+#include <arpa/inet.h>
 
 #include <proto.h>
 #include <recordio.h>
@@ -35,12 +37,35 @@ static void append_buffer(buffer_head_t *list, buffer_list_t *buffer) {
     list->last = buffer;
 }
 
+/*
+ * The C client's send_buffer writes a request's 4-byte length and its bytes in two send() calls,
+ * and with TCP_NODELAY that is two segments for the server to read. A buffer whose curr_offset
+ * starts at 4 skips the length (send_buffer takes the first 4 bytes as sent, the way the client
+ * primes its own input buffers); framing the length into the bytes sends the request in one call.
+ * send_buffer's bookkeeping holds: it sends buffer[curr_offset - 4 .. len) and is done at
+ * curr_offset == len + 4.
+ */
+static buffer_list_t *framed_buffer(const char *bytes, int length) {
+    buffer_list_t *buffer = (buffer_list_t *) calloc(1, sizeof(*buffer));
+    char *framed = (char *) malloc((size_t) length + 4);
+    uint32_t prefix = htonl((uint32_t) length);
+    if (buffer == NULL || framed == NULL) {
+        free(buffer);
+        free(framed);
+        return NULL;
+    }
+    memcpy(framed, &prefix, 4);
+    memcpy(framed + 4, bytes, (size_t) length);
+    buffer->buffer = framed;
+    buffer->len = length + 4;
+    buffer->curr_offset = 4;
+    return buffer;
+}
+
 int es_enqueue_request(zhandle_t *zh, completion_list_t *entry, char *bytes, int length) {
     int rc = ZOK;
-    buffer_list_t *buffer = (buffer_list_t *) calloc(1, sizeof(*buffer));
+    buffer_list_t *buffer = framed_buffer(bytes, length);
     if (buffer == NULL) return ZSYSTEMERROR;
-    buffer->buffer = bytes;
-    buffer->len = length;
     enter_critical(zh);
     lock_completion_list(&zh->sent_requests);
     if (zh->close_requested == 1) rc = ZINVALIDSTATE;
@@ -53,9 +78,11 @@ int es_enqueue_request(zhandle_t *zh, completion_list_t *entry, char *bytes, int
     }
     leave_critical(zh);
     if (rc != ZOK) {
+        free(buffer->buffer);
         free(buffer);
         return rc;
     }
+    free(bytes);
     /* Send now if we can, like the client's own requests; a failed send is left to
      * zookeeper_process, which closes the socket and fails the queued requests in order. */
     adaptor_send_queue(zh, 0);

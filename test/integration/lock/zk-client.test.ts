@@ -4,6 +4,7 @@ import { ZkClient } from '../../../src/lock/zk-client.js';
 import { isZkCode } from '../../../src/lock/zk-errors.js';
 import { ZkMultiError } from '../../../src/lock/zk-multi.js';
 import { type RawZkConnection, connectRawClient } from '../../../src/lock/zk-raw-client.js';
+import { TcpForwarder } from '../../support/tcp-forwarder.js';
 import { type ZooKeeperCluster, fourLetterWord, startZooKeeper } from '../../support/zookeeper-server.js';
 
 /**
@@ -107,6 +108,31 @@ describe('ZkClient.multi', () => {
     }
     expect(results[3]!.stat?.ephemeralOwner).toBe(client.sessionId);
     expect((await client.getChildren2('/tx/doc')).stat.numChildren).toBe(2);
+  });
+
+  it('sends transactions larger than the socket takes at once whole, in parts that line up', async () => {
+    // The addon frames each request's length into its bytes (one send per request instead of the
+    // C client's two). With the link frozen, 8 transactions of 900 KB fill the socket buffers: the
+    // rest goes out in parts as the link drains, and every part must continue where the last ended.
+    const forwarder = await TcpForwarder.start(zk.connectString);
+    const viaForwarder = await connectRawClient(forwarder.connectString, 10_000);
+    try {
+      const payload = (t: number, i: number): Buffer => Buffer.alloc(100_000, String.fromCharCode(97 + ((t * 9 + i) % 26)));
+      await viaForwarder.client.create('/large', '', 'persistent');
+      forwarder.freeze();
+      const transactions = Array.from({ length: 8 }, (_, t) =>
+        viaForwarder.client.multi(Array.from({ length: 9 }, (_, i) => ({ type: 'create' as const, path: `/large/t${t}-${i}`, data: payload(t, i), mode: 'persistent' as const }))),
+      );
+      await new Promise((resolve) => setImmediate(resolve));
+      forwarder.unfreeze();
+      await Promise.all(transactions);
+      for (let t = 0; t < 8; t++) for (let i = 0; i < 9; i++) expect((await client.get(`/large/t${t}-${i}`)).data.equals(payload(t, i))).toBe(true);
+      // The session is still in step: a small request after them is answered as usual.
+      expect((await viaForwarder.client.multi([{ type: 'check', path: '/large', version: 0 }]))[0]?.code).toBe('OK');
+    } finally {
+      await viaForwarder.close();
+      await forwarder.close();
+    }
   });
 
   it('names the op that failed, and applies nothing', async () => {
