@@ -3,7 +3,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
 import { classifyRoute, type RouteClassification } from '../classify/route-parser.js';
 import type { ProxyError } from '../errors/proxy-error.js';
-import { clientGoneSignal } from './client-gone.js';
+import { ClientGone } from './client-gone.js';
 import { asProxyError, sendElasticsearchError } from './elasticsearch-error.js';
 import { readRequestBody } from './request-body.js';
 import { KIND_OF_ROUTE, type RequestEvents, type RequestKind } from './request-kind.js';
@@ -85,7 +85,7 @@ async function handleWrite(deps: ProxyHandlerDeps, req: IncomingMessage, res: Se
   }
   try {
     if (deps.writeInterceptor === undefined) await deps.forwarder.pipe({ method: req.method ?? 'GET', url: req.url ?? '/', rawHeaders: req.rawHeaders, body }, res);
-    else await deps.writeInterceptor({ req, res, route, body, bodyStreams, requestId, clientGone: clientGoneSignal(res) });
+    else await deps.writeInterceptor({ req, res, route, body, bodyStreams, requestId, clientGone: new ClientGone(res) });
   } catch (error) {
     const proxyError = asProxyError(error);
     if (proxyError.code === 'INTERNAL') deps.logger.error({ err: error, requestId }, 'write path failed');

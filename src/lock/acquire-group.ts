@@ -1,5 +1,5 @@
 import { LockAcquisition } from './lock-acquisition.js';
-import type { LockKey, LockRequest, Priority } from './lock-engine.js';
+import type { CancelSignal, LockKey, LockRequest, Priority } from './lock-engine.js';
 import { LockTimeoutError } from './lock-errors.js';
 import type { LockEvents } from './lock-events.js';
 
@@ -125,7 +125,7 @@ export class AcquireGroup {
   }
 }
 
-function abortReason(signal: AbortSignal | undefined): Error {
+function abortReason(signal: CancelSignal | undefined): Error {
   const reason: unknown = signal?.reason;
   return reason instanceof Error ? reason : new Error('aborted', { cause: reason });
 }

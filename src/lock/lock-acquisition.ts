@@ -1,5 +1,5 @@
 import type { AcquireGroup } from './acquire-group.js';
-import type { HeldLock, LockKey, Priority, ReleaseOptions } from './lock-engine.js';
+import { type CancelSignal, type HeldLock, type LockKey, type Priority, type ReleaseOptions, throwIfCancelled } from './lock-engine.js';
 import { LockLostError } from './lock-errors.js';
 
 /**
@@ -93,11 +93,11 @@ export class LockAcquisition implements HeldLock {
     return this.state === 'held' && this.lostReason === null && this.home !== null && this.home.linkUp();
   }
 
-  async untilUsable(signal?: AbortSignal): Promise<void> {
+  async untilUsable(signal?: CancelSignal): Promise<void> {
     if (this.usable()) return;
     if (this.lostReason !== null) throw this.lostReason;
     if (this.state !== 'held' || this.home === null) throw new LockLostError(this.key, 'the lock was released');
-    signal?.throwIfAborted();
+    throwIfCancelled(signal);
     const stop = new AbortController();
     const onAbort = (): void => stop.abort(signal?.reason);
     signal?.addEventListener('abort', onAbort, { once: true });

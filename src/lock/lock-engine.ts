@@ -24,6 +24,22 @@ export interface LockOwner {
   readonly requestId: string;
 }
 
+/**
+ * What a wait needs of an `AbortSignal`, which is one. The proxy's per-request `ClientGone`
+ * (src/http/client-gone.ts) is another that costs no EventTarget per request.
+ */
+export interface CancelSignal {
+  readonly aborted: boolean;
+  readonly reason: unknown;
+  addEventListener(type: 'abort', listener: () => void, options?: { readonly once?: boolean }): void;
+  removeEventListener(type: 'abort', listener: () => void): void;
+}
+
+/** `AbortSignal.throwIfAborted` for any `CancelSignal`. */
+export function throwIfCancelled(signal: CancelSignal | undefined): void {
+  if (signal?.aborted === true) throw signal.reason;
+}
+
 export interface LockRequest {
   /** Longest wait in the queue; the queue entry is gone before the rejection is seen. */
   readonly timeoutMs: number;
@@ -31,7 +47,7 @@ export interface LockRequest {
   /** Free text for operators (`inspect`), e.g. "PUT /products/_doc/42". */
   readonly message?: string;
   /** The client is gone: leave the queue at once and reject with the signal's reason. */
-  readonly signal?: AbortSignal;
+  readonly signal?: CancelSignal;
 }
 
 export interface ReleaseOptions {
@@ -66,7 +82,7 @@ export interface HeldLock {
    * Resolves at once when usable; waits while the link is suspended; rejects with LockLostError
    * when the lock is lost, or with the signal's reason when `signal` aborts.
    */
-  untilUsable(signal?: AbortSignal): Promise<void>;
+  untilUsable(signal?: CancelSignal): Promise<void>;
   /** Idempotent. Resolves when the release is committed (or moot: session gone). */
   release(options?: ReleaseOptions): Promise<void>;
 }

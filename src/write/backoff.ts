@@ -1,3 +1,5 @@
+import type { CancelSignal } from '../lock/lock-engine.js';
+
 /**
  * Full-jitter exponential backoff (AWS architecture blog's "full jitter"): spreads re-queued
  * background writes so that writers that timed out together do not come back together.
@@ -8,7 +10,7 @@ export function backoffDelayMs(attempt: number, baseMs = 100, capMs = 5_000, ran
 }
 
 /** Waits `ms`, or rejects with the signal's reason as soon as it aborts. */
-export function delay(ms: number, signal?: AbortSignal): Promise<void> {
+export function delay(ms: number, signal?: CancelSignal): Promise<void> {
   return new Promise((resolve, reject) => {
     if (signal?.aborted) {
       reject(signal.reason);

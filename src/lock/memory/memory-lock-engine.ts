@@ -12,6 +12,7 @@ import type {
   LockServiceState,
   Priority,
 } from '../lock-engine.js';
+import { throwIfCancelled } from '../lock-engine.js';
 import { LockUnavailableError } from '../lock-errors.js';
 import { type LockEvents, NO_LOCK_EVENTS } from '../lock-events.js';
 import { compareKeys, keyString } from '../znode-names.js';
@@ -55,7 +56,7 @@ export class MemoryLockEngine implements LockEngine {
 
   async acquire(key: LockKey, priority: Priority, request: LockRequest): Promise<HeldLock> {
     this.throwIfClosed();
-    request.signal?.throwIfAborted();
+    throwIfCancelled(request.signal);
     return acquireOne(this.context, key, priority, request, (members) => this.place(members));
   }
 

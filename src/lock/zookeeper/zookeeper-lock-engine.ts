@@ -6,6 +6,7 @@ import type { LockAcquisition } from '../lock-acquisition.js';
 import type {
   AcquireEachRequest,
   AcquireEachResult,
+  CancelSignal,
   HeldLock,
   LockEngine,
   LockInspection,
@@ -15,6 +16,7 @@ import type {
   LockWaiterInfo,
   Priority,
 } from '../lock-engine.js';
+import { throwIfCancelled } from '../lock-engine.js';
 import { LockUnavailableError } from '../lock-errors.js';
 import { type LockEvents, NO_LOCK_EVENTS } from '../lock-events.js';
 import { type LockEngineStats, newStats, snapshotStats } from '../lock-stats.js';
@@ -247,10 +249,10 @@ export class ZooKeeperLockEngine implements LockEngine {
     };
   }
 
-  private ready(signal: AbortSignal | undefined): void {
+  private ready(signal: CancelSignal | undefined): void {
     if (this.closed) throw new LockUnavailableError('lock engine closed');
     this.session.throwIfUnavailable();
-    signal?.throwIfAborted();
+    throwIfCancelled(signal);
   }
 
   /**

@@ -1,4 +1,3 @@
-import { once } from 'node:events';
 import { request } from 'node:http';
 import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -63,7 +62,7 @@ describe('proxy wiring', () => {
           let resolved = false;
           const piping = forwarder.pipe({ method: 'PUT', url: request.req.url ?? '/', rawHeaders: request.req.rawHeaders, body: request.body }, request.res);
           void piping.then(() => (resolved = true));
-          await once(request.clientGone, 'abort');
+          await new Promise<void>((resolve) => request.clientGone.addEventListener('abort', resolve));
           const resolvedWhenClientLeft = resolved;
           gate.release();
           observed = { resolvedWhenClientLeft, outcome: await piping };
