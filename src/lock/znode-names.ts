@@ -18,9 +18,12 @@ export const PRIVATE_LOCK = 'privateLock';
 export const FORCED_RELEASES = '.forced-releases';
 
 const KEEP = /^[A-Za-z0-9_-]$/;
+/** Most ids and index names need no escape: one test of the whole segment, not one per character. */
+const KEEP_ALL = /^[A-Za-z0-9_-]+$/;
 
 export function encodeSegment(value: string): string {
   if (value.length === 0) throw new ProxyError('BAD_REQUEST', 'lock key segments must not be empty');
+  if (KEEP_ALL.test(value)) return value;
   let out = '';
   for (const char of value) {
     if (KEEP.test(char)) {

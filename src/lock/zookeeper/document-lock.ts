@@ -7,7 +7,7 @@ import { encodeNodeData } from '../lock-node-data.js';
 import { prefixFor, queueFromChildren, rankOf } from '../queue-order.js';
 import type { WatchEventType } from '../zk-client.js';
 import { ZK_RC, ZkError } from '../zk-errors.js';
-import { PRIVATE_LOCK, documentPath, indexPath } from '../znode-names.js';
+import { PRIVATE_LOCK, indexPath } from '../znode-names.js';
 import type { Link } from './connection.js';
 import { type ParentNode, parentChain } from './containers.js';
 import type { EngineContext } from './engine-context.js';
@@ -59,7 +59,6 @@ export class DocumentLock implements LockHome {
   readonly guid = randomUUID();
   state: CohortState = 'fastPath';
   private readonly privatePath: string;
-  private readonly parents: readonly ParentNode[];
   private readonly ctx: EngineContext;
   private readonly waiters = new LocalQueue<LockAcquisition>();
   holder: LockAcquisition | null = null;
@@ -93,12 +92,12 @@ export class DocumentLock implements LockHome {
   private wantedAgain: boolean;
   private finished: { readonly promise: Promise<void>; readonly resolve: () => void } | null = null;
 
-  constructor(ctx: EngineContext, key: LockKey) {
+  /** `docPath`: `documentPath(ctx.root, key)`, which the engine has just computed to look the lock up. */
+  constructor(ctx: EngineContext, key: LockKey, docPath: string) {
     this.ctx = ctx;
     this.key = { index: key.index, id: key.id };
-    this.docPath = documentPath(ctx.root, key);
+    this.docPath = docPath;
     this.privatePath = `${this.docPath}/${PRIVATE_LOCK}`;
-    this.parents = parentChain(ctx.root, indexPath(ctx.root, key.index), this.docPath);
     this.generation = ctx.connection.generation();
     this.wantedAgain = ctx.recentReleases.cameBack(this.docPath);
     this.foreign = new ForeignQueueWatch({
@@ -109,6 +108,11 @@ export class DocumentLock implements LockHome {
       stillWanted: () => this.state === 'held' && this.waiters.size > 0,
       changed: () => this.foreignQueueChanged(),
     });
+  }
+
+  /** Every node the document node needs first: wanted only by the paths that create it one by one. */
+  private parents(): readonly ParentNode[] {
+    return parentChain(this.ctx.root, indexPath(this.ctx.root, this.key.index), this.docPath);
   }
 
   get waiting(): number {
@@ -353,7 +357,7 @@ export class DocumentLock implements LockHome {
     const plan = {
       docPath: this.docPath,
       privatePath: this.privatePath,
-      parents: this.parents,
+      parents: this.parents(),
       rank: this.bestRank(),
       data: this.nodeData(),
       onPrivateLockEvent: this.armHolderWatch(),
@@ -415,7 +419,7 @@ export class DocumentLock implements LockHome {
     const rank = this.bestRank();
     const result = await enterQueue(link.zk, this.ctx.containers, {
       docPath: this.docPath,
-      parents: this.parents,
+      parents: this.parents(),
       prefix: this.prefixOfRank(rank),
       data: this.nodeData(),
     });

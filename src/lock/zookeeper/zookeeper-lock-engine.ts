@@ -222,7 +222,7 @@ export class ZooKeeperLockEngine implements LockEngine {
     const docPath = documentPath(this.root, key);
     const existing = this.locks.get(docPath);
     if (existing !== undefined) return existing;
-    const lock = new DocumentLock(this.context, key);
+    const lock = new DocumentLock(this.context, key, docPath);
     this.locks.set(docPath, lock);
     fresh.push(lock);
     return lock;
