@@ -3,8 +3,9 @@ import { fileURLToPath } from 'node:url';
 /**
  * Whether the bench runs from its compiled form (`npm run bench` builds it with tsc into
  * .bench-build/, as `npm start` runs dist/) or from source under tsx (the bench's own tests).
- * Compiled matters: tsx's transform wraps every function it creates in a naming helper, which
- * cost the proxy about 14% more CPU per locked write than the JavaScript a user runs.
+ * Compiled matters: tsx's esbuild transform is not the JavaScript a user runs (for one, it wraps
+ * every function it creates in a naming helper), and the proxy's CPU per locked write measured
+ * 12–16% higher under it (BENCHMARKS.md, Method).
  */
 const COMPILED = import.meta.url.endsWith('.js');
 

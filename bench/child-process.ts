@@ -13,9 +13,10 @@ export interface BenchChild<T> {
 const STDERR_TAIL = 8_000;
 
 /**
- * Spawns `<script> <arg>` (a path relative to bench/, run as bench-script.ts says) and resolves with the first stdout line parsed by
- * `parse`. Separate processes keep the proxy, the stand-in and the load generator from sharing
- * one event loop, which would make every ratio meaningless.
+ * Spawns `<script> <arg>` (a path relative to bench/, run the way bench-script.ts says) and
+ * resolves with the first stdout line parsed by `parse`. Separate processes keep the proxy, the
+ * stand-in and the load generator from sharing one event loop, which would make every ratio
+ * meaningless.
  */
 export async function spawnBenchChild<T>(
   script: string,

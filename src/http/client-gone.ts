@@ -6,7 +6,8 @@ import type { CancelSignal } from '../lock/lock-engine.js';
  * `AbortSignal` in all a wait needs (`CancelSignal`) without an AbortController per request:
  * Node's AbortSignal is an EventTarget, and making one for every write was about 2% of the
  * proxy's CPU per locked write in a profile of `write-uncontended`, for a signal that almost
- * never fires. Listeners run once, in the order added, like `{ once: true }` abort listeners.
+ * never fires. Listeners run once, in the order added, like `{ once: true }` abort listeners (the
+ * waits' listeners do not throw; unlike an EventTarget, one that did would stop those after it).
  */
 export class ClientGone implements CancelSignal {
   private gone: Error | null = null;
