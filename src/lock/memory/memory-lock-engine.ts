@@ -1,18 +1,18 @@
 import { acquireEach, acquireOne } from '../acquire-calls.js';
 import { ActivityCount, type GroupContext } from '../acquire-group.js';
 import type { LockAcquisition } from '../lock-acquisition.js';
-import type {
-  AcquireEachRequest,
-  AcquireEachResult,
-  HeldLock,
-  LockEngine,
-  LockInspection,
-  LockKey,
-  LockRequest,
-  LockServiceState,
-  Priority,
+import {
+  type AcquireEachRequest,
+  type AcquireEachResult,
+  type HeldLock,
+  type LockEngine,
+  type LockInspection,
+  type LockKey,
+  type LockRequest,
+  type LockServiceState,
+  type Priority,
+  throwIfCancelled,
 } from '../lock-engine.js';
-import { throwIfCancelled } from '../lock-engine.js';
 import { LockUnavailableError } from '../lock-errors.js';
 import { type LockEvents, NO_LOCK_EVENTS } from '../lock-events.js';
 import { compareKeys, keyString } from '../znode-names.js';

@@ -3,20 +3,20 @@ import type { ZooKeeperSettings } from '../../config/settings.js';
 import { acquireEach, acquireOne } from '../acquire-calls.js';
 import { ActivityCount, type GroupContext } from '../acquire-group.js';
 import type { LockAcquisition } from '../lock-acquisition.js';
-import type {
-  AcquireEachRequest,
-  AcquireEachResult,
-  CancelSignal,
-  HeldLock,
-  LockEngine,
-  LockInspection,
-  LockKey,
-  LockRequest,
-  LockServiceState,
-  LockWaiterInfo,
-  Priority,
+import {
+  type AcquireEachRequest,
+  type AcquireEachResult,
+  type CancelSignal,
+  type HeldLock,
+  type LockEngine,
+  type LockInspection,
+  type LockKey,
+  type LockRequest,
+  type LockServiceState,
+  type LockWaiterInfo,
+  type Priority,
+  throwIfCancelled,
 } from '../lock-engine.js';
-import { throwIfCancelled } from '../lock-engine.js';
 import { LockUnavailableError } from '../lock-errors.js';
 import { type LockEvents, NO_LOCK_EVENTS } from '../lock-events.js';
 import { type LockEngineStats, newStats, snapshotStats } from '../lock-stats.js';
