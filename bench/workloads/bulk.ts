@@ -85,7 +85,9 @@ export const bulk: Workload = async (context) => {
   });
   if (counted.before === undefined || counted.zxid === undefined) throw new Error('bulk: the proxy run did not complete');
   const transactions = Number((await zxidOf(env.zookeeper)) - counted.zxid);
-  const reads = readsDelta(counted.before, await env.proxyStats());
+  const after = await env.proxyStats();
+  const reads = readsDelta(counted.before, after);
+  const proxyCpuMsPerBulk = (after.cpuMs - counted.before.cpuMs) / Math.max(1, proxyBulks.ok);
   const documents = proxyBulks.ok * BULK_SIZE + proxySingles.ok;
   const timeRatio = proxyBulks.p50Ms / directBulks.p50Ms;
   const floor = await measureBulkFloor(env.zookeeper, BULK_SIZE);
@@ -104,6 +106,7 @@ export const bulk: Workload = async (context) => {
       proxy_docs_per_s: round(proxyBulks.rps * BULK_SIZE, 0),
       zk_transactions_per_doc: round(txnsPerDoc, 4),
       zk_reads_per_doc: round(reads / Math.max(1, documents)),
+      proxy_cpu_ms_per_bulk: round(proxyCpuMsPerBulk),
       direct_fg_p99_ms: round(directSingles.p99Ms),
       proxy_fg_p50_ms: round(proxySingles.p50Ms),
       proxy_fg_p99_ms: round(proxySingles.p99Ms),
@@ -119,7 +122,7 @@ export const bulk: Workload = async (context) => {
     notes: [
       `${bulkCount(options.durationS)} bulks per way over ${BULK_CONNECTIONS} connections, background (${BULK_SIZE} consecutive ids from a pool of ${ID_POOL}); foreground PUTs ${TRICKLE_RATE}/s on random ids of the pool`,
       `zk_floor_*: one transaction creating ${BULK_SIZE} document containers + privateLocks on the same server, and the one deleting them (raw client, bench/zookeeper-floor.ts, p50 of 5): what ZooKeeper itself needs to lock and unlock a bulk's fresh documents in one commit each`,
-      `stand-in bulk time = ${options.writeMs} ms + ${options.bulkDocMs} ms per document; ZooKeeper transactions = the server's zxid difference over the measured proxy run (every transaction, the container reaper's included) / documents written (bulk items + foreground writes)`,
+      `stand-in bulk time = ${options.writeMs} ms + ${options.bulkDocMs} ms per document; proxy_cpu_ms_per_bulk = the proxy process's CPU over the measured run (its foreground writes included) / bulks; ZooKeeper transactions = the server's zxid difference over the measured proxy run (every transaction, the container reaper's included) / documents written (bulk items + foreground writes)`,
     ],
   };
 };

@@ -29,11 +29,16 @@ export interface RoundOutcome {
 
 /**
  * One round: `acquireEach` over the round's distinct keys — WITHOUT hold-and-wait: each key is
- * granted on its own, and the items of the keys granted together go out as one sub-bulk at once,
- * their locks released when Elasticsearch answered it. Items of one document stay together and
- * in request order. When every key of the first round is granted at once, the original body goes
- * through untouched and the answer streams back. The first sub-bulk is forwarded alone: if
- * Elasticsearch rejects it as a whole (auth, a bad parameter), the client gets that answer.
+ * granted on its own, and the items of the keys granted together go out as one sub-bulk, their
+ * locks released when Elasticsearch answered it. Items of one document stay together and in
+ * request order. When every key of the first round is granted at once, the original body goes
+ * through untouched and the answer streams back.
+ *
+ * One sub-bulk of a request is in flight at a time, and the grants that come meanwhile go
+ * together as the next: the lock engine grants a large bulk in several transactions, and the
+ * first sub-bulk is at the cluster while ZooKeeper commits the next. The client's one bulk never
+ * becomes many concurrent requests, and when the first sub-bulk is rejected as a whole (auth, a
+ * bad parameter) nothing else has gone and the client gets that answer.
  */
 export async function runRound(run: BulkRun, pending: readonly KeyedBulkItem[], firstRound: boolean): Promise<RoundOutcome> {
   return new Round(run, pending, firstRound).execute();
@@ -46,7 +51,8 @@ class Round {
   private granted: HeldLock[] = [];
   private flushScheduled = false;
   private readonly inFlight: Promise<void>[] = [];
-  private firstExchange: Promise<'ok' | 'answered'> | null;
+  /** A sub-bulk is at the cluster: grants wait in `granted` and go together when it is answered. */
+  private subBulkInFlight = false;
   private answered = false;
   private readonly stop = new AbortController();
   /** Items to fence, by position (empty with proxy.fencing=off). */
@@ -66,7 +72,6 @@ class Round {
     }
     this.unkeyed = pending.filter((keyed) => keyed.key === null);
     this.keys = distinctKeys(pending);
-    this.firstExchange = run.forwardedAnything ? Promise.resolve('ok') : null;
     this.fenceable = run.deps.settings().proxy.fencing === 'on' ? fenceableItems(run.exchange.body, pending) : new Map();
   }
 
@@ -94,7 +99,7 @@ class Round {
     }
     this.flush();
     // Items without a lock that no sub-bulk carried (every key failed): they go on their own.
-    if (this.unkeyed.length > 0 && !this.answered) this.inFlight.push(this.forwardSubBulk([]));
+    if (this.unkeyed.length > 0 && !this.answered) this.inFlight.push(this.nextSubBulk([]));
     await this.settle();
     return this.outcome(failed);
   }
@@ -109,9 +114,9 @@ class Round {
 
   private flush(): void {
     this.flushScheduled = false;
+    if (this.subBulkInFlight || this.granted.length === 0) return;
     const locks = this.granted;
     this.granted = [];
-    if (locks.length === 0) return;
     if (this.answered) {
       releaseAll(locks);
       return;
@@ -122,7 +127,18 @@ class Round {
       this.inFlight.push(this.forwardWhole(locks));
       return;
     }
-    this.inFlight.push(this.forwardSubBulk(locks));
+    this.inFlight.push(this.nextSubBulk(locks));
+  }
+
+  private async nextSubBulk(locks: readonly HeldLock[]): Promise<void> {
+    this.subBulkInFlight = true;
+    try {
+      await this.forwardSubBulk(locks);
+    } finally {
+      this.subBulkInFlight = false;
+      // Synchronously, before this promise settles: `settle` sees the next one in `inFlight`.
+      this.flush();
+    }
   }
 
   private async forwardWhole(locks: readonly HeldLock[]): Promise<void> {
@@ -161,25 +177,15 @@ class Round {
 
   /** As they came, or fenced wave by wave when any of them needs a fence (fencing/fenced-sub-bulk.ts). */
   private forwardItems(items: readonly KeyedBulkItem[], locks: readonly HeldLock[]): Promise<'ok' | 'answered'> {
-    if (!items.some((keyed) => this.fenceable.has(keyed.item.position))) return this.forwardAfterFirst(items, vouchedFor(locks));
+    if (!items.some((keyed) => this.fenceable.has(keyed.item.position))) return forwardSubset(this.run, items, vouchedFor(locks));
     return forwardFencedSubBulk({
       run: this.run,
       items,
       fenceable: this.fenceable,
       locks: new Map(locks.map((lock) => [keyString(lock.key), lock])),
       lostError,
-      send: (wave, fenced, waveLocks) => this.forwardAfterFirst(wave, vouchedFor(waveLocks), fenced),
+      send: (wave, fenced, waveLocks) => forwardSubset(this.run, wave, vouchedFor(waveLocks), fenced),
     });
-  }
-
-  /** The first sub-bulk goes alone; the others wait for its answer, then go as they come. */
-  private async forwardAfterFirst(items: readonly KeyedBulkItem[], beforeSend: BeforeSend, fenced?: FencedBody): Promise<'ok' | 'answered'> {
-    if (this.firstExchange === null) {
-      this.firstExchange = forwardSubset(this.run, items, beforeSend, fenced);
-      return this.firstExchange;
-    }
-    if ((await this.firstExchange) === 'answered') return 'answered';
-    return forwardSubset(this.run, items, beforeSend, fenced);
   }
 
   /** Elasticsearch answered the whole request: stop waiting for the other keys. */
@@ -189,8 +195,12 @@ class Round {
   }
 
   private async settle(): Promise<void> {
-    // Sub-bulks may add more in-flight work while we wait (none after acquireEach resolved, but be safe).
-    for (let done = 0; done < this.inFlight.length; done = this.inFlight.length) await Promise.all(this.inFlight.slice(done));
+    // A sub-bulk's end starts the next one: more in-flight work may come while we wait.
+    for (let done = 0; done < this.inFlight.length; ) {
+      const waiting = this.inFlight.slice(done);
+      done = this.inFlight.length;
+      await Promise.all(waiting);
+    }
   }
 
   private async withoutLocks(): Promise<RoundOutcome> {
@@ -199,7 +209,7 @@ class Round {
       await this.settle();
       return { answered: true, timedOut: [], aborted: false, unavailable: null };
     }
-    if (this.unkeyed.length > 0) this.inFlight.push(this.forwardSubBulk([]));
+    if (this.unkeyed.length > 0) this.inFlight.push(this.nextSubBulk([]));
     await this.settle();
     return { answered: this.answered, timedOut: [], aborted: false, unavailable: null };
   }

@@ -46,23 +46,25 @@ export interface BatchOptions {
   readonly holderWatch: boolean;
   /** The release of a document created here deletes it too (a bulk's fresh documents; see README). */
   readonly deleteCreatedDocuments: boolean;
+  /** At most this many keys per transaction (MAX_KEYS_PER_TXN when not given). */
+  readonly keysPerTransaction?: number;
 }
 
 export async function acquireInBatches(ctx: EngineContext, locks: readonly DocumentLock[], options: BatchOptions): Promise<void> {
-  const chunks = chunked(locks);
+  const chunks = chunked(locks, Math.min(options.keysPerTransaction ?? MAX_KEYS_PER_TXN, MAX_KEYS_PER_TXN));
   const workers = Array.from({ length: Math.min(CHUNKS_IN_FLIGHT, chunks.length) }, async () => {
     for (let chunk = chunks.shift(); chunk !== undefined; chunk = chunks.shift()) await acquireChunk(ctx, chunk, options);
   });
   await Promise.all(workers);
 }
 
-function chunked(locks: readonly DocumentLock[]): DocumentLock[][] {
+function chunked(locks: readonly DocumentLock[], keysPerTxn: number): DocumentLock[][] {
   const chunks: DocumentLock[][] = [];
   let current: DocumentLock[] = [];
   let bytes = 0;
   for (const lock of locks) {
     const size = 2 * lock.docPath.length + 400;
-    if (current.length > 0 && (current.length >= MAX_KEYS_PER_TXN || bytes + size > MAX_BYTES_PER_TXN)) {
+    if (current.length > 0 && (current.length >= keysPerTxn || bytes + size > MAX_BYTES_PER_TXN)) {
       chunks.push(current);
       current = [];
       bytes = 0;

@@ -43,6 +43,11 @@ const CONTENTION_CAPACITY = 10_000;
 /** Documents remembered as released a moment ago (for lingering); the oldest go first. */
 const RECENT_RELEASES_CAPACITY = 10_000;
 const CLOSE_DRAIN_MS = 2_000;
+/**
+ * A bulk's keys per transaction: a bulk forwards the items of the first transaction's grants
+ * while ZooKeeper commits the next (bulk-round.ts), instead of waiting for one commit of all.
+ */
+const BULK_KEYS_PER_TXN = 250;
 const OPERATOR_ATTEMPTS = 3;
 /** ZooKeeper operations outstanding on the session at most (a multi counts its operations). */
 export const MAX_OUTSTANDING_OPS = 8_192;
@@ -196,7 +201,7 @@ export class ZooKeeperLockEngine implements LockEngine {
       const batched = fresh.filter((lock) => !contention.contended(lock.docPath));
       const inBatch = new Set(batched);
       for (const lock of fresh) if (!inBatch.has(lock)) lock.begin();
-      void acquireInBatches(this.context, batched, { holderWatch: false, deleteCreatedDocuments: true });
+      void acquireInBatches(this.context, batched, { holderWatch: false, deleteCreatedDocuments: true, keysPerTransaction: BULK_KEYS_PER_TXN });
       return;
     }
     for (const lock of fresh) {

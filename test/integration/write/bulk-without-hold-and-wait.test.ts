@@ -53,6 +53,48 @@ describe.each(LOCK_BACKENDS)('bulk without hold-and-wait ($name locks)', (backen
     expect(response.json.errors).toBe(false);
   });
 
+  it('keeps one sub-bulk at the cluster at a time: the grants that come meanwhile go together as the next', async () => {
+    const index = `nhw-${locks}-chain`;
+    const engine = stack.proxies[0]!.locks;
+    const blockers = new Map<string, HeldLock>();
+    for (const id of ['h1', 'h2', 'h3']) blockers.set(id, await engine.acquire({ index, id }, 'foreground', { timeoutMs: 5_000, owner: OWNER }));
+    /** Hands a blocked document to the bulk and waits until the bulk holds it. */
+    const handOver = async (id: string): Promise<void> => {
+      await blockers.get(id)!.release();
+      await eventually(async () => {
+        const holder = (await engine.inspect({ index, id })).holder;
+        return holder !== null && holder.owner.requestId !== OWNER.requestId;
+      });
+    };
+    const firstAtCluster = stack.standIn.gateDocument(index, 'a');
+    const secondAtCluster = stack.standIn.gateDocument(index, 'h1');
+    const before = bulks().length;
+    const answer = send(url, 'POST', '/_bulk', bulkBody(index, ['a', 'h1', 'b', 'h2', 'c', 'h3']), { ...NDJSON, ...BACKGROUND });
+
+    await firstAtCluster.arrived();
+    await handOver('h1');
+    await handOver('h2');
+    expect(bulks().slice(before)).toEqual([['a', 'b', 'c']]);
+    firstAtCluster.release();
+
+    await secondAtCluster.arrived();
+    expect(bulks().slice(before)).toEqual([['a', 'b', 'c'], ['h1', 'h2']]);
+    await handOver('h3');
+    // h3's lock is held for the bulk, yet its item waits for the sub-bulk at the cluster.
+    expect(bulks().slice(before)).toEqual([['a', 'b', 'c'], ['h1', 'h2']]);
+    secondAtCluster.release();
+
+    const response = await answer;
+    expect(response.status).toBe(200);
+    expect(bulks().slice(before)).toEqual([['a', 'b', 'c'], ['h1', 'h2'], ['h3']]);
+    const subBulks = stack.standIn.requests.filter((r) => r.url === '/_bulk').slice(before);
+    for (let n = 1; n < subBulks.length; n++) expect(subBulks[n]!.arrivedAt).toBeGreaterThanOrEqual(subBulks[n - 1]!.finishedAt!);
+    const items = response.json.items as Record<string, { _id: string; status: number }>[];
+    expect(items.map((item) => item.index!._id)).toEqual(['a', 'h1', 'b', 'h2', 'c', 'h3']);
+    expect(response.json.errors).toBe(false);
+    expect(['a', 'h1', 'b', 'h2', 'c', 'h3'].map((id) => stack.standIn.document(index, id)?.source)).toEqual([0, 1, 2, 3, 4, 5].map((n) => ({ n })));
+  });
+
   it('sends the original body untouched when every lock is had at once', async () => {
     const index = `nhw-${locks}-2`;
     const body = bulkBody(index, ['x', 'y', 'x']);
