@@ -1,4 +1,5 @@
 import { forcedReleasesPath } from '../znode-names.js';
+import { setBounded } from './bounded-map.js';
 import { isZkCode } from '../zk-errors.js';
 import type { LockZk } from './lock-zk.js';
 
@@ -94,16 +95,6 @@ export class ContainerCache {
       }
     }
     this.remember(path);
-  }
-}
-
-/** Sets `key` as the newest entry (Map keeps insertion order) and evicts the oldest past `capacity`. */
-export function setBounded<K, V>(map: Map<K, V>, key: K, value: V, capacity: number): void {
-  map.delete(key);
-  map.set(key, value);
-  if (map.size > capacity) {
-    const oldest = map.keys().next();
-    if (oldest.done !== true) map.delete(oldest.value);
   }
 }
 

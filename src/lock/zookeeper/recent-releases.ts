@@ -1,4 +1,4 @@
-import { setBounded } from './containers.js';
+import { setBounded } from './bounded-map.js';
 
 /**
  * Documents whose lock this process gave back a moment ago. A document that comes back within
