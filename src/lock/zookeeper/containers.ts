@@ -1,5 +1,5 @@
+import { LRUCache } from 'lru-cache';
 import { forcedReleasesPath } from '../znode-names.js';
-import { setBounded } from './bounded-map.js';
 import { isZkCode } from '../zk-errors.js';
 import type { LockZk } from './lock-zk.js';
 
@@ -39,21 +39,23 @@ export function parentChain(root: string, index: string, doc: string): ParentNod
  * then calls `forget` and tries again.
  */
 export class ContainerCache {
-  /** `true` once created or seen; a promise while our create is in flight (shared, not repeated). */
-  private readonly known = new Map<string, true | Promise<void>>();
-  private readonly capacity: number;
+  /**
+   * `true` once created or seen; a promise while our create is in flight (shared, not repeated).
+   * The least recently remembered go first; a look-up does not count as a use.
+   */
+  private readonly known: LRUCache<string, true | Promise<void>>;
 
   constructor(capacity: number) {
-    this.capacity = capacity;
+    this.known = new LRUCache({ max: capacity });
   }
 
   isKnown(path: string): boolean {
-    return this.known.get(path) === true;
+    return this.known.peek(path) === true;
   }
 
   /** Created or seen by us (e.g. in a batch transaction). */
   remember(path: string): void {
-    setBounded(this.known, path, true, this.capacity);
+    this.known.set(path, true);
   }
 
   forgetPath(path: string): void {
@@ -67,7 +69,7 @@ export class ContainerCache {
   ensure(zk: LockZk, nodes: readonly ParentNode[]): Promise<void> {
     const pending: Promise<void>[] = [];
     for (const { path, mode } of nodes) {
-      const state = this.known.get(path);
+      const state = this.known.peek(path);
       if (state === true) continue;
       if (state !== undefined) {
         pending.push(state);
@@ -100,21 +102,21 @@ export class ContainerCache {
 
 /** Keys that recently had a holder or a queue: skip the fast path there for a while. */
 export class ContentionHints {
-  private readonly until = new Map<string, number>();
+  /** The least recently marked go first. */
+  private readonly until: LRUCache<string, number>;
   private readonly ttlMs: number;
-  private readonly capacity: number;
 
   constructor(ttlMs: number, capacity: number) {
     this.ttlMs = ttlMs;
-    this.capacity = capacity;
+    this.until = new LRUCache({ max: capacity });
   }
 
   mark(docPath: string): void {
-    setBounded(this.until, docPath, Date.now() + this.ttlMs, this.capacity);
+    this.until.set(docPath, Date.now() + this.ttlMs);
   }
 
   contended(docPath: string): boolean {
-    const until = this.until.get(docPath);
+    const until = this.until.peek(docPath);
     if (until === undefined) return false;
     if (until > Date.now()) return true;
     this.until.delete(docPath);

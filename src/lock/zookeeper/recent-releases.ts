@@ -1,4 +1,4 @@
-import { setBounded } from './bounded-map.js';
+import { LRUCache } from 'lru-cache';
 
 /**
  * Documents whose lock this process gave back a moment ago. A document that comes back within
@@ -7,23 +7,22 @@ import { setBounded } from './bounded-map.js';
  * timer a lingering lock costs. Bounded: the oldest entries go first.
  */
 export class RecentReleases {
-  private readonly releasedAt = new Map<string, number>();
+  private readonly releasedAt: LRUCache<string, number>;
   private readonly windowMs: number;
-  private readonly capacity: number;
 
   constructor(windowMs: number, capacity: number) {
     this.windowMs = windowMs;
-    this.capacity = capacity;
+    this.releasedAt = new LRUCache({ max: capacity });
   }
 
   noteReleased(docPath: string, now = Date.now()): void {
     if (this.windowMs <= 0) return;
-    setBounded(this.releasedAt, docPath, now, this.capacity);
+    this.releasedAt.set(docPath, now);
   }
 
   /** Released here within the window before `now`. */
   cameBack(docPath: string, now = Date.now()): boolean {
-    const at = this.releasedAt.get(docPath);
+    const at = this.releasedAt.peek(docPath);
     return at !== undefined && now - at <= this.windowMs;
   }
 }
