@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { startZooKeeper, type ZooKeeperCluster } from '../test/support/zookeeper-server.js';
 import type { BenchOptions } from './bench-options.js';
+import { jvmCpu, type JvmCpu } from './jvm-cpu.js';
 import { numberField, objectField, spawnBenchChild, type BenchChild } from './child-process.js';
 
 export interface ProxyStats {
@@ -38,6 +39,8 @@ export interface BenchEnvironment {
   /** Waits until the stand-in has no write in flight, then reads its overlap count. */
   overlaps(): Promise<number>;
   proxyStats(): Promise<ProxyStats>;
+  /** CPU the ZooKeeper server's JVM has used so far (null with `--zk`, or off Linux). */
+  zookeeperCpu(): Promise<JvmCpu | null>;
   close(): Promise<void>;
 }
 
@@ -78,10 +81,12 @@ export async function startBenchEnvironment(options: BenchOptions): Promise<Benc
   };
   try {
     let zookeeper = options.zk;
+    let zookeeperPid = (): number | undefined => undefined;
     if (zookeeper === null) {
       const cluster: ZooKeeperCluster = await startZooKeeper(1, { jvm: 'production' });
       cleanups.push(() => cluster.stop());
       zookeeper = cluster.connectString;
+      zookeeperPid = () => cluster.nodes[0]?.pid();
     }
     const standIn: BenchChild<{ port: number }> = await spawnBenchChild(
       './stand-in-process.ts',
@@ -142,6 +147,7 @@ export async function startBenchEnvironment(options: BenchOptions): Promise<Benc
         }
       },
       proxyStats: async () => parseProxyStats(await getJson(`http://127.0.0.1:${proxy.info.statsPort}/stats`)),
+      zookeeperCpu: () => jvmCpu(zookeeperPid()),
       close: cleanup,
     };
   } catch (error) {

@@ -8,6 +8,7 @@ import { cpus, loadavg, totalmem } from 'node:os';
 import { dirname } from 'node:path';
 import { fourLetterWord } from '../test/support/zookeeper-server.js';
 import { startBenchEnvironment } from './bench-environment.js';
+import { jvmCpuSince } from './jvm-cpu.js';
 import { parseBenchOptions, USAGE, type BenchOptions, type WorkloadName } from './bench-options.js';
 import { notesList, resultsTable, targetsTable } from './report.js';
 import { round, type Workload, type WorkloadResult } from './workload-result.js';
@@ -19,6 +20,7 @@ import { openLoop } from './workloads/open-loop.js';
 import { passthrough } from './workloads/passthrough.js';
 import { writeHot } from './workloads/write-hot.js';
 import { writeUncontended } from './workloads/write-uncontended.js';
+import { warmZooKeeper, type ZooKeeperWarmup } from './zookeeper-warmup.js';
 
 const WORKLOAD_RUNNERS: Record<WorkloadName, Workload> = {
   passthrough,
@@ -48,18 +50,33 @@ async function machine(zookeeper: string): Promise<Record<string, string | numbe
   };
 }
 
+/** The ZooKeeper server's CPU over the whole workload (both ways), its JIT threads' share apart. */
+function withZooKeeperCpu(result: WorkloadResult, used: { totalMs: number; compilerMs: number } | null): WorkloadResult {
+  if (used === null) return result;
+  return { ...result, summary: { ...result.summary, zk_server_cpu_ms: round(used.totalMs, 0), zk_server_jit_cpu_ms: round(used.compilerMs, 0) } };
+}
+
 async function runAll(options: BenchOptions): Promise<void> {
   const started = Date.now();
   const loadAtStart = loadavg()[0] ?? 0;
   const env = await startBenchEnvironment(options);
   const results: WorkloadResult[] = [];
   let host: Record<string, string | number> = {};
+  let warmup: ZooKeeperWarmup | null = null;
   try {
     host = await machine(env.zookeeper);
+    // `--warmup 0` (the smoke test) asks for none; only passthrough never locks.
+    if (options.warmupS > 0 && options.workloads.some((name) => name !== 'passthrough')) {
+      console.error('[bench] warming ZooKeeper up ...');
+      warmup = await warmZooKeeper(env);
+      console.error(`[bench] ZooKeeper warm-up: ${JSON.stringify(warmup)}`);
+    }
     for (const name of options.workloads) {
       const workloadStarted = Date.now();
       console.error(`[bench] ${name} ...`);
-      results.push(await WORKLOAD_RUNNERS[name]({ env, options }));
+      const before = await env.zookeeperCpu();
+      const result = await WORKLOAD_RUNNERS[name]({ env, options });
+      results.push(withZooKeeperCpu(result, jvmCpuSince(before, await env.zookeeperCpu())));
       console.error(`[bench] ${name} done in ${((Date.now() - workloadStarted) / 1000).toFixed(1)} s`);
     }
   } finally {
@@ -72,6 +89,7 @@ async function runAll(options: BenchOptions): Promise<void> {
     loadAverage1m: { atStart: round(loadAtStart), atEnd: round(loadavg()[0] ?? 0) },
     machine: host,
     options,
+    zookeeperWarmup: warmup,
     workloads: Object.fromEntries(results.map((r) => [r.workload, { summary: r.summary, targets: r.targets, notes: r.notes, runs: r.runs }])),
   };
   await mkdir(dirname(options.out), { recursive: true });
@@ -82,6 +100,7 @@ async function runAll(options: BenchOptions): Promise<void> {
   console.log(targetsTable(results));
   console.log('\n## Method notes\n');
   console.log(notesList(results));
+  if (warmup !== null) console.log(`\nZooKeeper warm-up before the workloads: ${warmup.rounds} rounds, ${warmup.seconds} s; its JIT threads' CPU in the last round: ${warmup.compilerMsPerS ?? 'not readable'} ms/s`);
   console.log(`\nload average (1 min) at start/end: ${report.loadAverage1m.atStart} / ${report.loadAverage1m.atEnd}`);
   console.log(`machine: ${JSON.stringify(host)}\nwritten: ${options.out} (total ${report.totalSeconds} s)`);
 }

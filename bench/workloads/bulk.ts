@@ -1,5 +1,6 @@
 import { lastZxid } from '../../test/support/zookeeper-server.js';
 import type { ProxyStats } from '../bench-environment.js';
+import { jvmCpuSince, type JvmCpu } from '../jvm-cpu.js';
 import { measureBulkFloor } from '../zookeeper-floor.js';
 import { runLoad, type LoadResult, type LoadSpec } from '../load.js';
 import { randomBelow, round, target, type Workload, type WorkloadContext } from '../workload-result.js';
@@ -21,7 +22,7 @@ export function bulkBodies(index: string, pool: number): () => string {
   };
 }
 
-/** Bulks per measured run: about 2 per second of --duration, at least 2 per connection. */
+/** Bulks per measured run (and per warm-up): about 2 per second of --duration, at least 2 per connection. */
 export function bulkCount(durationS: number): number {
   return Math.max(2 * BULK_CONNECTIONS, Math.round(2 * durationS));
 }
@@ -60,7 +61,7 @@ function specs(baseUrl: string): [LoadSpec, LoadSpec] {
 }
 
 async function run(context: WorkloadContext, baseUrl: string, afterWarmup: () => Promise<unknown>): Promise<[LoadResult, LoadResult]> {
-  if (context.options.warmupS > 0) await bulksWithTrickle(baseUrl, BULK_CONNECTIONS);
+  if (context.options.warmupS > 0) await bulksWithTrickle(baseUrl, bulkCount(context.options.warmupS));
   await afterWarmup();
   return bulksWithTrickle(baseUrl, bulkCount(context.options.durationS));
 }
@@ -78,11 +79,13 @@ function zxidOf(connect: string): Promise<bigint> {
 export const bulk: Workload = async (context) => {
   const { env, options } = context;
   const [directBulks, directSingles] = await run(context, env.directUrl, async () => undefined);
-  const counted: { before?: ProxyStats; zxid?: bigint } = {};
+  const counted: { before?: ProxyStats; zxid?: bigint; zkCpu?: JvmCpu | null } = {};
   const [proxyBulks, proxySingles] = await run(context, env.proxyUrl, async () => {
     counted.before = await env.proxyStats();
     counted.zxid = await zxidOf(env.zookeeper);
+    counted.zkCpu = await env.zookeeperCpu();
   });
+  const zkCpu = jvmCpuSince(counted.zkCpu ?? null, await env.zookeeperCpu());
   if (counted.before === undefined || counted.zxid === undefined) throw new Error('bulk: the proxy run did not complete');
   const transactions = Number((await zxidOf(env.zookeeper)) - counted.zxid);
   const after = await env.proxyStats();
@@ -107,6 +110,8 @@ export const bulk: Workload = async (context) => {
       zk_transactions_per_doc: round(txnsPerDoc, 4),
       zk_reads_per_doc: round(reads / Math.max(1, documents)),
       proxy_cpu_ms_per_bulk: round(proxyCpuMsPerBulk),
+      zk_server_cpu_ms_per_bulk: zkCpu === null ? null : round(zkCpu.totalMs / Math.max(1, proxyBulks.ok)),
+      zk_server_jit_cpu_ms_per_bulk: zkCpu === null ? null : round(zkCpu.compilerMs / Math.max(1, proxyBulks.ok)),
       direct_fg_p99_ms: round(directSingles.p99Ms),
       proxy_fg_p50_ms: round(proxySingles.p50Ms),
       proxy_fg_p99_ms: round(proxySingles.p99Ms),
@@ -122,7 +127,7 @@ export const bulk: Workload = async (context) => {
     notes: [
       `${bulkCount(options.durationS)} bulks per way over ${BULK_CONNECTIONS} connections, background (${BULK_SIZE} consecutive ids from a pool of ${ID_POOL}); foreground PUTs ${TRICKLE_RATE}/s on random ids of the pool`,
       `zk_floor_*: one transaction creating ${BULK_SIZE} document containers + privateLocks on the same server, and the one deleting them (raw client, bench/zookeeper-floor.ts, p50 of 5): what ZooKeeper itself needs to lock and unlock a bulk's fresh documents in one commit each`,
-      `stand-in bulk time = ${options.writeMs} ms + ${options.bulkDocMs} ms per document; proxy_cpu_ms_per_bulk = the proxy process's CPU over the measured run (its foreground writes included) / bulks; ZooKeeper transactions = the server's zxid difference over the measured proxy run (every transaction, the container reaper's included) / documents written (bulk items + foreground writes)`,
+      `stand-in bulk time = ${options.writeMs} ms + ${options.bulkDocMs} ms per document; proxy_cpu_ms_per_bulk = the proxy process's CPU over the measured run (its foreground writes included) / bulks; zk_server_cpu_ms_per_bulk the same for the ZooKeeper server's JVM (all its threads; _jit_: its JIT compiler threads); ZooKeeper transactions = the server's zxid difference over the measured proxy run (every transaction, the container reaper's included) / documents written (bulk items + foreground writes)`,
     ],
   };
 };

@@ -19,6 +19,8 @@ export interface ZooKeeperNode {
   readonly id: number;
   readonly clientPort: number;
   readonly dataDir: string;
+  /** The server's JVM process id while it runs (the benchmarks read its CPU from /proc). */
+  pid(): number | undefined;
   running(): boolean;
   stop(signal?: NodeJS.Signals): Promise<void>;
   start(): Promise<void>;
@@ -144,6 +146,7 @@ function makeNode(plan: NodePlan, systemProperties: Readonly<Record<string, stri
     id: plan.id,
     clientPort: plan.clientPort,
     dataDir: join(plan.dir, 'data'),
+    pid: () => (node.running() ? child?.pid : undefined),
     running: () => child !== undefined && child.exitCode === null && child.signalCode === null,
     async start() {
       if (node.running()) return;
