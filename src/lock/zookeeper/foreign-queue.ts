@@ -3,9 +3,12 @@ import type { ForeignQueue } from './handover-policy.js';
 import type { LockZk } from './lock-zk.js';
 
 export const UNKNOWN_FOREIGN_QUEUE: ForeignQueue = { known: false, count: 0, bestRank: Number.POSITIVE_INFINITY };
+/** Nobody else queued: what every key a bulk creates is granted with (one object for all of them). */
+const NO_FOREIGN_QUEUE: ForeignQueue = Object.freeze({ known: true, count: 0, bestRank: Number.POSITIVE_INFINITY });
 
 /** Other processes' (or seed clients') entries among `children`: every entry but ours. */
 export function foreignQueueOf(children: readonly string[], ownEntry: string | null, prefixes: PrefixRanks): ForeignQueue {
+  if (children.length === 0) return NO_FOREIGN_QUEUE;
   let count = 0;
   let bestRank = Number.POSITIVE_INFINITY;
   for (const entry of queueFromChildren(children, prefixes)) {

@@ -1,0 +1,26 @@
+import { pino } from 'pino';
+import { describe, expect, it } from 'vitest';
+import { ContainerCache } from '../../../../src/lock/zookeeper/containers.js';
+import { ForcedReleaseEpoch } from '../../../../src/lock/zookeeper/forced-release-epoch.js';
+import { opCount, opsOf, type ReleaseItem } from '../../../../src/lock/zookeeper/release-batcher.js';
+
+/** A release's operations, and the count that sizes a batch's transactions without building them. */
+describe('release operations', () => {
+  const epoch = new ForcedReleaseEpoch('/root', new ContainerCache(10), pino({ level: 'silent' }));
+  const items: ReleaseItem[] = [];
+  for (const privateLock of [null, { czxid: 7, docVersion: 2, epoch: 1 }])
+    for (const entry of [null, 'fg-0000000003'])
+      for (const deleteDocument of [false, true]) items.push({ docPath: '/root/i/d', generation: 1, privateLock, entry, deleteDocument });
+
+  it('counts exactly the operations opsOf gives, for every kind of release', () => {
+    expect(items.map(opCount)).toEqual(items.map((item) => opsOf(item, epoch).length));
+  });
+
+  it('deletes a document it created instead of checking its version, and never without our privateLock', () => {
+    const roles = (item: ReleaseItem): string[] => opsOf(item, epoch).map((op) => op.role);
+    const lock = { czxid: 7, docVersion: 2, epoch: 1 };
+    expect(roles({ docPath: '/d', generation: 1, privateLock: lock, entry: null, deleteDocument: true })).toEqual(['epoch', 'lock', 'document']);
+    expect(roles({ docPath: '/d', generation: 1, privateLock: lock, entry: 'e', deleteDocument: false })).toEqual(['check', 'epoch', 'lock', 'entry']);
+    expect(roles({ docPath: '/d', generation: 1, privateLock: null, entry: 'e', deleteDocument: true })).toEqual(['entry']);
+  });
+});
