@@ -8,7 +8,7 @@ import { cpus, loadavg, totalmem } from 'node:os';
 import { dirname } from 'node:path';
 import { fourLetterWord } from '../test/support/zookeeper-server.js';
 import { startBenchEnvironment } from './bench-environment.js';
-import { jvmCpuSince } from './jvm-cpu.js';
+import { jvmCpuSince, type JvmCpu } from './jvm-cpu.js';
 import { parseBenchOptions, USAGE, type BenchOptions, type WorkloadName } from './bench-options.js';
 import { notesList, resultsTable, targetsTable } from './report.js';
 import { round, type Workload, type WorkloadResult } from './workload-result.js';
@@ -51,7 +51,7 @@ async function machine(zookeeper: string): Promise<Record<string, string | numbe
 }
 
 /** The ZooKeeper server's CPU over the whole workload (both ways), its JIT threads' share apart. */
-function withZooKeeperCpu(result: WorkloadResult, used: { totalMs: number; compilerMs: number } | null): WorkloadResult {
+function withZooKeeperCpu(result: WorkloadResult, used: JvmCpu | null): WorkloadResult {
   if (used === null) return result;
   return { ...result, summary: { ...result.summary, zk_server_cpu_ms: round(used.totalMs, 0), zk_server_jit_cpu_ms: round(used.compilerMs, 0) } };
 }

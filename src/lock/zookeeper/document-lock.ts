@@ -39,7 +39,6 @@ export type CohortState = 'fastPath' | 'queued' | 'arbitrating' | 'held' | 'idle
 /** The steps of the acquisition loop (Curator's LockInternals loop, with the fast path in front). */
 type Step = 'fastPath' | 'enterQueue' | 'readQueue' | 'evaluate' | 'arbitrate' | 'upgrade' | 'recover' | 'held' | 'leave' | 'stop';
 
-
 /**
  * Identifies one document lock's nodes (recovery after a lost reply, forced releases): unique
  * across processes by the random part, within the process by the counter. One `randomUUID` per
