@@ -19,7 +19,14 @@
         "<!(node -e \"require('nan')\")"
       ],
       # Optimised: node-gyp's Release configuration (-O3). Upstream appends -O0, which overrides it.
-      "libraries": ["<(zk_client_dir)/.libs/libzookeeper_st.a"]
+      "libraries": ["<(zk_client_dir)/.libs/libzookeeper_st.a"],
+      "conditions": [
+        # Each request in one send (zk-send-framing.c): a GNU ld --wrap of the client's send queue.
+        ["OS=='linux'", {
+          "sources": ["zk-send-framing.c"],
+          "ldflags": ["-Wl,--wrap=adaptor_send_queue"]
+        }]
+      ]
     }
   ]
 }
