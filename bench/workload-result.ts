@@ -75,12 +75,18 @@ export function randomBelow(size: number): number {
 export interface MeasuredRun {
   readonly load: LoadResult;
   readonly cpuMsPerRequest: number;
+  /** The same for the server behind it (`serverCpuMs`), NaN when it was not read. */
+  readonly serverCpuMsPerRequest: number;
 }
 
-/** One load of `measuredAlternating`; `cpuMs` reads the serving process's own CPU time (ms). */
+/**
+ * One load of `measuredAlternating`; `cpuMs` reads the serving process's own CPU time (ms),
+ * `serverCpuMs` that of a server it uses in turn (ZooKeeper, for the proxy; NaN when unreadable).
+ */
 export interface AlternatingRun {
   readonly spec: LoadSpec;
   readonly cpuMs?: () => Promise<number>;
+  readonly serverCpuMs?: () => Promise<number>;
 }
 
 /** Slices per load in `measuredAlternating` (one when a run is too short to cut). */
@@ -97,21 +103,23 @@ export async function measuredAlternating<K extends string>(context: WorkloadCon
   const { durationS, warmupS } = context.options;
   const names = Object.keys(runs) as K[];
   const slices = durationS >= SLICES ? SLICES : 1;
-  const parts = new Map<K, { loads: LoadResult[]; cpuMs: number }>(names.map((name) => [name, { loads: [], cpuMs: 0 }]));
+  const parts = new Map<K, { loads: LoadResult[]; cpuMs: number; serverCpuMs: number }>(names.map((name) => [name, { loads: [], cpuMs: 0, serverCpuMs: 0 }]));
   if (warmupS > 0) for (const name of names) await runLoad({ ...runs[name].spec, durationS: warmupS });
   for (let slice = 0; slice < slices; slice++) {
     for (const name of names) {
-      const { spec, cpuMs = async () => 0 } = runs[name];
+      const { spec, cpuMs = async () => 0, serverCpuMs = async () => Number.NaN } = runs[name];
       const part = parts.get(name)!;
-      const before = await cpuMs();
+      const [before, serverBefore] = [await cpuMs(), await serverCpuMs()];
       part.loads.push(await runLoad({ ...spec, durationS: durationS / slices }));
       part.cpuMs += (await cpuMs()) - before;
+      part.serverCpuMs += (await serverCpuMs()) - serverBefore;
     }
   }
   const measuredRuns = {} as Record<K, MeasuredRun>;
   for (const [name, part] of parts) {
     const load = mergeLoadResults(part.loads);
-    measuredRuns[name] = { load, cpuMsPerRequest: part.cpuMs / Math.max(1, load.requests) };
+    const perRequest = (ms: number): number => ms / Math.max(1, load.requests);
+    measuredRuns[name] = { load, cpuMsPerRequest: perRequest(part.cpuMs), serverCpuMsPerRequest: perRequest(part.serverCpuMs) };
   }
   return measuredRuns;
 }
@@ -121,7 +129,11 @@ export function againstReferences(context: WorkloadContext, spec: (baseUrl: stri
   const { env } = context;
   return {
     direct: { spec: spec(env.directUrl, 'd') },
-    proxy: { spec: spec(env.proxyUrl, 'p'), cpuMs: async () => (await env.proxyStats()).cpuMs },
+    proxy: {
+      spec: spec(env.proxyUrl, 'p'),
+      cpuMs: async () => (await env.proxyStats()).cpuMs,
+      serverCpuMs: async () => (await env.zookeeperCpu())?.totalMs ?? Number.NaN,
+    },
     bare: { spec: spec(env.referenceUrl['node-http'], 'b'), cpuMs: () => env.referenceCpuMs('node-http') },
     bareUndici: { spec: spec(env.referenceUrl.undici, 'u'), cpuMs: () => env.referenceCpuMs('undici') },
   };

@@ -32,6 +32,8 @@ export const writeUncontended: Workload = async (context) => {
     zk_lock_pair_p50_ms: round(floor.lockPairP50Ms),
     zk_lock_pair_cpu_ms: round(floor.lockPairCpuMs, 4),
     cpu_ratio_vs_bare_plus_zk_floor: round(proxy.cpuMsPerRequest / Math.max(floorCpu, 1e-9)),
+    // The lock's other half of the machine: ZooKeeper runs on the same two cores here.
+    zk_server_cpu_ms_per_write: Number.isNaN(proxy.serverCpuMsPerRequest) ? null : round(proxy.serverCpuMsPerRequest, 4),
   };
   const ratio = summary.throughput_ratio ?? 0;
   const added = summary.added_p50_ms ?? 0;
@@ -49,7 +51,7 @@ export const writeUncontended: Workload = async (context) => {
     ],
     notes: [
       `PUT /${INDEX}/_doc/{id} over ${DOCUMENTS} ids, ${CONNECTIONS} connections, stand-in write time ${options.writeMs} ms`,
-      'zk_lock_*: the floor under any ZooKeeper lock, measured on the same server in this run with the raw client (bench/zookeeper-floor.ts): one transaction creating a document container + privateLock, then its delete, sequential; cpu = the raw client process\'s CPU per pair; cpu_ratio_vs_bare_plus_zk_floor = proxy CPU / (bare proxy CPU + that)',
+      'zk_lock_*: the floor under any ZooKeeper lock, measured on the same server in this run with the raw client (bench/zookeeper-floor.ts): one transaction creating a document container + privateLock, then its delete, sequential; cpu = the raw client process\'s CPU per pair; cpu_ratio_vs_bare_plus_zk_floor = proxy CPU / (bare proxy CPU + that); zk_server_cpu_ms_per_write = the ZooKeeper server JVM\'s CPU around the proxy\'s slices / the proxy\'s writes',
     ],
   };
 };
