@@ -17,7 +17,8 @@ import org.apache.curator.retry.RetryNTimes;
  * Args: ZK WORKLOAD OPS CLIENTS KEYS PER_CLIENT
  */
 public final class CuratorBench {
-  private static final int WARMUP_OPS = 200;
+  /** As bench/lock/es-lock-bench.ts: 2,000 (capped by OPS), so that the JIT has compiled the lock path. */
+  private static final int WARMUP_OPS = 2_000;
 
   public static void main(String[] args) throws Exception {
     String zk = args[0];
@@ -39,7 +40,7 @@ public final class CuratorBench {
       if (workload.equals("cold") || workload.equals("warm")) {
         CuratorFramework c = sessions.get(0);
         InterProcessMutex warm = new InterProcessMutex(c, base + "/warm-" + run);
-        for (int i = 0; i < WARMUP_OPS; i++) once(workload.equals("warm") ? warm : new InterProcessMutex(c, base + "/w-" + run + "-" + i));
+        for (int i = 0; i < Math.min(ops, WARMUP_OPS); i++) once(workload.equals("warm") ? warm : new InterProcessMutex(c, base + "/w-" + run + "-" + i));
         double[] lat = new double[ops];
         for (int i = 0; i < ops; i++) {
           InterProcessMutex m = workload.equals("warm") ? warm : new InterProcessMutex(c, base + "/" + run + "-" + i);
