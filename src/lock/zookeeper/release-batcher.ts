@@ -67,10 +67,12 @@ export function opsOf(item: ReleaseItem, epoch: ForcedReleaseEpoch): { readonly 
   return ops;
 }
 
-/** How many operations `opsOf` gives for `item`, without building them (sizing a batch's chunks). */
+/**
+ * How many operations `opsOf` gives for `item`, without building them (sizing a batch's chunks):
+ * our privateLock takes three (the document's check or its delete, the epoch check, the delete).
+ */
 export function opCount(item: ReleaseItem): number {
-  const withDocument = item.deleteDocument && item.privateLock !== null;
-  return (item.privateLock === null ? 0 : withDocument ? 2 : 3) + (item.entry === null ? 0 : 1) + (withDocument ? 1 : 0);
+  return (item.privateLock === null ? 0 : 3) + (item.entry === null ? 0 : 1);
 }
 
 /** The item without the part a refused transaction says is not ours (or not deletable) any more. */
