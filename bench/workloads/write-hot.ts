@@ -1,38 +1,74 @@
-import { runClosedLoop } from '../closed-loop.js';
-import type { LoadResult } from '../load.js';
+import { runClosedLoop, type ClosedLoopSpec } from '../closed-loop.js';
+import { mergeLoadResults, type LoadResult } from '../load.js';
 import { round, target, type Workload, type WorkloadContext } from '../workload-result.js';
 
 const INDEX = 'bench-hot';
 const DOCUMENTS = 8;
 const CONNECTIONS = 32;
 
-type Way = 'direct' | 'perfect' | 'proxy' | 'two-proxies';
+const WAYS = ['direct', 'perfect', 'proxy', 'two-proxies'] as const;
+type Way = (typeof WAYS)[number];
 
-/**
- * One closed-loop run (see closed-loop.ts) of 32 writers over 8 documents: straight to the
- * stand-in (`direct`, unserialized: the oracle must see overlaps), straight to the stand-in
- * through a per-document mutex in the load generator (`perfect`: the reference), through one
- * proxy, and through two proxies (half of the writers each).
- */
-async function runWay(context: WorkloadContext, way: Way): Promise<{ load: LoadResult; overlaps: number; proxyCpuMs: number }> {
-  const { env, options } = context;
-  const baseUrls = way === 'proxy' ? [env.proxyUrl] : way === 'two-proxies' ? env.proxyUrls : [env.directUrl];
-  const spec = {
-    baseUrls,
+/** Slices per way: the four ways take turns, so the machine's drift cannot decide the ratios. */
+const SLICES = 4;
+
+interface WayResult {
+  readonly load: LoadResult;
+  readonly overlaps: number;
+  readonly proxyCpuMs: number;
+}
+
+function specOf(context: WorkloadContext, way: Way, durationS: number): ClosedLoopSpec {
+  const { env } = context;
+  return {
+    baseUrls: way === 'proxy' ? [env.proxyUrl] : way === 'two-proxies' ? env.proxyUrls : [env.directUrl],
     connections: CONNECTIONS,
-    durationS: options.durationS,
+    durationS,
     documents: DOCUMENTS,
     path: (document: number) => `/${INDEX}/_doc/hot-${document}`,
     body: '{"field":"value","n":1}',
     perDocumentMutex: way === 'perfect',
   };
-  if (options.warmupS > 0) await runClosedLoop({ ...spec, durationS: options.warmupS });
-  await env.overlaps(); // drains the warm-up's writes before the counters are cleared
+}
+
+/**
+ * One slice of one way (see closed-loop.ts): 32 writers over 8 documents straight to the stand-in
+ * (`direct`, unserialized: the oracle must see overlaps), straight to the stand-in through a
+ * per-document mutex in the load generator (`perfect`: the reference), through one proxy, and
+ * through two proxies (half of the writers each).
+ */
+async function runSlice(context: WorkloadContext, way: Way, durationS: number): Promise<WayResult> {
+  const { env } = context;
+  await env.overlaps(); // drains the previous slice's writes before the counters are cleared
   await env.resetStandIn();
   const cpuBefore = (await env.proxyStats()).cpuMs;
-  const load = await runClosedLoop(spec);
+  const load = await runClosedLoop(specOf(context, way, durationS));
   const proxyCpuMs = (await env.proxyStats()).cpuMs - cpuBefore;
   return { load, overlaps: await env.overlaps(), proxyCpuMs };
+}
+
+/**
+ * Every way warms up, then the four take turns for `SLICES` rounds. Measured one after the other,
+ * the machine's drift between the perfect-lock run and the two-proxy run read as a ratio (two
+ * proxies 0.71x the perfect lock in one full run, 0.91x–0.95x the next day on the same code).
+ */
+async function runWays(context: WorkloadContext): Promise<Record<Way, WayResult>> {
+  const { durationS, warmupS } = context.options;
+  if (warmupS > 0) for (const way of WAYS) await runClosedLoop(specOf(context, way, warmupS));
+  const slices = durationS >= SLICES ? SLICES : 1;
+  const parts = new Map<Way, WayResult[]>(WAYS.map((way) => [way, []]));
+  for (let slice = 0; slice < slices; slice++) {
+    for (const way of WAYS) parts.get(way)!.push(await runSlice(context, way, durationS / slices));
+  }
+  const merged = {} as Record<Way, WayResult>;
+  for (const [way, results] of parts) {
+    merged[way] = {
+      load: mergeLoadResults(results.map((r) => r.load)),
+      overlaps: results.reduce((sum, r) => sum + r.overlaps, 0),
+      proxyCpuMs: results.reduce((sum, r) => sum + r.proxyCpuMs, 0),
+    };
+  }
+  return merged;
 }
 
 /**
@@ -41,10 +77,7 @@ async function runWay(context: WorkloadContext, way: Way): Promise<{ load: LoadR
  */
 export const writeHot: Workload = async (context) => {
   const { options } = context;
-  const direct = await runWay(context, 'direct');
-  const perfect = await runWay(context, 'perfect');
-  const proxy = await runWay(context, 'proxy');
-  const twoProxies = await runWay(context, 'two-proxies');
+  const { direct, perfect, proxy, 'two-proxies': twoProxies } = await runWays(context);
   const idealRps = (1000 / Math.max(options.writeMs, 0.001)) * DOCUMENTS;
   const ofPerfect = proxy.load.rps / perfect.load.rps;
   const twoOfPerfect = twoProxies.load.rps / perfect.load.rps;
@@ -77,7 +110,7 @@ export const writeHot: Workload = async (context) => {
       target('write-hot overlaps direct > 0 (the workload can detect a race)', direct.overlaps, direct.overlaps > 0),
     ],
     notes: [
-      `PUT /${INDEX}/_doc/hot-{0..7}, ${CONNECTIONS} closed-loop writers (bench/closed-loop.ts) for every way; two proxies: 16 writers each`,
+      `PUT /${INDEX}/_doc/hot-{0..7}, ${CONNECTIONS} closed-loop writers (bench/closed-loop.ts) for every way; two proxies: 16 writers each; the four ways in ${SLICES} alternating slices after a warm-up each`,
       'perfect lock = the same writers straight to the stand-in through a FIFO mutex per document in the load generator',
     ],
   };
