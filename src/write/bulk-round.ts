@@ -53,6 +53,8 @@ class Round {
   private readonly inFlight: Promise<void>[] = [];
   /** A sub-bulk is at the cluster: grants wait in `granted` and go together when it is answered. */
   private subBulkInFlight = false;
+  /** `acquireEach` has settled every key: no grant comes any more. */
+  private acquisitionOver = false;
   private answered = false;
   private readonly stop = new AbortController();
   /** Items to fence, by position (empty with proxy.fencing=off). */
@@ -97,9 +99,8 @@ class Round {
     } finally {
       exchange.clientGone.removeEventListener('abort', onClientGone);
     }
+    this.acquisitionOver = true;
     this.flush();
-    // Items without a lock that no sub-bulk carried (every key failed): they go on their own.
-    if (this.unkeyed.length > 0 && !this.answered) this.inFlight.push(this.nextSubBulk([]));
     await this.settle();
     return this.outcome(failed);
   }
@@ -112,9 +113,15 @@ class Round {
     setImmediate(() => this.flush());
   }
 
+  /**
+   * Sends what is granted as the next sub-bulk, unless one is at the cluster. Once no grant can
+   * come any more, items without a lock that no sub-bulk carried (every key failed) go on their
+   * own — after the sub-bulk in flight, like every other sub-bulk.
+   */
   private flush(): void {
     this.flushScheduled = false;
-    if (this.subBulkInFlight || this.granted.length === 0) return;
+    if (this.subBulkInFlight) return;
+    if (this.granted.length === 0 && !(this.acquisitionOver && this.unkeyed.length > 0)) return;
     const locks = this.granted;
     this.granted = [];
     if (this.answered) {
