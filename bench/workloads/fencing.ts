@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { numberField, spawnBenchChild } from '../child-process.js';
 import { runLoad, type LoadResult, type LoadSpec } from '../load.js';
-import { BULK_CONNECTIONS, BULK_SIZE, bulkBodies, bulkCount } from './bulk.js';
+import { BULK_CONNECTIONS, BULK_SIZE, bulkBodies, bulkCount, bulkDocsPerS } from './bulk.js';
 import { cycle, measured, round, type Workload, type WorkloadContext } from '../workload-result.js';
 
 const INDEX = 'bench-fencing';
@@ -44,8 +44,8 @@ export const fencing: Workload = async (context) => {
         bulk_off_p50_ms: round(bulksOff.p50Ms),
         bulk_on_p50_ms: round(bulksOn.p50Ms),
         bulk_time_ratio: round(bulksOn.p50Ms / bulksOff.p50Ms),
-        bulk_off_docs_per_s: round(bulksOff.rps * BULK_SIZE, 0),
-        bulk_on_docs_per_s: round(bulksOn.rps * BULK_SIZE, 0),
+        bulk_off_docs_per_s: round(bulkDocsPerS(bulksOff), 0),
+        bulk_on_docs_per_s: round(bulkDocsPerS(bulksOn), 0),
         non2xx: [writesOff, writesOn, bulksOff, bulksOn].reduce((sum, run) => sum + run.non2xx + run.errors, 0),
       },
       runs: { writes_off: writesOff, writes_on: writesOn, bulks_off: bulksOff, bulks_on: bulksOn },
