@@ -5,7 +5,7 @@ import type { Link } from './connection.js';
 import { lockRootNodes } from './containers.js';
 import type { DocumentLock } from './document-lock.js';
 import type { EngineContext } from './engine-context.js';
-import type { NodeRead, TxnOp } from './lock-zk.js';
+import type { TxnOp } from './lock-zk.js';
 import { classifyFailure } from './round-trip.js';
 
 /** Keys per transaction, and bytes (ZooKeeper refuses requests over jute.maxbuffer, 1 MiB by default). */
@@ -40,8 +40,8 @@ interface Candidate {
  */
 export interface BatchOptions {
   /**
-   * Arm each grant's holder watch in the same round trip (single acquisitions coalesced here:
-   * a forced release must be seen). Not for a bulk's keys: no getData storm.
+   * Arm each grant's holder watch as it is granted (single acquisitions coalesced here: a forced
+   * release must be seen). Not for a bulk's keys: no getData storm.
    */
   readonly holderWatch: boolean;
   /** The release of a document created here deletes it too (a bulk's fresh documents; see README). */
@@ -202,13 +202,8 @@ async function tryTransactions(ctx: EngineContext, link: Link, initial: readonly
     }
     const plan = planOf(ctx, candidates);
     let outcome;
-    // Pipelined right behind the transaction: each watch lands on the privateLock it created.
-    const multi = link.zk.multi(plan.ops);
-    const watches = Promise.allSettled(
-      options.holderWatch ? [...plan.lockOps.values()].map((c) => link.zk.getWatched(`${c.lock.docPath}/${PRIVATE_LOCK}`, c.lock.holderWatchForBatch())) : [],
-    );
     try {
-      outcome = await multi;
+      outcome = await link.zk.multi(plan.ops);
     } catch (error) {
       const unknown = classifyFailure(error).kind === 'unknown';
       for (const c of candidates) {
@@ -219,9 +214,8 @@ async function tryTransactions(ctx: EngineContext, link: Link, initial: readonly
     }
     pairing.answered?.();
     if (outcome.ok) {
-      const watched = await watches;
       await pairing.grantAfter;
-      granted(ctx, plan, outcome.results, watched, options);
+      granted(ctx, plan, outcome.results, options.holderWatch ? link : null, options);
       return;
     }
     candidates = await afterRefusal(ctx, link, plan, outcome.failedIndex, outcome.code);
@@ -232,22 +226,19 @@ function granted(
   ctx: EngineContext,
   plan: Plan,
   results: readonly { readonly stat?: { readonly czxid: number } }[],
-  watches: readonly PromiseSettledResult<NodeRead>[],
+  watchOn: Link | null,
   options: BatchOptions,
 ): void {
   for (const path of plan.containerOps.values()) ctx.containers.remember(path);
-  [...plan.lockOps].forEach(([index, candidate], n) => {
-    const czxid = results[index]?.stat?.czxid ?? 0;
-    const watch = watches[n];
-    const watched = watch?.status === 'fulfilled' && watch.value.stat.czxid === czxid;
+  for (const [index, candidate] of plan.lockOps) {
     candidate.lock.grantedInBatch({
-      czxid,
+      czxid: results[index]?.stat?.czxid ?? 0,
       docVersion: candidate.docVersion,
       deleteDocument: options.deleteCreatedDocuments && !candidate.exists,
       children: candidate.exists ? candidate.children : [],
-      watched,
+      watchOn,
     });
-  });
+  }
 }
 
 /** Adjusts the candidates after a refused transaction; returns those to try again. */

@@ -112,4 +112,35 @@ describe('batch acquisition of documents this process already knows', () => {
       await raw.close();
     }
   });
+
+  it('arms one holder watch per grant when single acquisitions find documents another client created', async () => {
+    const engine = pool.open({ ...settings, servers: tap.connectString });
+    const keys = Array.from({ length: 5 }, (_, i) => ({ index: 'known-elsewhere', id: `doc-${i}` }));
+    await writeOnce(engine, [{ index: 'known-elsewhere', id: 'own' }]); // the index container is known here
+    const raw = await connectRawClient(inject('zookeeperConnect'), 4_000);
+    try {
+      // A seed-algorithm client's persistent document nodes (no reaper takes them meanwhile); this
+      // engine has never seen them.
+      for (const key of keys) await raw.client.create(documentPath(root, key), '', 'persistent');
+      tap.resetCounts();
+      // Arriving in one turn, the five go as one batch; its container creates are refused
+      // (NODEEXISTS), the documents are read and taken in a second transaction.
+      const held = await Promise.all(keys.map((key) => engine.acquire(key, 'foreground', { timeoutMs: 5_000, owner: owner('single') })));
+      await waitFor(() => tap.count(ZK_OP.getData) >= keys.length);
+      expect(tap.count(ZK_OP.multi)).toBe(2);
+      expect(tap.count(ZK_OP.getChildren2)).toBe(keys.length);
+      // One holder watch per grant. Pipelined behind each transaction, the refused one's were
+      // wasted: 10 reads.
+      expect(tap.count(ZK_OP.getData)).toBe(keys.length);
+      expect(held.every((lock) => lock.usable())).toBe(true);
+      // The watch armed after the grant still sees a forced release.
+      const other = pool.open(settings);
+      expect(await other.forceRelease(keys[0]!)).toBe(true);
+      await waitFor(() => held[0]!.lost.aborted);
+      await Promise.all(held.map((lock) => lock.release()));
+    } finally {
+      for (const key of keys) await raw.client.delete(documentPath(root, key), -1).catch(() => undefined);
+      await raw.close();
+    }
+  });
 });
