@@ -748,7 +748,7 @@ export class DocumentLock implements LockHome {
   /**
    * A holder watch armed after the grant: a batch of single acquisitions arms one per grant once
    * its transaction is accepted (pipelined behind it, a refused transaction's reads were wasted:
-   * 0.45 reads per lock in `bench:lock` spread); a bulk's keys get none (no getData storm) until
+   * 1.65 reads per lock in `bench:lock` spread, 1.00 after); a bulk's keys get none (no getData storm) until
    * the document gets local waiters and will be held longer. A privateLock that is gone or not
    * ours any more was force-released.
    */
