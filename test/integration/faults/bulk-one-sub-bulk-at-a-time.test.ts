@@ -1,13 +1,8 @@
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startProxyRuntime, type ProxyRuntime } from '../../../src/server/proxy-runtime.js';
-import { startEsStandIn, type EsStandIn } from '../../support/es-stand-in.js';
+import type { ProxyRuntime } from '../../../src/server/proxy-runtime.js';
+import type { EsStandIn } from '../../support/es-stand-in.js';
 import { TcpForwarder } from '../../support/tcp-forwarder.js';
-import { testSettings } from '../../support/test-settings.js';
-import { waitForLockService } from '../../support/write-stack.js';
+import { startWriteStack, type WriteStack } from '../../support/write-stack.js';
 import { startZooKeeper, type ZooKeeperCluster } from '../../support/zookeeper-server.js';
 import { exchange, waitUntil } from './fault-kit.js';
 
@@ -24,40 +19,32 @@ const SESSION_TIMEOUT_MS = 12_000;
 describe('a bulk whose sub-bulk waits for a suspended ZooKeeper link', () => {
   let zk: ZooKeeperCluster;
   let link: TcpForwarder;
+  let stack: WriteStack;
   let standIn: EsStandIn;
-  let deadLetterDir: string;
   let proxy: ProxyRuntime;
 
   beforeAll(async () => {
     zk = await startZooKeeper(1, { tickTimeMs: 2_000 });
     link = await TcpForwarder.start(zk.connectString);
-    standIn = await startEsStandIn();
-    deadLetterDir = await mkdtemp(join(tmpdir(), 'es-lock-proxy-dlq-'));
-    const settings = testSettings({
-      zookeeper: {
-        servers: link.connectString,
-        lockRoot: `/one-sub-bulk-${Date.now().toString(36)}`,
-        sessionTimeoutMs: SESSION_TIMEOUT_MS,
-        foregroundTimeoutMs: 60_000,
-        backgroundTimeoutMs: 60_000,
+    stack = await startWriteStack({
+      zookeeper: link.connectString,
+      settings: {
+        zookeeper: { sessionTimeoutMs: SESSION_TIMEOUT_MS, foregroundTimeoutMs: 60_000, backgroundTimeoutMs: 60_000 },
+        proxy: { upstreamTimeoutMs: 120_000 },
       },
-      elasticsearch: { hosts: [standIn.url] },
-      proxy: { deadLetterDir, upstreamTimeoutMs: 120_000 },
     });
-    proxy = await startProxyRuntime(settings, pino({ level: 'silent' }));
-    await waitForLockService(proxy);
+    standIn = stack.standIn;
+    proxy = stack.proxies[0]!;
   }, 60_000);
 
   afterAll(async () => {
-    await proxy?.close();
+    await stack?.close();
     await link?.close();
-    await standIn?.stop();
     await zk?.stop();
-    if (deadLetterDir !== undefined) await rm(deadLetterDir, { recursive: true, force: true });
   });
 
   it('sends its auto-id items with that sub-bulk once the link is back, not beside it', async () => {
-    const url = `http://127.0.0.1:${proxy.proxyAddress.port}`;
+    const url = stack.urls[0]!;
     // A single write holds the document's lock in this process, parked at the cluster.
     const gate = standIn.gateDocument('subbulk', 'held');
     const holder = exchange(`${url}/subbulk/_doc/held`, { method: 'PUT', body: '{"from":"holder"}' }, 120_000);
