@@ -29,6 +29,25 @@ describe('batch acquisition of documents this process already knows', () => {
     await tap?.close();
   });
 
+  /** Document nodes made by another client (under an existing index node), persistent: no reaper takes them during a test. */
+  async function persistentDocuments(keys: readonly LockKey[]): Promise<void> {
+    const raw = await connectRawClient(inject('zookeeperConnect'), 4_000);
+    try {
+      for (const key of keys) await raw.client.create(documentPath(root, key), '', 'persistent');
+    } finally {
+      await raw.close();
+    }
+  }
+
+  async function removeDocuments(keys: readonly LockKey[]): Promise<void> {
+    const raw = await connectRawClient(inject('zookeeperConnect'), 4_000);
+    try {
+      for (const key of keys) await raw.client.delete(documentPath(root, key), -1).catch(() => undefined);
+    } finally {
+      await raw.close();
+    }
+  }
+
   /** Single writes leave their document containers behind (known to the engine from then on). */
   async function writeOnce(engine: ZooKeeperLockEngine, keys: readonly LockKey[]): Promise<void> {
     for (const key of keys) await (await engine.acquire(key, 'foreground', { timeoutMs: 5_000, owner: owner('single') })).release();
@@ -38,6 +57,12 @@ describe('batch acquisition of documents this process already knows', () => {
     const engine = pool.open({ ...settings, servers: tap.connectString });
     const known = Array.from({ length: 3 }, (_, i) => ({ index: 'known-docs', id: `known-${i}` }));
     const fresh = Array.from({ length: 50 }, (_, i) => ({ index: 'known-docs', id: `fresh-${i}` }));
+    // The known documents are persistent nodes (as a seed-algorithm client makes them), which the
+    // server's container reaper (every second in these tests) cannot delete between the bulk's read
+    // and its transaction: a reaped one is retried and granted a turn later (the next test), which
+    // this one would read as grants that did not come together.
+    await writeOnce(engine, [{ index: 'known-docs', id: 'own' }]); // the lock root and index exist
+    await persistentDocuments(known);
     await writeOnce(engine, known);
     tap.resetCounts();
     const granted: HeldLock[] = [];
@@ -61,6 +86,7 @@ describe('batch acquisition of documents this process already knows', () => {
     // The reads and the fresh documents' transaction were outstanding together.
     expect(tap.maxOutstanding).toBeGreaterThanOrEqual(known.length + 1);
     await Promise.all(granted.map((lock) => lock.release()));
+    await removeDocuments(known);
   });
 
   it('takes a known document whose container was reaped since, without refusing the fresh documents\' transaction', async () => {
@@ -117,11 +143,9 @@ describe('batch acquisition of documents this process already knows', () => {
     const engine = pool.open({ ...settings, servers: tap.connectString });
     const keys = Array.from({ length: 5 }, (_, i) => ({ index: 'known-elsewhere', id: `doc-${i}` }));
     await writeOnce(engine, [{ index: 'known-elsewhere', id: 'own' }]); // the index container is known here
-    const raw = await connectRawClient(inject('zookeeperConnect'), 4_000);
+    // A seed-algorithm client's persistent document nodes; this engine has never seen them.
+    await persistentDocuments(keys);
     try {
-      // A seed-algorithm client's persistent document nodes (no reaper takes them meanwhile); this
-      // engine has never seen them.
-      for (const key of keys) await raw.client.create(documentPath(root, key), '', 'persistent');
       tap.resetCounts();
       // Arriving in one turn, the five go as one batch; its container creates are refused
       // (NODEEXISTS), the documents are read and taken in a second transaction.
@@ -139,8 +163,7 @@ describe('batch acquisition of documents this process already knows', () => {
       await waitFor(() => held[0]!.lost.aborted);
       await Promise.all(held.map((lock) => lock.release()));
     } finally {
-      for (const key of keys) await raw.client.delete(documentPath(root, key), -1).catch(() => undefined);
-      await raw.close();
+      await removeDocuments(keys);
     }
   });
 });
