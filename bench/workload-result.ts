@@ -89,37 +89,61 @@ export interface AlternatingRun {
   readonly serverCpuMs?: () => Promise<number>;
 }
 
-/** Slices per load in `measuredAlternating` (one when a run is too short to cut). */
-const SLICES = 4;
+/** Slices per way when ways take turns (one when a run is too short to cut). */
+export const SLICES = 4;
 
 /**
- * Measures loads against different targets (stand-in, proxy, bare proxy) in turns: each warms up,
- * then every load gets a slice of the duration in each of `SLICES` rounds. On a shared machine the
- * load from elsewhere drifts within a minute; measuring the proxy and its reference one after the
- * other let that drift decide the ratio (cpu_ratio_vs_bare read 1.20 and 1.91 in two back-to-back
- * runs of the same code). CPU is read from each serving process around its own slices only.
+ * Ways (targets of one load) measured in turns: each warms up, then every way runs one slice in
+ * each of `slices` rounds. On a shared machine the load from elsewhere drifts within a minute;
+ * measuring a way and its reference one after the other let that drift decide the ratio
+ * (cpu_ratio_vs_bare read 1.20 and 1.91 in two back-to-back runs of the same code; bulk 1.43x to
+ * 1.90x). Resolves each way's slice results in order.
+ */
+export async function inTurns<K extends string, R>(
+  ways: readonly K[],
+  slices: number,
+  warmUp: (way: K) => Promise<unknown>,
+  slice: (way: K) => Promise<R>,
+): Promise<Map<K, R[]>> {
+  for (const way of ways) await warmUp(way);
+  const results = new Map<K, R[]>(ways.map((way) => [way, []]));
+  for (let round = 0; round < slices; round++) {
+    for (const way of ways) results.get(way)!.push(await slice(way));
+  }
+  return results;
+}
+
+/** `SLICES`, or one slice when the run is shorter than that many seconds. */
+export function slicesFor(durationS: number): number {
+  return durationS >= SLICES ? SLICES : 1;
+}
+
+/**
+ * Measures loads against different targets (stand-in, proxy, bare proxy) in turns (`inTurns`),
+ * each slice a share of the duration. CPU is read from each serving process around its own slices
+ * only.
  */
 export async function measuredAlternating<K extends string>(context: WorkloadContext, runs: Record<K, AlternatingRun>): Promise<Record<K, MeasuredRun>> {
   const { durationS, warmupS } = context.options;
   const names = Object.keys(runs) as K[];
-  const slices = durationS >= SLICES ? SLICES : 1;
-  const parts = new Map<K, { loads: LoadResult[]; cpuMs: number; serverCpuMs: number }>(names.map((name) => [name, { loads: [], cpuMs: 0, serverCpuMs: 0 }]));
-  if (warmupS > 0) for (const name of names) await runLoad({ ...runs[name].spec, durationS: warmupS });
-  for (let slice = 0; slice < slices; slice++) {
-    for (const name of names) {
+  const slices = slicesFor(durationS);
+  const parts = await inTurns(
+    names,
+    slices,
+    (name) => (warmupS > 0 ? runLoad({ ...runs[name].spec, durationS: warmupS }) : Promise.resolve()),
+    async (name) => {
       const { spec, cpuMs = async () => 0, serverCpuMs = async () => Number.NaN } = runs[name];
-      const part = parts.get(name)!;
       const [before, serverBefore] = [await cpuMs(), await serverCpuMs()];
-      part.loads.push(await runLoad({ ...spec, durationS: durationS / slices }));
-      part.cpuMs += (await cpuMs()) - before;
-      part.serverCpuMs += (await serverCpuMs()) - serverBefore;
-    }
-  }
+      const load = await runLoad({ ...spec, durationS: durationS / slices });
+      return { load, cpuMs: (await cpuMs()) - before, serverCpuMs: (await serverCpuMs()) - serverBefore };
+    },
+  );
   const measuredRuns = {} as Record<K, MeasuredRun>;
   for (const [name, part] of parts) {
-    const load = mergeLoadResults(part.loads);
+    const load = mergeLoadResults(part.map((p) => p.load));
     const perRequest = (ms: number): number => ms / Math.max(1, load.requests);
-    measuredRuns[name] = { load, cpuMsPerRequest: perRequest(part.cpuMs), serverCpuMsPerRequest: perRequest(part.serverCpuMs) };
+    const sum = (pick: (p: (typeof part)[number]) => number): number => part.reduce((total, p) => total + pick(p), 0);
+    measuredRuns[name] = { load, cpuMsPerRequest: perRequest(sum((p) => p.cpuMs)), serverCpuMsPerRequest: perRequest(sum((p) => p.serverCpuMs)) };
   }
   return measuredRuns;
 }

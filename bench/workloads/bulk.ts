@@ -1,9 +1,9 @@
 import { lastZxid } from '../../test/support/zookeeper-server.js';
-import type { ProxyStats } from '../bench-environment.js';
+import type { BenchEnvironment, ProxyStats } from '../bench-environment.js';
 import { jvmCpuSince, type JvmCpu } from '../jvm-cpu.js';
 import { measureBulkFloor } from '../zookeeper-floor.js';
 import { mergeLoadResults, runLoad, type LoadResult, type LoadSpec } from '../load.js';
-import { randomBelow, round, target, type Workload, type WorkloadContext } from '../workload-result.js';
+import { inTurns, randomBelow, round, SLICES, target, type Workload, type WorkloadContext } from '../workload-result.js';
 
 const INDEX = 'bench-bulk';
 export const BULK_SIZE = 1_000;
@@ -69,9 +69,6 @@ function specs(baseUrl: string): [LoadSpec, LoadSpec] {
   ];
 }
 
-/** Slices per way: direct and proxy take turns, so the machine's drift cannot decide the ratio. */
-const SLICES = 4;
-
 /** The measured bulks of one way, a quarter in each slice (at least one per connection). */
 function bulksPerSlice(durationS: number): number {
   return Math.max(BULK_CONNECTIONS, Math.round(bulkCount(durationS) / SLICES));
@@ -86,39 +83,57 @@ interface ProxyCounters {
   zkCpu: JvmCpu | null;
 }
 
+/** One slice of one way: its bulks with the trickle, and (the proxy's) what they cost. */
+interface BulkSlice {
+  readonly bulks: LoadResult;
+  readonly singles: LoadResult;
+  readonly counters: ProxyCounters | null;
+}
+
+async function proxySlice(env: BenchEnvironment, bulks: number): Promise<BulkSlice> {
+  const before = { stats: await env.proxyStats(), zxid: await zxidOf(env.zookeeper), zkCpu: await env.zookeeperCpu() };
+  const [bulkRun, singles] = await bulksWithTrickle(env.proxyUrl, bulks);
+  const after = { stats: await env.proxyStats(), zxid: await zxidOf(env.zookeeper), zkCpu: await env.zookeeperCpu() };
+  const counters = {
+    cpuMs: after.stats.cpuMs - before.stats.cpuMs,
+    reads: readsDelta(before.stats, after.stats),
+    transactions: after.zxid - before.zxid,
+    zkCpu: jvmCpuSince(before.zkCpu, after.zkCpu),
+  };
+  return { bulks: bulkRun, singles, counters };
+}
+
 /**
- * Both ways warm up, then take turns: `SLICES` rounds in which the stand-in and the proxy each
- * run their share of the bulks (with the trickle). Run one after the other, the load from
- * elsewhere on this shared machine drifted between the two and read as a ratio: the same code gave
- * 1.43x to 1.95x in back-to-back bulk-only runs (BENCHMARKS.md); the other workloads alternate for
- * the same reason (workload-result.ts, `measuredAlternating`).
+ * The stand-in and the proxy in turns (`inTurns`), each slice a quarter of the bulks with the
+ * trickle. Run one after the other, the load from elsewhere on this shared machine drifted between
+ * the two and read as a ratio: the same code gave 1.43x to 1.90x in back-to-back bulk-only runs
+ * (BENCHMARKS.md).
  */
 async function alternating(context: WorkloadContext): Promise<{ direct: [LoadResult, LoadResult]; proxy: [LoadResult, LoadResult]; counters: ProxyCounters }> {
   const { env, options } = context;
-  if (options.warmupS > 0) {
-    await bulksWithTrickle(env.directUrl, bulkCount(options.warmupS));
-    await bulksWithTrickle(env.proxyUrl, bulkCount(options.warmupS));
-  }
+  const urls = { direct: env.directUrl, proxy: env.proxyUrl };
   const perSlice = bulksPerSlice(options.durationS);
-  const direct: [LoadResult[], LoadResult[]] = [[], []];
-  const proxy: [LoadResult[], LoadResult[]] = [[], []];
+  const slices = await inTurns(
+    ['direct', 'proxy'] as const,
+    SLICES,
+    (way) => (options.warmupS > 0 ? bulksWithTrickle(urls[way], bulkCount(options.warmupS)) : Promise.resolve()),
+    async (way): Promise<BulkSlice> => {
+      if (way === 'proxy') return proxySlice(env, perSlice);
+      const [bulks, singles] = await bulksWithTrickle(env.directUrl, perSlice);
+      return { bulks, singles, counters: null };
+    },
+  );
+  const merged = (parts: readonly BulkSlice[]): [LoadResult, LoadResult] => [mergeLoadResults(parts.map((p) => p.bulks)), mergeLoadResults(parts.map((p) => p.singles))];
+  const proxyParts = slices.get('proxy') ?? [];
   const counters: ProxyCounters = { cpuMs: 0, reads: 0, transactions: 0n, zkCpu: { totalMs: 0, compilerMs: 0 } };
-  for (let slice = 0; slice < SLICES; slice++) {
-    const [directBulks, directSingles] = await bulksWithTrickle(env.directUrl, perSlice);
-    direct[0].push(directBulks);
-    direct[1].push(directSingles);
-    const before = { stats: await env.proxyStats(), zxid: await zxidOf(env.zookeeper), zkCpu: await env.zookeeperCpu() };
-    const [proxyBulks, proxySingles] = await bulksWithTrickle(env.proxyUrl, perSlice);
-    const after = { stats: await env.proxyStats(), zxid: await zxidOf(env.zookeeper), zkCpu: await env.zookeeperCpu() };
-    proxy[0].push(proxyBulks);
-    proxy[1].push(proxySingles);
-    counters.cpuMs += after.stats.cpuMs - before.stats.cpuMs;
-    counters.reads += readsDelta(before.stats, after.stats);
-    counters.transactions += after.zxid - before.zxid;
-    counters.zkCpu = addedCpu(counters.zkCpu, jvmCpuSince(before.zkCpu, after.zkCpu));
+  for (const { counters: slice } of proxyParts) {
+    if (slice === null) continue;
+    counters.cpuMs += slice.cpuMs;
+    counters.reads += slice.reads;
+    counters.transactions += slice.transactions;
+    counters.zkCpu = addedCpu(counters.zkCpu, slice.zkCpu);
   }
-  const merged = (parts: [LoadResult[], LoadResult[]]): [LoadResult, LoadResult] => [mergeLoadResults(parts[0]), mergeLoadResults(parts[1])];
-  return { direct: merged(direct), proxy: merged(proxy), counters };
+  return { direct: merged(slices.get('direct') ?? []), proxy: merged(proxyParts), counters };
 }
 
 function addedCpu(total: JvmCpu | null, slice: JvmCpu | null): JvmCpu | null {

@@ -1,6 +1,6 @@
 import { runClosedLoop, type ClosedLoopSpec } from '../closed-loop.js';
 import { mergeLoadResults, type LoadResult } from '../load.js';
-import { round, target, type Workload, type WorkloadContext } from '../workload-result.js';
+import { inTurns, round, SLICES, slicesFor, target, type Workload, type WorkloadContext } from '../workload-result.js';
 
 const INDEX = 'bench-hot';
 const DOCUMENTS = 8;
@@ -8,9 +8,6 @@ const CONNECTIONS = 32;
 
 const WAYS = ['direct', 'perfect', 'proxy', 'two-proxies'] as const;
 type Way = (typeof WAYS)[number];
-
-/** Slices per way: the four ways take turns, so the machine's drift cannot decide the ratios. */
-const SLICES = 4;
 
 interface WayResult {
   readonly load: LoadResult;
@@ -48,18 +45,19 @@ async function runSlice(context: WorkloadContext, way: Way, durationS: number): 
 }
 
 /**
- * Every way warms up, then the four take turns for `SLICES` rounds. Measured one after the other,
- * the machine's drift between the perfect-lock run and the two-proxy run read as a ratio (two
- * proxies 0.71x the perfect lock in one full run, 0.91x–0.95x the next day on the same code).
+ * The four ways in turns (`inTurns`). Measured one after the other, the machine's drift between
+ * the perfect-lock run and the two-proxy run read as a ratio (two proxies 0.71x the perfect lock in
+ * one full run, 0.91x–0.95x the next day on the same code).
  */
 async function runWays(context: WorkloadContext): Promise<Record<Way, WayResult>> {
   const { durationS, warmupS } = context.options;
-  if (warmupS > 0) for (const way of WAYS) await runClosedLoop(specOf(context, way, warmupS));
-  const slices = durationS >= SLICES ? SLICES : 1;
-  const parts = new Map<Way, WayResult[]>(WAYS.map((way) => [way, []]));
-  for (let slice = 0; slice < slices; slice++) {
-    for (const way of WAYS) parts.get(way)!.push(await runSlice(context, way, durationS / slices));
-  }
+  const slices = slicesFor(durationS);
+  const parts = await inTurns(
+    WAYS,
+    slices,
+    (way) => (warmupS > 0 ? runClosedLoop(specOf(context, way, warmupS)) : Promise.resolve()),
+    (way) => runSlice(context, way, durationS / slices),
+  );
   const merged = {} as Record<Way, WayResult>;
   for (const [way, results] of parts) {
     merged[way] = {
