@@ -83,24 +83,16 @@ interface ProxyCounters {
   zkCpu: JvmCpu | null;
 }
 
-/** One slice of one way: its bulks with the trickle, and (the proxy's) what they cost. */
-interface BulkSlice {
-  readonly bulks: LoadResult;
-  readonly singles: LoadResult;
-  readonly counters: ProxyCounters | null;
-}
-
-async function proxySlice(env: BenchEnvironment, bulks: number): Promise<BulkSlice> {
+/** One proxy slice (its bulks with the trickle), adding what it cost to `counters`. */
+async function proxySlice(env: BenchEnvironment, bulks: number, counters: ProxyCounters): Promise<[LoadResult, LoadResult]> {
   const before = { stats: await env.proxyStats(), zxid: await zxidOf(env.zookeeper), zkCpu: await env.zookeeperCpu() };
-  const [bulkRun, singles] = await bulksWithTrickle(env.proxyUrl, bulks);
+  const loads = await bulksWithTrickle(env.proxyUrl, bulks);
   const after = { stats: await env.proxyStats(), zxid: await zxidOf(env.zookeeper), zkCpu: await env.zookeeperCpu() };
-  const counters = {
-    cpuMs: after.stats.cpuMs - before.stats.cpuMs,
-    reads: readsDelta(before.stats, after.stats),
-    transactions: after.zxid - before.zxid,
-    zkCpu: jvmCpuSince(before.zkCpu, after.zkCpu),
-  };
-  return { bulks: bulkRun, singles, counters };
+  counters.cpuMs += after.stats.cpuMs - before.stats.cpuMs;
+  counters.reads += readsDelta(before.stats, after.stats);
+  counters.transactions += after.zxid - before.zxid;
+  counters.zkCpu = addedCpu(counters.zkCpu, jvmCpuSince(before.zkCpu, after.zkCpu));
+  return loads;
 }
 
 /**
@@ -113,27 +105,15 @@ async function alternating(context: WorkloadContext): Promise<{ direct: [LoadRes
   const { env, options } = context;
   const urls = { direct: env.directUrl, proxy: env.proxyUrl };
   const perSlice = bulksPerSlice(options.durationS);
+  const counters: ProxyCounters = { cpuMs: 0, reads: 0, transactions: 0n, zkCpu: { totalMs: 0, compilerMs: 0 } };
   const slices = await inTurns(
     ['direct', 'proxy'] as const,
     SLICES,
     (way) => (options.warmupS > 0 ? bulksWithTrickle(urls[way], bulkCount(options.warmupS)) : Promise.resolve()),
-    async (way): Promise<BulkSlice> => {
-      if (way === 'proxy') return proxySlice(env, perSlice);
-      const [bulks, singles] = await bulksWithTrickle(env.directUrl, perSlice);
-      return { bulks, singles, counters: null };
-    },
+    (way) => (way === 'proxy' ? proxySlice(env, perSlice, counters) : bulksWithTrickle(urls.direct, perSlice)),
   );
-  const merged = (parts: readonly BulkSlice[]): [LoadResult, LoadResult] => [mergeLoadResults(parts.map((p) => p.bulks)), mergeLoadResults(parts.map((p) => p.singles))];
-  const proxyParts = slices.get('proxy') ?? [];
-  const counters: ProxyCounters = { cpuMs: 0, reads: 0, transactions: 0n, zkCpu: { totalMs: 0, compilerMs: 0 } };
-  for (const { counters: slice } of proxyParts) {
-    if (slice === null) continue;
-    counters.cpuMs += slice.cpuMs;
-    counters.reads += slice.reads;
-    counters.transactions += slice.transactions;
-    counters.zkCpu = addedCpu(counters.zkCpu, slice.zkCpu);
-  }
-  return { direct: merged(slices.get('direct') ?? []), proxy: merged(proxyParts), counters };
+  const merged = (parts: readonly [LoadResult, LoadResult][] = []): [LoadResult, LoadResult] => [mergeLoadResults(parts.map((p) => p[0])), mergeLoadResults(parts.map((p) => p[1]))];
+  return { direct: merged(slices.get('direct')), proxy: merged(slices.get('proxy')), counters };
 }
 
 function addedCpu(total: JvmCpu | null, slice: JvmCpu | null): JvmCpu | null {
