@@ -36,14 +36,11 @@ interface Candidate {
  * taken in the other only when nobody holds or queues for them. A refused transaction names its first
  * failing operation: an existing container → read the rest and retry; an existing privateLock →
  * that key is contended. Contended keys queue one by one (pipelined), their grants come as they
- * come. No holder watch is armed for batch grants.
+ * come.
  */
 export interface BatchOptions {
-  /**
-   * Arm each grant's holder watch as it is granted (single acquisitions coalesced here: a forced
-   * release must be seen). Not for a bulk's keys: no getData storm.
-   */
-  readonly holderWatch: boolean;
+  /** Single acquisitions coalesced here: their locks may linger. Not a bulk's keys (a child watch each). */
+  readonly mayLinger: boolean;
   /** The release of a document created here deletes it too (a bulk's fresh documents; see README). */
   readonly deleteCreatedDocuments: boolean;
   /** At most this many keys per transaction (MAX_KEYS_PER_TXN when not given). */
@@ -215,7 +212,7 @@ async function tryTransactions(ctx: EngineContext, link: Link, initial: readonly
     pairing.answered?.();
     if (outcome.ok) {
       await pairing.grantAfter;
-      granted(ctx, plan, outcome.results, options.holderWatch ? link : null, options);
+      granted(ctx, plan, outcome.results, options);
       return;
     }
     candidates = await afterRefusal(ctx, link, plan, outcome.failedIndex, outcome.code);
@@ -226,7 +223,6 @@ function granted(
   ctx: EngineContext,
   plan: Plan,
   results: readonly { readonly stat?: { readonly czxid: number } }[],
-  watchOn: Link | null,
   options: BatchOptions,
 ): void {
   for (const path of plan.containerOps.values()) ctx.containers.remember(path);
@@ -236,7 +232,7 @@ function granted(
       docVersion: candidate.docVersion,
       deleteDocument: options.deleteCreatedDocuments && !candidate.exists,
       children: candidate.exists ? candidate.children : [],
-      watchOn,
+      mayLinger: options.mayLinger,
     });
   }
 }

@@ -5,7 +5,6 @@ import type { LockKey, Priority } from '../lock-engine.js';
 import { LockUnavailableError } from '../lock-errors.js';
 import { encodeNodeData } from '../lock-node-data.js';
 import { prefixFor, queueFromChildren, rankOf } from '../queue-order.js';
-import type { WatchEventType } from '../zk-client.js';
 import { ZK_RC, ZkError } from '../zk-errors.js';
 import { PRIVATE_LOCK, indexPath } from '../znode-names.js';
 import type { Link } from './connection.js';
@@ -93,8 +92,8 @@ export class DocumentLock implements LockHome {
   private handOvers = 0;
   private readonly foreign: ForeignQueueWatch;
   private incarnation = 0;
-  private watchSerial = 0;
-  private holderWatch = 0;
+  /** Granted to a single acquisition (not a bulk's key): may linger after its last local release. */
+  private mayLinger = true;
   private positioned = false;
   private reapedRetries = 0;
   private readonly wakeUp = new WakeUp();
@@ -196,13 +195,13 @@ export class DocumentLock implements LockHome {
   /**
    * Nobody here wants the lock now. Keeping it a moment (lock lingering, as a biased lock does)
    * saves the release and the next acquisition — two ZooKeeper commits — when this process wants
-   * the document again soon; another process's entry ends the wait at once. Not for locks granted
-   * without a holder watch (a bulk's keys), which would need two watches each.
+   * the document again soon; another process's entry ends the wait at once. Not for a bulk's keys,
+   * which would need a child watch each.
    */
   private lingerOrRelease(handOver: boolean): Promise<void> {
     const queue = this.foreign.queue;
     const link = this.ctx.connection.current();
-    const worthKeeping = handOver && this.wantedAgain && this.ctx.lingerMs > 0 && this.holderWatch !== 0 && !this.createdDocument && queue.known && queue.count === 0;
+    const worthKeeping = handOver && this.wantedAgain && this.ctx.lingerMs > 0 && this.mayLinger && !this.createdDocument && queue.known && queue.count === 0;
     if (!worthKeeping || link === null || link.generation !== this.generation) return this.releaseLock();
     this.state = 'idle';
     this.lingerTimer = setTimeout(() => this.stopLingering(), this.ctx.lingerMs);
@@ -289,12 +288,12 @@ export class DocumentLock implements LockHome {
     readonly docVersion: number;
     readonly deleteDocument: boolean;
     readonly children: readonly string[];
-    /** Arm the holder watch on this link (null: none, as for a bulk's keys). */
-    readonly watchOn: Link | null;
+    /** A single acquisition's grant (a bulk's keys do not linger: a child watch each). */
+    readonly mayLinger: boolean;
   }): void {
     this.owns(grant.czxid, grant.docVersion);
     this.observed(grant.children, grant.docVersion);
-    this.holderWatch = 0;
+    this.mayLinger = grant.mayLinger;
     this.createdDocument = grant.deleteDocument;
     this.positioned = true;
     if (this.waiters.size === 0) {
@@ -302,9 +301,6 @@ export class DocumentLock implements LockHome {
       return;
     }
     this.toHeld();
-    // After toHeld, so that the watch belongs to this hold's incarnation (grantTo has armed one
-    // already when more requests wait: watchForeignQueue).
-    if (grant.watchOn !== null && this.state === 'held' && this.holderWatch === 0) this.watchHolderLate(grant.watchOn);
   }
 
   /** The batch found the key taken or queued: wait in the queue like a single acquisition. */
@@ -373,7 +369,6 @@ export class DocumentLock implements LockHome {
       parents: this.parents(),
       rank: this.bestRank(),
       data: this.nodeData(),
-      onPrivateLockEvent: this.armHolderWatch(),
     };
     const release = this.ctx.releases.takeForFusion(this.docPath, link.generation);
     const result = release === null ? await this.plainFastPath(link, plan) : await this.fusedFastPath(link, plan, release);
@@ -382,8 +377,7 @@ export class DocumentLock implements LockHome {
       case 'preceded':
         this.owns(result.czxid, result.docVersion);
         this.observed(result.children, result.docVersion);
-        if (!result.watched) this.holderWatch = 0;
-        if (result.kind === 'held') return 'held';
+            if (result.kind === 'held') return 'held';
         this.ctx.contention.mark(this.docPath);
         await this.stepBack();
         return 'enterQueue';
@@ -489,12 +483,10 @@ export class DocumentLock implements LockHome {
       docPath: this.docPath,
       privatePath: this.privatePath,
       data: this.nodeData(),
-      onPrivateLockEvent: this.armHolderWatch(),
     });
     switch (result.kind) {
       case 'created':
         this.owns(result.czxid, result.docVersion);
-        if (!result.watched) this.holderWatch = 0;
         this.observed(result.children, result.docVersion);
         return this.keepOrStepBack();
       case 'taken':
@@ -560,7 +552,6 @@ export class DocumentLock implements LockHome {
     this.ownedCzxid = result.privateLock?.czxid ?? null;
     // Which create made it is not known: 0 is below any epoch (a release then verifies first).
     this.epochAtCreate = 0;
-    this.holderWatch = 0;
     this.uncertain = false;
     this.observed(result.children, result.docVersion);
   }
@@ -623,6 +614,8 @@ export class DocumentLock implements LockHome {
     this.grantedAt = Date.now();
     this.handOvers = 0;
     this.reapedRetries = 0;
+    // A forced release already seen may be newer than a create whose answer came only now.
+    this.forcedReleaseSeen(this.ctx.forcedEpoch.latestForcedZxid());
     this.foreign.granted(this.children);
     const first = this.waiters.shift();
     if (first === undefined) {
@@ -720,46 +713,36 @@ export class DocumentLock implements LockHome {
 
   // ---- watches ---------------------------------------------------------------------------------
 
-  /** A watch callback on privateLock: the holder watch from this round trip's grant, or a wake-up. */
-  private armHolderWatch(): (type: WatchEventType) => void {
-    const serial = ++this.watchSerial;
-    this.holderWatch = serial;
-    return (type) => this.onPrivateLockEvent(type, serial);
-  }
-
-  private onPrivateLockEvent(type: WatchEventType, serial: number): void {
-    if (type === 'deleted' && serial === this.holderWatch && this.holdsPrivateLock()) {
-      this.privateLockGone = true;
-      this.toLost('privateLock was deleted (forced release by an operator)');
-      return;
-    }
-    this.wake('event');
-  }
-
   /** While held with local waiters: see other processes' entries, for the hand-over bound. */
   private watchForeignQueue(): void {
     if (this.state !== 'held') return;
     const link = this.ctx.connection.current();
     if (link === null || link.generation !== this.generation) return;
-    if (this.holderWatch === 0) this.watchHolderLate(link);
     this.foreign.watch(link.zk);
   }
 
   /**
-   * A holder watch armed after the grant: a batch of single acquisitions arms one per grant once
-   * its transaction is accepted (pipelined behind it, a refused transaction's reads were wasted:
-   * 1.65 reads per lock in `bench:lock` spread, 1.00 after); a bulk's keys get none (no getData storm) until
-   * the document gets local waiters and will be held longer. A privateLock that is gone or not
-   * ours any more was force-released.
+   * A forced release at `forcedZxid` was seen (the forced-release epoch moved): if our privateLock
+   * is older, read it — gone, or not ours any more, it was force-released. This replaces a holder
+   * watch per grant (a read per write: 11–14% of an uncontended write's CPU in `write-uncontended`)
+   * and covers a bulk's keys too, which never had one. Locks created after it are untouched by it.
    */
-  private watchHolderLate(link: Link): void {
+  forcedReleaseSeen(forcedZxid: number): void {
+    if (!this.holdsPrivateLock() || this.ownedCzxid === null || this.ownedCzxid > forcedZxid) return;
+    const link = this.ctx.connection.current();
+    // No link: a forced release meanwhile fires the epoch watch again when the session's link is back.
+    if (link === null || link.generation !== this.generation) return;
+    this.verifyStillOurs(link);
+  }
+
+  private verifyStillOurs(link: Link): void {
     const incarnation = this.incarnation;
     const forced = (): void => {
       if (incarnation !== this.incarnation || !this.holdsPrivateLock()) return;
       this.privateLockGone = true;
       this.toLost('privateLock was deleted (forced release by an operator)');
     };
-    link.zk.getWatched(this.privatePath, this.armHolderWatch()).then(
+    link.zk.get(this.privatePath).then(
       (node) => {
         if (node.stat.czxid !== this.ownedCzxid) forced();
       },
@@ -873,7 +856,6 @@ export class DocumentLock implements LockHome {
     const lock = this.ownedLock();
     this.ownsPrivateLock = false;
     this.ownedCzxid = null;
-    this.holderWatch = 0;
     await this.ctx.releases.submit({ docPath: this.docPath, generation: this.generation, privateLock: lock, entry: null, deleteDocument: false });
   }
 

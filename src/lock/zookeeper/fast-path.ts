@@ -1,4 +1,3 @@
-import type { WatchEventType } from '../zk-client.js';
 import { isZkCode } from '../zk-errors.js';
 import { type PrefixRanks, queueFromChildren, rankOf } from '../queue-order.js';
 import type { ContainerCache, ParentNode } from './containers.js';
@@ -12,15 +11,13 @@ export interface FastPathPlan {
   /** Rank of the request the lock is for: entries of this rank or better come first. */
   readonly rank: number;
   readonly data: string;
-  /** Holder watch, armed in the same round trip (null: not wanted, e.g. batch grants). */
-  readonly onPrivateLockEvent: ((type: WatchEventType) => void) | null;
 }
 
 export type FusedResult = FastPathResult | { readonly kind: 'releaseRefused' };
 
 /**
  * The fast path fused with this process's not yet sent release of the same document:
- * [getChildren2, multi(release operations + create privateLock), getData+watch]. One commit
+ * [getChildren2, multi(release operations + create privateLock)]. One commit
  * instead of two; the new privateLock is a fresh grant (new czxid). The children are read before
  * the transaction; the entry the release deletes does not count as one ahead of us.
  */
@@ -32,8 +29,7 @@ export async function fusedFastPath(
 ): Promise<FusedResult> {
   const listed = zk.children(plan.docPath);
   const txn = zk.multi([...release.ops, { op: 'create', path: plan.privatePath, data: plan.data, mode: 'ephemeral' }]);
-  const watched = plan.onPrivateLockEvent === null ? null : zk.getWatched(plan.privatePath, plan.onPrivateLockEvent);
-  const [children, outcome, watch] = await Promise.allSettled([listed, txn, watched]);
+  const [children, outcome] = await Promise.allSettled([listed, txn]);
   if (outcome.status === 'rejected') return classifyFailure(outcome.reason);
   if (!outcome.value.ok) return { kind: 'releaseRefused' };
   if (children.status === 'rejected') return classifyFailure(children.reason);
@@ -45,7 +41,6 @@ export async function fusedFastPath(
     czxid,
     docVersion: children.value.stat.version,
     children: others,
-    watched: watch.status === 'fulfilled' && watch.value !== null && watch.value.stat.czxid === czxid,
   };
 }
 
@@ -56,25 +51,23 @@ export type FastPathResult =
       readonly docVersion: number;
       /** The document's children read before our create (the queue at grant time). */
       readonly children: readonly string[];
-      readonly watched: boolean;
     }
   | { readonly kind: 'contended' }
   | { readonly kind: 'reaped' }
   | Failure;
 
 /**
- * One pipelined round trip: [create missing containers, getChildren2(doc), create2(privateLock),
- * getData+watch(privateLock)]. ZooKeeper answers a session's requests in order, so the children
- * are read BEFORE our create: an entry of our rank or better in them arrived first and we step
- * back (`preceded`). NODEEXISTS: somebody holds it (`contended`). NONODE: the document container
- * was reaped under us (`reaped`: forget it, retry).
+ * One pipelined round trip: [create missing containers, getChildren2(doc), create2(privateLock)].
+ * ZooKeeper answers a session's requests in order, so the children are read BEFORE our create: an
+ * entry of our rank or better in them arrived first and we step back (`preceded`). NODEEXISTS:
+ * somebody holds it (`contended`). NONODE: the document container was reaped under us (`reaped`:
+ * forget it, retry). No holder watch: a forced release is seen through the forced-release epoch's.
  */
 export async function fastPath(zk: LockZk, containers: ContainerCache, prefixes: PrefixRanks, plan: FastPathPlan): Promise<FastPathResult> {
   const parents = containers.ensure(zk, plan.parents);
   const listed = zk.children(plan.docPath);
   const created = zk.create(plan.privatePath, plan.data, 'ephemeral');
-  const watched = plan.onPrivateLockEvent === null ? null : zk.getWatched(plan.privatePath, plan.onPrivateLockEvent);
-  const [parentsDone, children, mine, watch] = await Promise.allSettled([parents, listed, created, watched]);
+  const [parentsDone, children, mine] = await Promise.allSettled([parents, listed, created]);
   if (mine.status === 'rejected') return createFailed(mine.reason, containers, plan, parentsDone);
   if (children.status === 'rejected') return classifyFailure(children.reason);
   const preceded = queueFromChildren(children.value.children, prefixes).some((entry) => rankOf(entry.prefix, prefixes) <= plan.rank);
@@ -83,7 +76,6 @@ export async function fastPath(zk: LockZk, containers: ContainerCache, prefixes:
     czxid: mine.value.stat.czxid,
     docVersion: children.value.stat.version,
     children: children.value.children,
-    watched: watch.status === 'fulfilled' && watch.value !== null,
   };
 }
 

@@ -19,8 +19,8 @@ const ENTRY_OP = 3;
  * — bump the forced-release epoch and the document node's version, so the holder's own
  * compare-and-delete release deletes nothing, even after the emptied document node was reaped
  * and re-created —, delete(privateLock, its version), delete(the holder's entry)]. Resolves null
- * when nothing was held. The holder learns it from its privateLock watch, or at the latest when
- * its release is refused.
+ * when nothing was held. The holder learns it from its process's epoch watch
+ * (forced-release-epoch.ts), or at the latest when its release is refused.
  */
 export async function forceRelease(zk: LockZk, docPath: string, note: string, epoch: ForcedReleaseEpoch): Promise<ForcedRelease | null> {
   for (let attempt = 0; attempt < 3; attempt++) {

@@ -3,7 +3,7 @@ import { isZkCode } from '../zk-errors.js';
 import { forcedReleasesPath } from '../znode-names.js';
 import type { Link } from './connection.js';
 import { type ContainerCache, lockRootNodes } from './containers.js';
-import type { LockZk, TxnOp } from './lock-zk.js';
+import type { LockZk, NodeStat, TxnOp } from './lock-zk.js';
 import { classifyFailure } from './round-trip.js';
 
 /**
@@ -19,6 +19,11 @@ import { classifyFailure } from './round-trip.js';
  * A check that fails (some forced release happened since, maybe of another document) sends the
  * release the slow way: read the epoch, then verify privateLock's owner and czxid, then delete
  * with a check of the epoch just read.
+ *
+ * It is also how a holder learns that its lock was force-released: the epoch node's mzxid is the
+ * zxid of the latest forced release, and every read that shows a newer one (the data watch fires
+ * with the forced release's transaction) calls `onForcedRelease`, which verifies the locks whose
+ * privateLock is older. One watch per session instead of one read and watch per grant.
  */
 export class ForcedReleaseEpoch {
   readonly path: string;
@@ -26,7 +31,10 @@ export class ForcedReleaseEpoch {
   private readonly containers: ContainerCache;
   private readonly logger: Logger;
   private version = 0;
+  private mzxid = 0;
   private watchedGeneration = -1;
+  /** Set by the engine: verify the locks whose privateLock is older than `forcedZxid`. */
+  onForcedRelease: (forcedZxid: number) => void = () => undefined;
 
   constructor(root: string, containers: ContainerCache, logger: Logger) {
     this.root = root;
@@ -37,6 +45,11 @@ export class ForcedReleaseEpoch {
 
   known(): number {
     return this.version;
+  }
+
+  /** The zxid of the latest forced release seen (0: none yet): a privateLock created before it may be gone. */
+  latestForcedZxid(): number {
+    return this.mzxid;
   }
 
   /** The check a release puts in front of its deletes. */
@@ -55,7 +68,7 @@ export class ForcedReleaseEpoch {
   async read(zk: LockZk): Promise<number> {
     for (let attempt = 0; ; attempt++) {
       try {
-        return this.learned((await zk.get(this.path)).stat.version);
+        return this.learned((await zk.get(this.path)).stat);
       } catch (error) {
         if (!isZkCode(error, 'NONODE') || attempt > 0) throw error;
         // Removed by hand since this process created or saw it: create it again.
@@ -75,7 +88,7 @@ export class ForcedReleaseEpoch {
         if (type === 'deleted') this.containers.forgetPath(this.path);
         void this.watch(link);
       });
-      this.learned(node.stat.version);
+      this.learned(node.stat);
     } catch (error) {
       // Lost link or ended session: the next connect arms it again; until then releases whose
       // check fails take the slow way.
@@ -84,9 +97,13 @@ export class ForcedReleaseEpoch {
     }
   }
 
-  private learned(version: number): number {
-    this.version = version;
-    return version;
+  private learned(stat: NodeStat): number {
+    this.version = stat.version;
+    if (stat.mzxid > this.mzxid) {
+      this.mzxid = stat.mzxid;
+      this.onForcedRelease(stat.mzxid);
+    }
+    return stat.version;
   }
 
   /** The root chain and the epoch node, created once per process like every lock's parents. */

@@ -12,6 +12,8 @@ import type { ZkErrorCode } from '../zk-errors.js';
 export interface NodeStat {
   /** Zxid of the transaction that created the node: the fencing token of a `privateLock`. */
   readonly czxid: number;
+  /** Zxid of the latest change of the node's data (the forced-release epoch's: the latest forced release). */
+  readonly mzxid: number;
   /** Data version (bumped by setData: a forced release bumps the document node's). */
   readonly version: number;
   readonly ctime: number;

@@ -1,4 +1,3 @@
-import type { WatchEventType } from '../zk-client.js';
 import { isZkCode } from '../zk-errors.js';
 import { type PrefixRanks, type QueueEntry, queueFromChildren } from '../queue-order.js';
 import { PRIVATE_LOCK } from '../znode-names.js';
@@ -51,29 +50,28 @@ export async function readQueue(zk: LockZk, docPath: string): Promise<ReadResult
 }
 
 export type ArbitrateResult =
-  | ({ readonly kind: 'created'; readonly czxid: number; readonly watched: boolean } & QueueRead)
-  | ({ readonly kind: 'taken'; readonly watched: boolean } & QueueRead)
+  | ({ readonly kind: 'created'; readonly czxid: number } & QueueRead)
+  | ({ readonly kind: 'taken' } & QueueRead)
   | { readonly kind: 'reaped' }
   | Failure;
 
 /**
- * The head (or likely head) tries the mutex: [getChildren2, create2(privateLock), getData+watch
- * (privateLock)]. The children are read before the create: the caller steps back if they show
- * somebody ahead. `taken` with `watched`: the holder's privateLock is watched, wait for it.
+ * The head (or likely head) tries the mutex: [getChildren2, create2(privateLock)]. The children
+ * are read before the create: the caller steps back if they show somebody ahead. `taken`: wait for
+ * the holder's privateLock. No holder watch: a forced release is seen through the forced-release epoch's.
  */
 export async function arbitrate(
   zk: LockZk,
-  plan: { readonly docPath: string; readonly privatePath: string; readonly data: string; readonly onPrivateLockEvent: (type: WatchEventType) => void },
+  plan: { readonly docPath: string; readonly privatePath: string; readonly data: string },
 ): Promise<ArbitrateResult> {
   const listed = zk.children(plan.docPath);
   const created = zk.create(plan.privatePath, plan.data, 'ephemeral');
-  const watched = zk.getWatched(plan.privatePath, plan.onPrivateLockEvent);
-  const [children, mine, watch] = await Promise.allSettled([listed, created, watched]);
+  const [children, mine] = await Promise.allSettled([listed, created]);
   if (mine.status === 'rejected' && !isZkCode(mine.reason, 'NODEEXISTS')) {
     return isZkCode(mine.reason, 'NONODE') ? { kind: 'reaped' } : classifyFailure(mine.reason);
   }
   if (children.status === 'rejected') return classifyFailure(children.reason);
-  const read = { children: children.value.children, docVersion: children.value.stat.version, watched: watch.status === 'fulfilled' };
+  const read = { children: children.value.children, docVersion: children.value.stat.version };
   if (mine.status === 'rejected') return { kind: 'taken', ...read };
   return { kind: 'created', czxid: mine.value.stat.czxid, ...read };
 }

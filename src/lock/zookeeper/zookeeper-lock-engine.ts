@@ -95,6 +95,9 @@ export class ZooKeeperLockEngine implements LockEngine {
     this.connection = new Connection(this.session, (client) => new GatedZk(client, new RequestGate(MAX_OUTSTANDING_OPS), settings.auth !== null));
     const containers = new ContainerCache(KNOWN_CONTAINERS);
     const forcedEpoch = new ForcedReleaseEpoch(this.root, containers, logger);
+    forcedEpoch.onForcedRelease = (forcedZxid) => {
+      for (const lock of this.locks.values()) lock.forcedReleaseSeen(forcedZxid);
+    };
     this.context = {
       root: this.root,
       prefixes: this.prefixes,
@@ -201,7 +204,7 @@ export class ZooKeeperLockEngine implements LockEngine {
       const batched = fresh.filter((lock) => !contention.contended(lock.docPath));
       const inBatch = new Set(batched);
       for (const lock of fresh) if (!inBatch.has(lock)) lock.begin();
-      void acquireInBatches(this.context, batched, { holderWatch: false, deleteCreatedDocuments: true, keysPerTransaction: BULK_KEYS_PER_TXN });
+      void acquireInBatches(this.context, batched, { mayLinger: false, deleteCreatedDocuments: true, keysPerTransaction: BULK_KEYS_PER_TXN });
       return;
     }
     for (const lock of fresh) {
@@ -217,7 +220,7 @@ export class ZooKeeperLockEngine implements LockEngine {
       setImmediate(() => {
         const locks = this.freshSingles;
         this.freshSingles = [];
-        void acquireInBatches(this.context, locks, { holderWatch: true, deleteCreatedDocuments: false });
+        void acquireInBatches(this.context, locks, { mayLinger: true, deleteCreatedDocuments: false });
       });
     }
     this.freshSingles.push(lock);

@@ -236,16 +236,25 @@ describe('releases delete only their own acquisition\'s nodes (issue #10 hole 3)
     await next.release();
   });
 
-  it('arms the holder watch with a fast-path grant: a forced release right after it is seen', async () => {
+  it('a fast-path grant learns of a forced release from the epoch watch; a lock taken after it stays usable', async () => {
     const settings = zkSettings(connect);
     const a = pool.open(settings);
     const operator = pool.open(settings);
     const key = { index: 'hole3', id: 'watch-from-grant' };
     const held = await a.acquire(key, 'foreground', { timeoutMs: 2_000, owner: owner('a') });
     expect(await operator.forceRelease(key)).toBe(true);
-    // ZooKeeper delivers a watch event before the reply to any later request of that session.
-    await a.inspect({ index: 'hole3', id: 'unrelated' });
-    expect(held.lost.aborted).toBe(true);
+    await waitFor(() => held.lost.aborted);
     await held.release();
+    // Created after the forced release: the epoch's next look (another forced release) leaves it be.
+    const again = await a.acquire(key, 'foreground', { timeoutMs: 2_000, owner: owner('a2') });
+    const elsewhere = { index: 'hole3', id: 'forced-after' };
+    const taken = await operator.acquire(elsewhere, 'foreground', { timeoutMs: 2_000, owner: owner('operator') });
+    const readsBefore = a.stats().zkOps.get;
+    expect(await operator.forceRelease(elsewhere)).toBe(true);
+    // The epoch read again, then `again`'s privateLock (older than this forced release) verified.
+    await waitFor(() => a.stats().zkOps.get >= readsBefore + 2);
+    await a.inspect({ index: 'hole3', id: 'unrelated' });
+    expect(again.usable()).toBe(true);
+    await Promise.all([again.release(), taken.release()]);
   });
 });
