@@ -1,4 +1,5 @@
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
+import type { HeldLock } from '../../../src/lock/lock-engine.js';
 import { LockUnavailableError } from '../../../src/lock/lock-errors.js';
 import { isZkCode } from '../../../src/lock/zk-errors.js';
 import { childrenOrEmpty } from '../../../src/lock/zk-client.js';
@@ -234,6 +235,26 @@ describe('releases delete only their own acquisition\'s nodes (issue #10 hole 3)
     expect(await privateLockOwner(docPath)).toBe(successor);
     expect((await waiter.inspect(key)).holder?.owner.requestId).toBe('waiter');
     await next.release();
+  });
+
+  it('a bulk\'s keys learn of a forced release too (they arm no watch of their own), and only the forced one is lost', async () => {
+    const settings = zkSettings(connect);
+    const a = pool.open(settings);
+    const operator = pool.open(settings);
+    const keys = Array.from({ length: 20 }, (_, i) => ({ index: 'hole3', id: `bulk-forced-${i}` }));
+    const granted: HeldLock[] = [];
+    const result = await a.acquireEach(keys, 'background', { timeoutMs: 5_000, owner: owner('bulk'), onGranted: (lock) => granted.push(lock) });
+    expect(result.failed.size).toBe(0);
+    const forced = granted.find((lock) => lock.key.id === 'bulk-forced-7')!;
+    const readsBefore = a.stats().zkOps.get;
+    expect(await operator.forceRelease(forced.key)).toBe(true);
+    await waitFor(() => forced.lost.aborted);
+    // The epoch read again, then each of the twenty privateLocks (all older than the forced release).
+    await waitFor(() => a.stats().zkOps.get >= readsBefore + 1 + keys.length);
+    await a.inspect({ index: 'hole3', id: 'unrelated' });
+    expect(granted.filter((lock) => lock.lost.aborted).map((lock) => lock.key.id)).toEqual(['bulk-forced-7']);
+    expect(granted.filter((lock) => lock !== forced).every((lock) => lock.usable())).toBe(true);
+    await Promise.all(granted.map((lock) => lock.release()));
   });
 
   it('a fast-path grant learns of a forced release from the epoch watch; a lock taken after it stays usable', async () => {
