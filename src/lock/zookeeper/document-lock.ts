@@ -377,7 +377,7 @@ export class DocumentLock implements LockHome {
       case 'preceded':
         this.owns(result.czxid, result.docVersion);
         this.observed(result.children, result.docVersion);
-            if (result.kind === 'held') return 'held';
+        if (result.kind === 'held') return 'held';
         this.ctx.contention.mark(this.docPath);
         await this.stepBack();
         return 'enterQueue';
