@@ -257,6 +257,26 @@ describe('releases delete only their own acquisition\'s nodes (issue #10 hole 3)
     await Promise.all(granted.map((lock) => lock.release()));
   });
 
+  it('a forced release while the holder\'s connection is down is learned when the session reconnects', async () => {
+    const settings = zkSettings(connect);
+    const link = await forwarder();
+    const a = pool.open({ ...settings, servers: link.connectString });
+    const operator = pool.open(settings);
+    const key = { index: 'hole3', id: 'forced-while-away' };
+    const held = await a.acquire(key, 'foreground', { timeoutMs: 2_000, owner: owner('a') });
+    // A's connection breaks and its reconnect is held back until the forced release has committed:
+    // the epoch's data watch comes back with the session (the client re-registers it) and fires.
+    link.freeze();
+    link.dropAll();
+    expect(await operator.forceRelease(key)).toBe(true);
+    expect(held.lost.aborted).toBe(false);
+    link.unfreeze();
+    await waitFor(() => held.lost.aborted);
+    // Seen through the epoch, not through the safety margin of a silent link.
+    expect(String((held.lost.reason as Error).message)).toContain('forced release');
+    await held.release();
+  });
+
   it('a fast-path grant learns of a forced release from the epoch watch; a lock taken after it stays usable', async () => {
     const settings = zkSettings(connect);
     const a = pool.open(settings);
