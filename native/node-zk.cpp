@@ -381,6 +381,7 @@ public:
             // Node had opened on the same number meanwhile (that socket never saw data again).
             closePollHandle();
             fd = -1;
+            retryAfterError();
             return;
         }
 
@@ -462,6 +463,26 @@ public:
         int ready = 0;
         return ioctl(fd, FIONREAD, &ready) == 0 && ready > 0;
     #endif
+    }
+
+    /*
+     * es-lock-proxy: zookeeper_interest returns an error when it has just dropped the connection
+     * itself (the server silent past 2/3 of the session timeout, or a failed connect). Nothing
+     * re-armed the timer then: it kept the connected session's period, up to a third of the session
+     * timeout, so the reconnect began that much later — past the engine's safety margin (2/3 + 1/4
+     * of the timeout), whose locks were then lost although the server was back (a test waiting
+     * for the reconnect failed 2 times in 10). Look again after the C client's own reconnect
+     * backoff (1/60 of the timeout, at least 10 ms: a persistent error does not spin), unless the
+     * session is over for good.
+     */
+    void retryAfterError() {
+        int state = zoo_state(zhandle);
+        if (state == ZOO_EXPIRED_SESSION_STATE || state == ZOO_AUTH_FAILED_STATE) {
+            return;
+        }
+        int64_t retry = zoo_recv_timeout(zhandle) / 60;
+        yield_requested = true;
+        uv_timer_start(&zk_timer, &zk_timer_cb, retry < 10 ? 10 : retry, 0);
     }
 
     void armTimer() {
