@@ -1,6 +1,6 @@
 import { runClosedLoop, type ClosedLoopSpec } from '../closed-loop.js';
 import { mergeLoadResults, type LoadResult } from '../load.js';
-import { inTurns, round, SLICES, slicesFor, target, type Workload, type WorkloadContext } from '../workload-result.js';
+import { inTurns, round, slicesFor, target, type Workload, type WorkloadContext } from '../workload-result.js';
 
 const INDEX = 'bench-hot';
 const DOCUMENTS = 8;
@@ -108,7 +108,7 @@ export const writeHot: Workload = async (context) => {
       target('write-hot overlaps direct > 0 (the workload can detect a race)', direct.overlaps, direct.overlaps > 0),
     ],
     notes: [
-      `PUT /${INDEX}/_doc/hot-{0..7}, ${CONNECTIONS} closed-loop writers (bench/closed-loop.ts) for every way; two proxies: 16 writers each; the four ways in ${SLICES} alternating slices after a warm-up each`,
+      `PUT /${INDEX}/_doc/hot-{0..7}, ${CONNECTIONS} closed-loop writers (bench/closed-loop.ts) for every way; two proxies: 16 writers each; the four ways in ${slicesFor(options.durationS)} alternating slices after a warm-up each`,
       'perfect lock = the same writers straight to the stand-in through a FIFO mutex per document in the load generator',
     ],
   };

@@ -33,14 +33,15 @@ export class ForcedReleaseEpoch {
   private version = 0;
   private mzxid = 0;
   private watchedGeneration = -1;
-  /** Set by the engine: verify the locks whose privateLock is older than `forcedZxid`. */
-  onForcedRelease: (forcedZxid: number) => void = () => undefined;
+  /** Verifies the locks whose privateLock is older than `forcedZxid` (the engine's). */
+  private readonly onForcedRelease: (forcedZxid: number) => void;
 
-  constructor(root: string, containers: ContainerCache, logger: Logger) {
+  constructor(root: string, containers: ContainerCache, logger: Logger, onForcedRelease: (forcedZxid: number) => void) {
     this.root = root;
     this.path = forcedReleasesPath(root);
     this.containers = containers;
     this.logger = logger;
+    this.onForcedRelease = onForcedRelease;
   }
 
   known(): number {

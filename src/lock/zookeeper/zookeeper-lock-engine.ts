@@ -94,10 +94,9 @@ export class ZooKeeperLockEngine implements LockEngine {
     });
     this.connection = new Connection(this.session, (client) => new GatedZk(client, new RequestGate(MAX_OUTSTANDING_OPS), settings.auth !== null));
     const containers = new ContainerCache(KNOWN_CONTAINERS);
-    const forcedEpoch = new ForcedReleaseEpoch(this.root, containers, logger);
-    forcedEpoch.onForcedRelease = (forcedZxid) => {
+    const forcedEpoch = new ForcedReleaseEpoch(this.root, containers, logger, (forcedZxid) => {
       for (const lock of this.locks.values()) lock.forcedReleaseSeen(forcedZxid);
-    };
+    });
     this.context = {
       root: this.root,
       prefixes: this.prefixes,

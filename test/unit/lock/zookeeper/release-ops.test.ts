@@ -6,7 +6,7 @@ import { opCount, opsOf, type ReleaseItem } from '../../../../src/lock/zookeeper
 
 /** A release's operations, and the count that sizes a batch's transactions without building them. */
 describe('release operations', () => {
-  const epoch = new ForcedReleaseEpoch('/root', new ContainerCache(10), pino({ level: 'silent' }));
+  const epoch = new ForcedReleaseEpoch('/root', new ContainerCache(10), pino({ level: 'silent' }), () => undefined);
   const items: ReleaseItem[] = [];
   for (const privateLock of [null, { czxid: 7, docVersion: 2, epoch: 1 }])
     for (const entry of [null, 'fg-0000000003'])
