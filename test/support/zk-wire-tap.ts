@@ -5,7 +5,9 @@ import { type Server, type Socket, connect, createServer } from 'node:net';
  * see what a client does on the wire rather than what it reports about itself:
  * - `maxOutstanding`: the largest number of requests a connection had sent and not yet had
  *   answered (the client's pipelining depth);
- * - `requests`: how many requests of each op code went by.
+ * - `requests`: how many requests of each op code went by;
+ * - `holdReplies()` / `releaseReplies()`: the server's bytes wait in the tap meanwhile, so a test
+ *   can act while a request is known to be outstanding (keep it short: pings wait too).
  *
  * Framing (ZooKeeper's jute protocol): every message is a 4-byte big-endian length and a body.
  * The first message each way is the connect handshake; after it, a request starts with
@@ -21,6 +23,7 @@ export class ZkWireTap {
   readonly requests = new Map<number, number>();
   private readonly server: Server;
   private readonly sockets = new Set<Socket>();
+  private held: (() => void)[] | null = null;
 
   private constructor(server: Server, port: number, private readonly target: { host: string; port: number }) {
     this.server = server;
@@ -53,7 +56,18 @@ export class ZkWireTap {
     this.requests.clear();
   }
 
+  holdReplies(): void {
+    this.held ??= [];
+  }
+
+  releaseReplies(): void {
+    const held = this.held ?? [];
+    this.held = null;
+    for (const deliver of held) deliver();
+  }
+
   async close(): Promise<void> {
+    this.releaseReplies();
     for (const socket of this.sockets) socket.destroy();
     await new Promise<void>((resolve) => this.server.close(() => resolve()));
   }
@@ -78,8 +92,12 @@ export class ZkWireTap {
       upstream.write(chunk);
     });
     upstream.on('data', (chunk: Buffer) => {
-      fromServer.push(chunk);
-      client.write(chunk);
+      const deliver = (): void => {
+        fromServer.push(chunk);
+        if (!client.destroyed) client.write(chunk);
+      };
+      if (this.held === null) deliver();
+      else this.held.push(deliver);
     });
     const close = (): void => {
       client.destroy();

@@ -191,8 +191,10 @@ async function createInOneTransaction(ctx: EngineContext, link: Link, initial: r
 }
 
 async function tryTransactions(ctx: EngineContext, link: Link, initial: readonly Candidate[], options: BatchOptions, pairing: Pairing): Promise<void> {
-  let candidates = initial.filter((c) => c.lock.waiting > 0);
-  for (let attempt = 0; candidates.length > 0; attempt++) {
+  let candidates: readonly Candidate[] = initial;
+  for (let attempt = 0; ; attempt++) {
+    candidates = stillWanted(candidates);
+    if (candidates.length === 0) return;
     if (attempt > MAX_BATCH_RETRIES) {
       for (const c of candidates) c.lock.begin();
       return;
@@ -217,6 +219,22 @@ async function tryTransactions(ctx: EngineContext, link: Link, initial: readonly
     }
     candidates = await afterRefusal(ctx, link, plan, outcome.failedIndex, outcome.code);
   }
+}
+
+/**
+ * The candidates some request still waits for. The others (every request gave up during a read
+ * or a refused attempt: a timeout, a client gone, a bulk answered) take their own way out now —
+ * `begin` finds nobody waiting and leaves. Dropped silently, such a lock stayed in the engine's
+ * map, neither acquiring nor leaving, and every later request here for its document waited out
+ * its timeout (and then the withdrawal bound).
+ */
+function stillWanted(candidates: readonly Candidate[]): Candidate[] {
+  const wanted: Candidate[] = [];
+  for (const candidate of candidates) {
+    if (candidate.lock.waiting > 0) wanted.push(candidate);
+    else candidate.lock.begin();
+  }
+  return wanted;
 }
 
 function granted(

@@ -89,6 +89,38 @@ describe('batch acquisition of documents this process already knows', () => {
     await removeDocuments(known);
   });
 
+  it('leaves no document lock behind when a bulk gives up while its known documents are being read', async () => {
+    const engine = pool.open({ ...settings, servers: tap.connectString });
+    const known = Array.from({ length: 3 }, (_, i) => ({ index: 'known-withdrawn', id: `known-${i}` }));
+    await writeOnce(engine, [{ index: 'known-withdrawn', id: 'own' }]);
+    await persistentDocuments(known);
+    await writeOnce(engine, known);
+    tap.resetCounts();
+    const clientGone = new AbortController();
+    // The reads of the known documents stay unanswered until the bulk has given up (its client
+    // hung up, or Elasticsearch answered the first sub-bulk as a whole).
+    tap.holdReplies();
+    let bulk: Promise<unknown>;
+    try {
+      bulk = engine
+        .acquireEach(known, 'background', { timeoutMs: 10_000, owner: owner('bulk'), signal: clientGone.signal, onGranted: (lock) => void lock.release() })
+        .catch((error: unknown) => error);
+      await waitFor(() => tap.count(ZK_OP.getChildren2) === known.length);
+      clientGone.abort(new Error('client went away'));
+    } finally {
+      tap.releaseReplies();
+    }
+    await bulk;
+    // The next request for those documents in this process is served: before the fix, the
+    // abandoned document locks stayed in the engine, never acquiring and never leaving, and every
+    // later request for those documents here waited out its timeout.
+    const again = await Promise.all(known.map((key) => engine.acquire(key, 'foreground', { timeoutMs: 3_000, owner: owner('single') })));
+    expect(again.every((lock) => lock.usable())).toBe(true);
+    await Promise.all(again.map((lock) => lock.release()));
+    for (const key of known) expect((await engine.inspect(key)).holder).toBeNull();
+    await removeDocuments(known);
+  });
+
   it('takes a known document whose container was reaped since, without refusing the fresh documents\' transaction', async () => {
     const engine = pool.open(settings);
     const known = Array.from({ length: 3 }, (_, i) => ({ index: 'known-reaped', id: `known-${i}` }));
