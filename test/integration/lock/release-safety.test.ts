@@ -176,6 +176,38 @@ describe('releases delete only their own acquisition\'s nodes (issue #10 hole 3)
     await forced.release();
   });
 
+  it('a yield refused because the holder\'s queue entry was deleted by hand still gives privateLock back, and every waiter is served', async () => {
+    const settings = zkSettings(connect);
+    const a = pool.open(settings);
+    const b = pool.open(settings);
+    const key = { index: 'hole3', id: 'yield-entry-gone' };
+    const docPath = documentPath(normalizeRoot(settings.lockRoot), key);
+    // A takes the lock through the queue, so its holder has a queue entry.
+    const first = await b.acquire(key, 'foreground', { timeoutMs: 2_000, owner: owner('b-first') });
+    const queued = a.acquire(key, 'foreground', { timeoutMs: 5_000, owner: owner('a') });
+    await waitFor(async () => (await childrenOrEmpty(raw.client, docPath)).some((child) => child.startsWith('A-')));
+    await first.release();
+    const held = await queued;
+    const [entry] = (await childrenOrEmpty(raw.client, docPath)).filter((child) => child !== PRIVATE_LOCK);
+    expect(entry).toBeDefined();
+    const localWaiter = a.acquire(key, 'foreground', { timeoutMs: 5_000, owner: owner('a-next') });
+    const foreignWaiter = b.acquire(key, 'foreground', { timeoutMs: 5_000, owner: owner('b') });
+    await waitFor(async () => (await childrenOrEmpty(raw.client, docPath)).filter((child) => child !== PRIVATE_LOCK).length === 2);
+    // An operator deletes A's entry by hand (privateLock stays A's): the yield's last operation,
+    // deleting that entry, is refused. privateLock is still A's: it must be given back, not left
+    // to the session's end (every later writer of the document would wait for it).
+    await raw.client.delete(`${docPath}/${entry!}`, -1);
+    await held.release({ handOver: false });
+    const both = [localWaiter, foreignWaiter].map(async (acquiring) => {
+      const lock = await acquiring;
+      await lock.release();
+    });
+    await Promise.all(both);
+    await a.inspect(key);
+    await b.inspect(key);
+    expect(await privateLockOwner(docPath)).toBeNull();
+  });
+
   it('a step-back whose reply was lost is not replayed as a path delete after reconnecting', async () => {
     const settings = zkSettings(connect);
     const link = await forwarder();
