@@ -1,5 +1,6 @@
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
-import type { HeldLock } from '../../../src/lock/lock-engine.js';
+import type { HeldLock, LockKey } from '../../../src/lock/lock-engine.js';
+import type { ZooKeeperLockEngine } from '../../../src/lock/zookeeper/zookeeper-lock-engine.js';
 import { LockUnavailableError } from '../../../src/lock/lock-errors.js';
 import { isZkCode } from '../../../src/lock/zk-errors.js';
 import { childrenOrEmpty } from '../../../src/lock/zk-client.js';
@@ -49,6 +50,20 @@ async function privateLockOwner(docPath: string): Promise<string | null> {
   } catch {
     return null;
   }
+}
+
+/**
+ * Each waiter gets the lock and releases it; once both engines' sessions have answered everything
+ * before an inspection, nobody holds `privateLock` of `docPath` any more.
+ */
+async function expectEveryWaiterServed(
+  at: { readonly a: ZooKeeperLockEngine; readonly b: ZooKeeperLockEngine; readonly key: LockKey; readonly docPath: string },
+  waiters: readonly Promise<HeldLock>[],
+): Promise<void> {
+  await Promise.all(waiters.map(async (acquiring) => (await acquiring).release()));
+  await at.a.inspect(at.key);
+  await at.b.inspect(at.key);
+  expect(await privateLockOwner(at.docPath)).toBeNull();
 }
 
 /** The document node and its parents, as a client of the original algorithm creates them. */
@@ -165,14 +180,7 @@ describe('releases delete only their own acquisition\'s nodes (issue #10 hole 3)
     expect(await operator.forceRelease(other)).toBe(true);
     // Not handed over locally: the yield transaction (re-queue + delete privateLock) is refused by its epoch check.
     await held.release({ handOver: false });
-    const both = [localWaiter, foreignWaiter].map(async (acquiring) => {
-      const lock = await acquiring;
-      await lock.release();
-    });
-    await Promise.all(both);
-    await a.inspect(key);
-    await b.inspect(key);
-    expect(await privateLockOwner(docPath)).toBeNull();
+    await expectEveryWaiterServed({ a, b, key, docPath }, [localWaiter, foreignWaiter]);
     await forced.release();
   });
 
@@ -198,14 +206,7 @@ describe('releases delete only their own acquisition\'s nodes (issue #10 hole 3)
     // to the session's end (every later writer of the document would wait for it).
     await raw.client.delete(`${docPath}/${entry!}`, -1);
     await held.release({ handOver: false });
-    const both = [localWaiter, foreignWaiter].map(async (acquiring) => {
-      const lock = await acquiring;
-      await lock.release();
-    });
-    await Promise.all(both);
-    await a.inspect(key);
-    await b.inspect(key);
-    expect(await privateLockOwner(docPath)).toBeNull();
+    await expectEveryWaiterServed({ a, b, key, docPath }, [localWaiter, foreignWaiter]);
   });
 
   it('a step-back whose reply was lost is not replayed as a path delete after reconnecting', async () => {
