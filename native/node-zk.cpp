@@ -140,21 +140,12 @@ DECLARE_STRING (on_event_child);
 DECLARE_STRING (on_event_notwatching);
 
 /*
- * es-lock-proxy: the property names of a transaction's operations and results and of Stat objects,
- * made (internalized) once instead of per use: a transaction of 2,000 operations otherwise makes
- * and looks up some 20,000 strings on the event loop, twice per bulk.
+ * es-lock-proxy: the property names of Stat objects, made (internalized) once instead of per use.
  */
 #define DECLARE_KEY(name) DECLARE_STRING(key_##name)
 #define INITIALIZE_KEY(name) zk::key_##name.Reset(String::NewFromUtf8(Isolate::GetCurrent(), #name, NewStringType::kInternalized).ToLocalChecked());
 #define KEY(name) Nan::New(key_##name)
-DECLARE_KEY (kind);
-DECLARE_KEY (path);
-DECLARE_KEY (data);
-DECLARE_KEY (flags);
 DECLARE_KEY (version);
-DECLARE_KEY (acl);
-DECLARE_KEY (rc);
-DECLARE_KEY (stat);
 DECLARE_KEY (czxid);
 DECLARE_KEY (mzxid);
 DECLARE_KEY (pzxid);
@@ -963,74 +954,134 @@ public:
     }
 
     /*
-     * es-lock-proxy: a_multi(ops, cb(rc, text, results, zxid)). Each op is an object
-     * {kind: 1 create | 2 delete | 5 setData | 13 check, path, data?, flags?, version?, acl?};
-     * each result {rc, path?, stat?}. rc is ZOK, the first failing op's error (that op's result
-     * carries it, the ops before it ZOK, the ops after it ZRUNTIMEINCONSISTENCY) or a
-     * request-level error such as ZCONNECTIONLOSS: then results is null (no answer per op).
+     * es-lock-proxy: a_multi(kinds, ints, paths, data, cb(rc, text, rcs, paths, stats, owners, zxid)).
+     * Op i is kinds[i] (1 create | 2 delete | 5 setData | 13 check, an Int32Array), paths[i],
+     * data[i] (string, Buffer or undefined) and ints[3i..3i+2] = flags, version (-1: any), acl mode.
+     * Arrays in and out, not an object per op and per result: a bulk's transactions carry
+     * thousands of operations, and named properties set and read one by one through the V8 API
+     * (a map transition per property of every result and Stat) were most of the client's CPU per
+     * operation (zk-client.ts turns these into typed results).
+     *
+     * rc is ZOK, the first failing op's error (rcs[i] is that op's own: the ops before it ZOK, the
+     * ops after it ZRUNTIMEINCONSISTENCY) or a request-level error such as ZCONNECTIONLOSS: then
+     * rcs is null (no answer per op). paths[i] is the created path of a create; stats holds
+     * STAT_FIELDS numbers per op (see statNumbers); owners[i] is that Stat's ephemeralOwner (hex).
+     * paths, stats and owners are null when no op has one (releases and checks have none).
      */
+    static const int STAT_FIELDS = 11;
+
     static void AMulti(const Nan::FunctionCallbackInfo<Value>& info) {
-        A_METHOD_PROLOG(2);
-        THROW_IF_NOT(info[0]->IsArray(), "a_multi: ops must be an array");
-        Local<Array> list = Local<Array>::Cast(info[0]);
-        uint32_t count = list->Length();
+        A_METHOD_PROLOG(5);
+        if (!info[0]->IsInt32Array() || !info[1]->IsInt32Array() || !info[2]->IsArray() || !info[3]->IsArray()) {
+            delete cb;
+            return Nan::ThrowError("a_multi: expected (Int32Array kinds, Int32Array ints, paths[], data[], cb)");
+        }
+        Local<Int32Array> kindList = info[0].As<Int32Array>();
+        Local<Int32Array> intList = info[1].As<Int32Array>();
+        Local<Array> pathList = Local<Array>::Cast(info[2]);
+        Local<Array> dataList = Local<Array>::Cast(info[3]);
+        uint32_t count = (uint32_t) kindList->Length();
+        if (intList->Length() != 3 * (size_t) count || pathList->Length() != count || dataList->Length() != count) {
+            delete cb;
+            return Nan::ThrowError("a_multi: kinds, ints (3 per op), paths and data disagree on the number of ops");
+        }
+        // Copied out: asking a small (on-heap) typed array for its buffer would move it off the heap.
+        std::vector<int32_t> kinds(count), ints(3 * (size_t) count);
+        kindList->CopyContents(kinds.data(), kinds.size() * sizeof(int32_t));
+        intList->CopyContents(ints.data(), ints.size() * sizeof(int32_t));
         // The serializer reads these during es_zoo_amulti only: copies that outlive the call.
         std::vector<std::string> paths(count), data(count);
         std::vector<es_multi_op_t> ops(count);
         for (uint32_t i = 0; i < count; i++) {
-            Local<Value> item = Nan::Get(list, i).ToLocalChecked();
-            if (!item->IsObject()) {
-                delete cb;
-                return Nan::ThrowError("a_multi: every op must be an object");
+            Nan::Utf8String _path (toString(Nan::Get(pathList, i).ToLocalChecked()));
+            paths[i].assign(*_path, _path.length());
+            Local<Value> value = Nan::Get(dataList, i).ToLocalChecked();
+            if (Buffer::HasInstance(value)) {
+                Local<Object> buffer = toLocalObj(value);
+                data[i].assign(BufferData(buffer), BufferLength(buffer));
+            } else if (!value->IsNullOrUndefined()) {
+                Nan::Utf8String _data (toString(value));
+                data[i].assign(*_data, _data.length());
             }
-            readMultiOp(toLocalObj(item), &ops[i], &paths[i], &data[i]);
+            ops[i].kind = kinds[i];
+            ops[i].path = paths[i].c_str();
+            ops[i].data = data[i].data();
+            ops[i].data_len = (int) data[i].size();
+            ops[i].flags = ints[3 * i];
+            ops[i].version = ints[3 * i + 1];
+            ops[i].acl = aclForMode(ints[3 * i + 2]);
         }
         METHOD_EPILOG(es_zoo_amulti(zk->zhandle, (int) count, ops.data(), multi_completion, cb));
     }
 
-    static void readMultiOp(Local<Object> op, es_multi_op_t *out, std::string *path, std::string *data) {
-        Nan::Utf8String _path (toString(toLocalVal(op, KEY(path))));
-        path->assign(*_path, _path.length());
-        Local<Value> value = toLocalVal(op, KEY(data));
-        if (Buffer::HasInstance(value)) {
-            Local<Object> buffer = toLocalObj(value);
-            data->assign(BufferData(buffer), BufferLength(buffer));
-        } else if (!value->IsNullOrUndefined()) {
-            Nan::Utf8String _data (toString(value));
-            data->assign(*_data, _data.length());
+    static Local<Array> createdPaths(const es_multi_result_t *results, int count) {
+        Local<Array> paths = Nan::New<Array>(count);
+        for (int i = 0; i < count; i++) {
+            if (results[i].path != NULL) Nan::Set(paths, i, LOCAL_STRING(results[i].path));
         }
-        Local<Value> version = toLocalVal(op, KEY(version));
-        out->kind = toInt(op, KEY(kind));
-        out->path = path->c_str();
-        out->data = data->data();
-        out->data_len = (int) data->size();
-        out->flags = toInt(op, KEY(flags));
-        out->version = version->IsNullOrUndefined() ? -1 : toInt(version);
-        out->acl = aclForMode(toInt(op, KEY(acl)));
+        return paths;
+    }
+
+    /* STAT_FIELDS numbers per op: 1 when the server sent a Stat (else all 0), then its fields. */
+    static Local<Float64Array> statNumbers(Isolate *isolate, const es_multi_result_t *results, int count) {
+        Local<ArrayBuffer> bytes = ArrayBuffer::New(isolate, (size_t) count * STAT_FIELDS * sizeof(double));
+        double *numbers = static_cast<double *>(bytes->GetBackingStore()->Data());
+        for (int i = 0; i < count; i++) {
+            const es_multi_result_t *result = &results[i];
+            double *stat = numbers + (size_t) i * STAT_FIELDS;
+            if (!result->has_stat) {
+                for (int f = 0; f < STAT_FIELDS; f++) stat[f] = 0;
+                continue;
+            }
+            stat[0] = 1;
+            stat[1] = (double) result->stat.czxid;
+            stat[2] = (double) result->stat.mzxid;
+            stat[3] = (double) result->stat.pzxid;
+            stat[4] = (double) result->stat.version;
+            stat[5] = (double) result->stat.cversion;
+            stat[6] = (double) result->stat.aversion;
+            stat[7] = (double) result->stat.ctime;
+            stat[8] = (double) result->stat.mtime;
+            stat[9] = (double) result->stat.dataLength;
+            stat[10] = (double) result->stat.numChildren;
+        }
+        return Float64Array::New(bytes, 0, (size_t) count * STAT_FIELDS);
+    }
+
+    static Local<Array> statOwners(const es_multi_result_t *results, int count) {
+        Local<Array> owners = Nan::New<Array>(count);
+        for (int i = 0; i < count; i++) {
+            if (results[i].has_stat && results[i].stat.ephemeralOwner != 0) Nan::Set(owners, i, idAsString(results[i].stat.ephemeralOwner));
+        }
+        return owners;
     }
 
     static void multi_completion (int rc, int answered, int64_t zxid, int count, es_multi_result_t *results, void *cb) {
-        CALLBACK_PROLOG(4);
+        CALLBACK_PROLOG(7);
+        argv[6] = Nan::New<Number>((double) zxid);
         if (!answered) {  // a request-level error: no result of the server's per op
             argv[2] = Nan::Null();
-            argv[3] = Nan::New<Number>((double) zxid);
+            argv[3] = Nan::Null();
+            argv[4] = Nan::Null();
+            argv[5] = Nan::Null();
             CALLBACK_EPILOG();
             return;
         }
-        Local<Array> list = Nan::New<Array>(count);
+        // Only what the answer has: most transactions (releases, checks) carry no path or Stat.
+        bool anyPath = false, anyStat = false, anyOwner = false;
         for (int i = 0; i < count; i++) {
-            Local<Object> result = Nan::New<Object>();
-            Nan::Set(result, KEY(rc), Nan::New<Int32>(results[i].rc));
-            if (results[i].path != NULL) {
-                Nan::Set(result, KEY(path), LOCAL_STRING(results[i].path));
-            }
-            if (results[i].has_stat) {
-                Nan::Set(result, KEY(stat), zkk->createStatObject(&results[i].stat));
-            }
-            Nan::Set(list, i, result);
+            anyPath = anyPath || results[i].path != NULL;
+            anyStat = anyStat || results[i].has_stat;
+            anyOwner = anyOwner || (results[i].has_stat && results[i].stat.ephemeralOwner != 0);
         }
-        argv[2] = list;
-        argv[3] = Nan::New<Number>((double) zxid);
+        Isolate *isolate = Isolate::GetCurrent();
+        // A plain array: a typed array made here costs a backing store (malloc, GC accounting) per reply.
+        Local<Array> rcs = Nan::New<Array>(count);
+        for (int i = 0; i < count; i++) Nan::Set(rcs, i, Nan::New<Int32>(results[i].rc));
+        argv[2] = rcs;
+        argv[3] = anyPath ? Local<Value>(createdPaths(results, count)) : Local<Value>(Nan::Null());
+        argv[4] = anyStat ? Local<Value>(statNumbers(isolate, results, count)) : Local<Value>(Nan::Null());
+        argv[5] = anyOwner ? Local<Value>(statOwners(results, count)) : Local<Value>(Nan::Null());
         CALLBACK_EPILOG();
     }
 
@@ -1535,7 +1586,7 @@ private:
 
 /* es-lock-proxy: what the loader checks before it trusts this file (src/lock/zk-addon.ts). */
 #define ES_ADDON_NAME "es-lock-proxy-zk"
-#define ES_ADDON_INTERFACE 1
+#define ES_ADDON_INTERFACE 2
 
 extern "C" void init(Local<Object> target) {
     Nan::Set(target, LOCAL_STRING("addon"), LOCAL_STRING(ES_ADDON_NAME));
@@ -1550,14 +1601,7 @@ extern "C" void init(Local<Object> target) {
     INITIALIZE_STRING (zk::on_event_child,       "child");
     INITIALIZE_STRING (zk::on_event_notwatching, "notwatching");
 
-    INITIALIZE_KEY (kind);
-    INITIALIZE_KEY (path);
-    INITIALIZE_KEY (data);
-    INITIALIZE_KEY (flags);
     INITIALIZE_KEY (version);
-    INITIALIZE_KEY (acl);
-    INITIALIZE_KEY (rc);
-    INITIALIZE_KEY (stat);
     INITIALIZE_KEY (czxid);
     INITIALIZE_KEY (mzxid);
     INITIALIZE_KEY (pzxid);

@@ -11,7 +11,7 @@ import { ConfigError } from '../config/config-error.js';
  */
 export const ZK_ADDON_NAME = 'es-lock-proxy-zk';
 /** Bumped with native/node-zk.cpp's ES_ADDON_INTERFACE whenever the native interface changes. */
-export const ZK_ADDON_INTERFACE = 1;
+export const ZK_ADDON_INTERFACE = 2;
 
 const ADDON_FILE = join('native', 'build', 'Release', 'es_lock_proxy_zk.node');
 const FIX =
@@ -20,15 +20,16 @@ const FIX =
 export type NativeCompletion = (rc: number, text: unknown, ...result: unknown[]) => void;
 export type NativeWatcher = (type: number, state: number, path: string) => void;
 
-/** One op of `a_multi`, in the addon's terms (see native/node-zk.cpp AMulti). */
-export interface NativeMultiOp {
-  readonly kind: number;
-  readonly path: string;
-  readonly data?: string | Buffer;
-  readonly flags?: number;
-  readonly version?: number;
-  readonly acl?: number;
-}
+/** `a_multi`'s answer (zk-multi-native.ts): per-op arrays, all null when the request itself failed. */
+export type NativeMultiCompletion = (
+  rc: number,
+  text: unknown,
+  rcs: number[] | null,
+  paths: (string | undefined)[] | null,
+  stats: Float64Array | null,
+  owners: (string | undefined)[] | null,
+  zxid: unknown,
+) => void;
 
 /** A handle of the addon: the C client's asynchronous API, results as the C client gives them. */
 export interface NativeZooKeeper {
@@ -41,7 +42,7 @@ export interface NativeZooKeeper {
   readonly timeout: unknown;
   a_create(path: string, data: string | Buffer, flags: number, done: NativeCompletion): number;
   a_create2(path: string, data: string | Buffer, flags: number, acl: number, done: NativeCompletion): number;
-  a_multi(ops: readonly NativeMultiOp[], done: NativeCompletion): number;
+  a_multi(kinds: Int32Array, ints: Int32Array, paths: string[], data: (string | Buffer | undefined)[], done: NativeMultiCompletion): number;
   a_delete_(path: string, version: number, done: NativeCompletion): number;
   a_get(path: string, watch: boolean, done: NativeCompletion): number;
   aw_get(path: string, watcher: NativeWatcher, done: NativeCompletion): number;

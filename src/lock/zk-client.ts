@@ -1,8 +1,9 @@
 import { EventEmitter } from 'node:events';
 import type { LockEngineStats } from './lock-stats.js';
-import { type NativeCompletion, type NativeConstants, type NativeMultiOp, type NativeWatcher, type NativeZooKeeper, loadZkAddon } from './zk-addon.js';
-import { isZkCode, toZkError, zkCodeOf } from './zk-errors.js';
+import { type NativeCompletion, type NativeConstants, type NativeWatcher, type NativeZooKeeper, loadZkAddon } from './zk-addon.js';
+import { isZkCode, toZkError } from './zk-errors.js';
 import { type NodeAcl, type ZkOp, type ZkOpResult, ZkMultiError, failedOpIndex } from './zk-multi.js';
+import { ACL_MODES, type NativeMultiAnswer, decodeMulti, encodeMulti } from './zk-multi-native.js';
 
 /**
  * A typed, counted view of one handle of our ZooKeeper addon (native/, see zk-addon.ts). Results
@@ -62,9 +63,6 @@ export interface ZkClientOptions {
 
 /** How long `close` waits for the server to end the session (a dead link never answers). */
 const CLOSE_WAIT_MS = 1_000;
-const ACL_MODES: Record<NodeAcl, number> = { open: 0, creator: 1 };
-/** ZooKeeper op codes of `a_multi` (native/zk-multi.h). */
-const OP_KINDS: Record<ZkOp['type'], number> = { create: 1, delete: 2, setData: 5, check: 13 };
 
 function modeFlags(C: NativeConstants): Record<NodeMode, number> {
   return {
@@ -273,14 +271,19 @@ export class ZkClient {
   async multi(ops: readonly ZkOp[]): Promise<ZkOpResult[]> {
     this.stats.zkOps.multi++;
     this.stats.zkOps.multiOps += ops.length;
-    const native = ops.map((op) => this.nativeOp(op));
-    const [rc, text, results, zxid] = await new Promise<[number, unknown, unknown, unknown]>((resolve, reject) => {
-      const queued = this.native.a_multi(native, (code, message, list, txZxid) => resolve([code, message, list, txZxid]));
+    const { kinds, ints, paths, data } = encodeMulti(ops, this.flags);
+    const [rc, text, answer, zxid] = await new Promise<[number, unknown, NativeMultiAnswer, unknown]>((resolve, reject) => {
+      const queued = this.native.a_multi(kinds, ints, paths, data, (code, message, rcs, created, stats, owners, txZxid) =>
+        resolve([code, message, { rcs, paths: created, stats, owners }, txZxid]),
+      );
       if (queued < 0) reject(toZkError(new Error(`${queued} request not queued`)));
     });
     // No answer per op: the request itself failed (not sent, connection lost, handle closed).
-    if (!Array.isArray(results)) throw toZkError(new Error(`${rc} ${String(text)}`));
-    const parsed = ops.map((op, index) => this.opResult(op, results[index], rc, zxid));
+    if (answer.rcs === null) throw toZkError(new Error(`${rc} ${String(text)}`));
+    // Read from the handle once per transaction, not per created node (a native call each).
+    let owner: string | undefined;
+    const created = { zxid: typeof zxid === 'number' ? zxid : 0, sessionId: (): string => (owner ??= this.sessionId) };
+    const parsed = decodeMulti(ops, { ...answer, rcs: answer.rcs }, rc, created);
     if (rc === 0) return parsed;
     const failed = failedOpIndex(parsed);
     throw failed >= 0 ? new ZkMultiError(failed, ops, parsed) : toZkError(new Error(`${rc} ${String(text)}`));
@@ -318,51 +321,6 @@ export class ZkClient {
     return (type) => {
       const eventType = this.eventTypes.get(type);
       if (eventType !== undefined) onEvent(eventType);
-    };
-  }
-
-  private nativeOp(op: ZkOp): NativeMultiOp {
-    const kind = OP_KINDS[op.type];
-    switch (op.type) {
-      case 'create':
-        return { kind, path: op.path, data: op.data ?? '', flags: this.flags[op.mode], acl: ACL_MODES[op.acl ?? 'open'] };
-      case 'delete':
-        return { kind, path: op.path, version: op.version ?? -1 };
-      case 'setData':
-        return { kind, path: op.path, data: op.data, version: op.version ?? -1 };
-      case 'check':
-        return { kind, path: op.path, version: op.version };
-    }
-  }
-
-  private opResult(op: ZkOp, value: unknown, rc: number, zxid: unknown): ZkOpResult {
-    const record = asRecord(value);
-    const opRc = typeof record.rc === 'number' ? record.rc : rc;
-    const code = zkCodeOf(opRc);
-    // Object literals, not spreads: a bulk's transaction has 2,000 of these.
-    if (rc !== 0) return { type: op.type, rc: opRc, code };
-    if (op.type === 'setData') return { type: op.type, rc: opRc, code, stat: parseStat(record.stat) };
-    if (op.type !== 'create') return { type: op.type, rc: opRc, code };
-    const path = typeof record.path === 'string' ? record.path : op.path;
-    const stat = record.stat !== undefined ? parseStat(record.stat) : this.createdStat(op, typeof zxid === 'number' ? zxid : 0);
-    return { type: op.type, rc: opRc, code, path, stat };
-  }
-
-  /** The Stat of a node a transaction created, from the transaction's zxid (see `multi`). */
-  private createdStat(op: Extract<ZkOp, { type: 'create' }>, zxid: number): ZkStat {
-    const ephemeral = op.mode === 'ephemeral' || op.mode === 'ephemeralSequential';
-    return {
-      czxid: zxid,
-      mzxid: zxid,
-      pzxid: zxid,
-      version: 0,
-      cversion: 0,
-      aversion: 0,
-      ctime: 0,
-      mtime: 0,
-      dataLength: Buffer.byteLength(op.data ?? ''),
-      numChildren: 0,
-      ephemeralOwner: ephemeral ? this.sessionId : '0',
     };
   }
 }

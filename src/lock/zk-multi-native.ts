@@ -1,0 +1,127 @@
+import type { NodeMode, ZkStat } from './zk-client.js';
+import type { NodeAcl, ZkOp, ZkOpResult } from './zk-multi.js';
+import { zkCodeOf } from './zk-errors.js';
+
+/**
+ * A transaction in the addon's terms (native/node-zk.cpp AMulti): arrays, not an object per op
+ * and per result. A bulk's transactions carry thousands of operations, and objects read and made
+ * property by property through the V8 API were most of the client's CPU per operation.
+ */
+export interface NativeMultiRequest {
+  /** Op codes (native/zk-multi.h): 1 create, 2 delete, 5 setData, 13 check. */
+  readonly kinds: Int32Array;
+  /** Three per op: create flags, version (-1: any), ACL mode. */
+  readonly ints: Int32Array;
+  readonly paths: string[];
+  readonly data: (string | Buffer | undefined)[];
+}
+
+/** The addon's answer per op; `rcs` null when the request itself failed (no answer per op). */
+export interface NativeMultiAnswer {
+  readonly rcs: readonly number[] | null;
+  /** The created path of each create; null when no op created one. */
+  readonly paths: readonly (string | undefined)[] | null;
+  /**
+   * STAT_FIELDS numbers per op: 1 when the server sent a Stat (else all 0), then czxid, mzxid,
+   * pzxid, version, cversion, aversion, ctime, mtime, dataLength, numChildren; null when no op has one.
+   */
+  readonly stats: Float64Array | null;
+  /** The ephemeralOwner (hex) of each Stat that has one; null when none has. */
+  readonly owners: readonly (string | undefined)[] | null;
+}
+
+const STAT_FIELDS = 11;
+const OP_KINDS: Record<ZkOp['type'], number> = { create: 1, delete: 2, setData: 5, check: 13 };
+export const ACL_MODES: Record<NodeAcl, number> = { open: 0, creator: 1 };
+
+export function encodeMulti(ops: readonly ZkOp[], flags: Record<NodeMode, number>): NativeMultiRequest {
+  const count = ops.length;
+  const kinds = new Int32Array(count);
+  const ints = new Int32Array(3 * count);
+  const paths = new Array<string>(count);
+  const data = new Array<string | Buffer | undefined>(count);
+  ops.forEach((op, i) => {
+    kinds[i] = OP_KINDS[op.type];
+    paths[i] = op.path;
+    ints[3 * i + 1] = -1;
+    switch (op.type) {
+      case 'create':
+        data[i] = op.data ?? '';
+        ints[3 * i] = flags[op.mode];
+        ints[3 * i + 2] = ACL_MODES[op.acl ?? 'open'];
+        break;
+      case 'setData':
+        data[i] = op.data;
+        ints[3 * i + 1] = op.version ?? -1;
+        break;
+      case 'delete':
+        ints[3 * i + 1] = op.version ?? -1;
+        break;
+      case 'check':
+        ints[3 * i + 1] = op.version;
+        break;
+    }
+  });
+  return { kinds, ints, paths, data };
+}
+
+/** What a create's Stat is when the server did not send one: derived from the transaction (see ZkClient.multi). */
+export interface CreatedStatSource {
+  readonly zxid: number;
+  /** This session's id (hex), read once per transaction. */
+  sessionId(): string;
+}
+
+/** One typed result per op of a transaction the server answered (`rc` 0 or the failing op's error). */
+export function decodeMulti(ops: readonly ZkOp[], answer: NativeMultiAnswer & { readonly rcs: readonly number[] }, rc: number, created: CreatedStatSource): ZkOpResult[] {
+  return ops.map((op, i) => {
+    const opRc = answer.rcs[i] ?? rc;
+    const code = zkCodeOf(opRc);
+    // Object literals, not spreads: a bulk's transaction has 2,000 of these.
+    if (rc !== 0) return { type: op.type, rc: opRc, code };
+    // The server always sends a setData's Stat.
+    if (op.type === 'setData') return { type: op.type, rc: opRc, code, stat: sentStat(answer, i) ?? createdStat(op, { zxid: 0, sessionId: () => '0' }) };
+    if (op.type !== 'create') return { type: op.type, rc: opRc, code };
+    const path = answer.paths?.[i] ?? op.path;
+    return { type: op.type, rc: opRc, code, path, stat: sentStat(answer, i) ?? createdStat(op, created) };
+  });
+}
+
+function sentStat(answer: NativeMultiAnswer, i: number): ZkStat | null {
+  const { stats } = answer;
+  const at = i * STAT_FIELDS;
+  if (stats === null || stats[at] !== 1) return null;
+  const field = (n: number): number => stats[at + n] ?? 0;
+  return {
+    czxid: field(1),
+    mzxid: field(2),
+    pzxid: field(3),
+    version: field(4),
+    cversion: field(5),
+    aversion: field(6),
+    ctime: field(7),
+    mtime: field(8),
+    dataLength: field(9),
+    numChildren: field(10),
+    ephemeralOwner: answer.owners?.[i] ?? '0',
+  };
+}
+
+/** The Stat of a node the transaction created, from the transaction's zxid: exact except ctime/mtime (0). */
+function createdStat(op: ZkOp, created: CreatedStatSource): ZkStat {
+  const ephemeral = op.type === 'create' && (op.mode === 'ephemeral' || op.mode === 'ephemeralSequential');
+  const data = op.type === 'create' || op.type === 'setData' ? op.data : undefined;
+  return {
+    czxid: created.zxid,
+    mzxid: created.zxid,
+    pzxid: created.zxid,
+    version: 0,
+    cversion: 0,
+    aversion: 0,
+    ctime: 0,
+    mtime: 0,
+    dataLength: Buffer.byteLength(data ?? ''),
+    numChildren: 0,
+    ephemeralOwner: ephemeral ? created.sessionId() : '0',
+  };
+}
