@@ -178,7 +178,7 @@ class Round {
       if (items.length > 0 && (await this.forwardItems(items, usable)) === 'answered') this.answer();
     } finally {
       this.run.holdMs += Date.now() - heldSince;
-      releaseAll(usable);
+      releaseAfterThisTurn(usable);
     }
   }
 
@@ -251,6 +251,16 @@ function vouchedFor(locks: readonly HeldLock[]): BeforeSend {
 
 function releaseAll(locks: readonly HeldLock[]): void {
   for (const lock of locks) void lock.release();
+}
+
+/**
+ * Releases once the code this answer set going has run: the next sub-bulk handed to the
+ * upstream socket, or the merged answer written to the client. Both are on the client's path,
+ * the releases of hundreds of locks are not (they are batched into a transaction after this
+ * turn anyway); the locks are held a fraction of a millisecond longer.
+ */
+function releaseAfterThisTurn(locks: readonly HeldLock[]): void {
+  if (locks.length > 0) setImmediate(() => releaseAll(locks));
 }
 
 function lostError(key: LockKey): ProxyError {

@@ -56,7 +56,7 @@ describe('_bulk writes', () => {
     // Every release comes after the answer.
     const answered = harness.timeline.indexOf('answer#1');
     expect(harness.timeline.slice(answered + 1).sort()).toEqual(['release orders/a', 'release products/a', 'release products/b']);
-    expectNoLocksLeft(harness);
+    await expectNoLocksLeft(harness);
     expect(harness.reports).toEqual([expect.objectContaining({ documents: 3, outcome: 'acquired', upstreamStatus: 200 })]);
   });
 
@@ -92,7 +92,7 @@ describe('_bulk writes', () => {
     // `took` adds up the sub-bulks Elasticsearch answered.
     expect(answer.took).toBe(6);
     expect(write.res.headers['x-elastic-product']).toBe('Elasticsearch');
-    expectNoLocksLeft(harness);
+    await expectNoLocksLeft(harness);
   });
 
   it('merges Elasticsearch\'s item failures in the client\'s order with errors set', async () => {
@@ -128,7 +128,7 @@ describe('_bulk writes', () => {
     ]);
     expect(answer.items[2].create.error.type).toBe('version_conflict_engine_exception');
     expect(answer.errors).toBe(true);
-    expectNoLocksLeft(harness);
+    await expectNoLocksLeft(harness);
   });
 
   it('answers items whose lock wait timed out with per-item 429s in a 200 answer', async () => {
@@ -166,7 +166,7 @@ describe('_bulk writes', () => {
     // The wait for the held document ended with the answer.
     expect(await harness.queueLength('products', 'held')).toBe(0);
     await blocker.release();
-    expectNoLocksLeft(harness);
+    await expectNoLocksLeft(harness);
   });
 
   it.each([
@@ -189,7 +189,7 @@ describe('_bulk writes', () => {
     ]);
     expect(answer.items[0].index.error.type).toBe(type);
     expect(answer.errors).toBe(true);
-    expectNoLocksLeft(harness);
+    await expectNoLocksLeft(harness);
   });
 
   it('forwards an item with an empty _id for Elasticsearch to fail on its own, and frees its lock', async () => {
@@ -212,7 +212,7 @@ describe('_bulk writes', () => {
       ['index', '', 400],
     ]);
     expect(res.json().errors).toBe(true);
-    expectNoLocksLeft(harness);
+    await expectNoLocksLeft(harness);
   });
 
   it('refuses a bulk Elasticsearch would refuse as a whole (delete without _id) before locking anything', async () => {
@@ -251,7 +251,7 @@ describe('_bulk writes', () => {
       ['index', 'generated', 201],
       ['index', 'other', 201],
     ]);
-    expectNoLocksLeft(harness);
+    await expectNoLocksLeft(harness);
   });
 
   it('sends items without an id on their own when every lock wait of the bulk timed out', async () => {
@@ -329,7 +329,7 @@ describe('_bulk writes', () => {
       expect(res.json().error.type).toBe('lock_service_unavailable_exception');
       expect(res.json().error.reason).toContain('[products][b]');
       expect(harness.forwarder.calls[0]).toMatchObject({ sent: false, veto: expect.objectContaining({ code: 'LOCK_LOST' }) });
-      expectNoLocksLeft(harness);
+      await expectNoLocksLeft(harness);
     });
 
     it('does not send a sub-bulk whose lock was lost while connecting: its items 503, the others written', async () => {
@@ -351,7 +351,7 @@ describe('_bulk writes', () => {
       ]);
       expect(answer.items[0].index.error.type).toBe('lock_service_unavailable_exception');
       expect(answer.errors).toBe(true);
-      expectNoLocksLeft(harness);
+      await expectNoLocksLeft(harness);
     });
   });
 

@@ -23,7 +23,7 @@ describe('single-document writes', () => {
     // The proxy's lock header never reaches Elasticsearch; the answer is asked uncompressed (it is read).
     expect(call!.dropHeaders).toEqual(expect.arrayContaining(['x-lock-type', 'accept-encoding']));
     expect(harness.timeline).toEqual(['grant products/1', 'send#1 products/1', 'answer#1', 'release products/1']);
-    expectNoLocksLeft(harness);
+    await expectNoLocksLeft(harness);
     expect(harness.reports).toEqual([
       expect.objectContaining({ requestId: write.exchange.requestId, id: '1', outcome: 'acquired', upstreamStatus: 201, attempt: 1 }),
     ]);
@@ -40,7 +40,7 @@ describe('single-document writes', () => {
     expect(res.statusCode).toBe(status);
     expect(res.json()).toEqual(body);
     expect(res.headers['x-elastic-product']).toBe('Elasticsearch');
-    expectNoLocksLeft(harness);
+    await expectNoLocksLeft(harness);
     expect(await harness.holderOf('products', '1')).toBeNull();
   });
 
@@ -60,7 +60,7 @@ describe('single-document writes', () => {
     expect(harness.forwarder.sent.map((call) => call.body)).toEqual(['{"v":1}', '{"v":2}']);
     expect(harness.forwarder.sent[1]!.holdersAtSend).toEqual({ 'products/1': second.exchange.requestId });
     expect(harness.timeline.indexOf('send#2 products/1')).toBeGreaterThan(harness.timeline.indexOf('answer#1'));
-    expectNoLocksLeft(harness);
+    await expectNoLocksLeft(harness);
   });
 
   it('does not hold writes to other documents behind a slow one', async () => {
@@ -72,7 +72,7 @@ describe('single-document writes', () => {
     expect(other.statusCode).toBe(201);
     slow.open(CREATED);
     await first.done;
-    expectNoLocksLeft(harness);
+    await expectNoLocksLeft(harness);
   });
 
   it('serves a queued foreground write before a background one that queued earlier', async () => {
@@ -86,7 +86,7 @@ describe('single-document writes', () => {
     await blocker.release();
     await Promise.all([background.done, foreground.done]);
     expect(harness.forwarder.sent.map((call) => JSON.parse(call.body).who)).toEqual(['foreground', 'background']);
-    expectNoLocksLeft(harness);
+    await expectNoLocksLeft(harness);
   });
 
   it('answers a lock wait timeout with 429 in Elasticsearch\'s error shape and forwards nothing', async () => {
@@ -134,7 +134,7 @@ describe('single-document writes', () => {
     expect(res.statusCode).toBe(502);
     expect(res.json().error.type).toBe('upstream_unreachable_exception');
     expect(harness.forwarder.sent).toHaveLength(0);
-    expectNoLocksLeft(harness);
+    await expectNoLocksLeft(harness);
   });
 
   it.each([
@@ -146,7 +146,7 @@ describe('single-document writes', () => {
     const res = await harness.write('PUT', '/products/_doc/1', { body: {} });
     expect(res.statusCode).toBe(status);
     expect(res.json()).toMatchObject({ error: { type }, status });
-    expectNoLocksLeft(harness);
+    await expectNoLocksLeft(harness);
   });
 
   it('does not send a write whose lock was lost while connecting: 503, and the next holder goes alone', async () => {
@@ -169,7 +169,7 @@ describe('single-document writes', () => {
     expect(harness.forwarder.calls[0]).toMatchObject({ sent: false, veto: expect.objectContaining({ code: 'LOCK_LOST' }) });
     expect(second.res.statusCode).toBe(201);
     expect(harness.forwarder.sent.map((call) => call.body)).toEqual(['{"v":2}']);
-    expectNoLocksLeft(harness);
+    await expectNoLocksLeft(harness);
     expect(harness.reports.find((report) => report.requestId === first.exchange.requestId)?.outcome).toBe('lost');
   });
 
@@ -226,7 +226,7 @@ describe('single-document writes', () => {
       await direct.done;
       expect(direct.res.statusCode).toBe(201);
       expect(await harness.holderOf('logs', '7')).toBeNull();
-      expectNoLocksLeft(harness);
+      await expectNoLocksLeft(harness);
     });
 
     it('answers 503 without locking or forwarding when the alias look-up fails', async () => {

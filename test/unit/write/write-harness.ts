@@ -432,8 +432,10 @@ export function bulkOf(documents: readonly (readonly [string, string])[]): strin
 
 export const NDJSON = { 'content-type': 'application/x-ndjson' };
 
-/** Nothing held, nothing waiting: every lock a request took is back. */
-export function expectNoLocksLeft(harness: WritePathHarness): void {
-  const { held, waiting } = harness.engine.activity();
-  if (held !== 0 || waiting !== 0) throw new Error(`locks left behind: ${held} held, ${waiting} waiting`);
+/** Nothing held, nothing waiting: every lock a request took is back (a bulk's right after the turn its answer went out in). */
+export async function expectNoLocksLeft(harness: WritePathHarness): Promise<void> {
+  await until(() => {
+    const { held, waiting } = harness.engine.activity();
+    if (held !== 0 || waiting !== 0) throw new Error(`locks left behind: ${held} held, ${waiting} waiting`);
+  });
 }
