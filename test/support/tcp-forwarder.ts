@@ -11,6 +11,9 @@ import { PacketSplitter, replyXid, requestHeader } from './zookeeper-frames.js';
  * - `dropReplyTo(opcodes)`: the same for the reply to the next ZooKeeper request of one of these
  *   types (see zookeeper-frames.ts), optionally freezing right after, so the client cannot
  *   reconnect until `unfreeze()` (the test acts in between).
+ * - `answerWithError(opcodes, rc)`: the reply to the next such request reaches the client as a
+ *   bare reply header carrying `rc`, the connection intact: the server ran the request, the client
+ *   sees the whole request refused (as with SESSIONMOVED, or an answer it could not read).
  */
 export class TcpForwarder {
   readonly port: number;
@@ -89,7 +92,14 @@ export class TcpForwarder {
   /** Resolves once the reply was dropped (the request was applied by the server). */
   dropReplyTo(opcodes: readonly number[], options: { readonly freezeAfter?: boolean } = {}): Promise<void> {
     return new Promise((resolve) => {
-      this.replyTrap = { opcodes, freezeAfter: options.freezeAfter === true, xid: null, pair: null, resolve };
+      this.replyTrap = { opcodes, freezeAfter: options.freezeAfter === true, xid: null, pair: null, resolve, replaceWith: null };
+    });
+  }
+
+  /** Resolves once the client was sent the error in place of the reply (the server ran the request). */
+  answerWithError(opcodes: readonly number[], rc: number): Promise<void> {
+    return new Promise((resolve) => {
+      this.replyTrap = { opcodes, freezeAfter: false, xid: null, pair: null, resolve, replaceWith: rc };
     });
   }
 
@@ -107,7 +117,7 @@ export class TcpForwarder {
     }
     this.connections++;
     const upstream = connect({ host: this.targetHost, port: this.targetPort });
-    const pair: Pair = { client, upstream, requests: new PacketSplitter(), replies: new PacketSplitter() };
+    const pair: Pair = { client, upstream, requests: new PacketSplitter(), replies: new PacketSplitter(), forwardedOfPending: 0 };
     this.pairs.add(pair);
     client.on('data', (chunk: Buffer) => {
       this.watchRequests(pair, chunk);
@@ -117,6 +127,10 @@ export class TcpForwarder {
       if (this.dropReply) {
         this.dropReply = false;
         this.destroyPair(pair);
+        return;
+      }
+      if (this.replyTrap !== null && this.replyTrap.replaceWith !== null && this.replyTrap.pair === pair) {
+        this.forwardReplacing(pair, chunk, this.replyTrap);
         return;
       }
       const trapped = this.trappedReplyStart(pair, chunk);
@@ -146,6 +160,8 @@ export class TcpForwarder {
       if (header === null || !trap.opcodes.includes(header.type)) continue;
       trap.xid = header.xid;
       trap.pair = pair;
+      // Its reply comes later; whatever of a reply this connection has begun already went out.
+      pair.forwardedOfPending = pair.replies.pendingBytes.length;
       return;
     }
   }
@@ -163,6 +179,35 @@ export class TcpForwarder {
       if (!handshake && replyXid(packet) === trap.xid) return Math.max(0, endInChunk - 4 - packet.length);
     }
     return null;
+  }
+
+  /**
+   * Forwards whole packets (an unfinished one waits for the rest), the trapped reply replaced by
+   * its bare header with the trap's code. The bytes of a packet begun before the trap was set went
+   * out as they came: only the rest of that packet follows.
+   */
+  private forwardReplacing(pair: Pair, chunk: Buffer, trap: ReplyTrap): void {
+    for (const { packet, handshake } of pair.replies.push(chunk)) {
+      const framed = Buffer.alloc(4 + packet.length);
+      framed.writeInt32BE(packet.length, 0);
+      packet.copy(framed, 4);
+      const sentAlready = pair.forwardedOfPending;
+      pair.forwardedOfPending = 0;
+      const xid = handshake ? null : replyXid(packet);
+      if (xid !== null) this.awaitingReply.delete(xid);
+      if (xid === trap.xid && trap.replaceWith !== null && sentAlready === 0) {
+        pair.client.write(bareReplyHeader(packet, trap.replaceWith));
+        this.replyTrap = null;
+        trap.resolve();
+        continue;
+      }
+      pair.client.write(framed.subarray(sentAlready));
+    }
+    // Sprung: what has come of the next packet goes out now, and the bytes as they come again.
+    if (this.replyTrap === null) {
+      pair.client.write(pair.replies.pendingBytes);
+      pair.forwardedOfPending = pair.replies.pendingBytes.length;
+    }
   }
 
   private springTrap(pair: Pair): void {
@@ -185,6 +230,17 @@ interface Pair {
   readonly upstream: Socket;
   readonly requests: PacketSplitter;
   readonly replies: PacketSplitter;
+  /** Bytes of the reply packet now being received that were passed on before packets were forwarded whole. */
+  forwardedOfPending: number;
+}
+
+/** A reply's header (xid, zxid) with `rc` as its error and no body: the request refused as a whole. */
+function bareReplyHeader(reply: Buffer, rc: number): Buffer {
+  const header = Buffer.alloc(4 + 16);
+  header.writeInt32BE(16, 0);
+  reply.copy(header, 4, 0, 12);
+  header.writeInt32BE(rc, 16);
+  return header;
 }
 
 interface ReplyTrap {
@@ -193,4 +249,6 @@ interface ReplyTrap {
   xid: number | null;
   pair: Pair | null;
   readonly resolve: () => void;
+  /** null: drop the reply and the connection; a code: answer with it instead. */
+  readonly replaceWith: number | null;
 }

@@ -39,6 +39,11 @@ export class PacketSplitter {
     this.pending = this.pending.subarray(offset);
     return packets;
   }
+
+  /** The bytes of a packet begun and not completed yet. */
+  get pendingBytes(): Buffer {
+    return this.pending;
+  }
 }
 
 export function requestHeader(packet: Buffer): { xid: number; type: number } | null {

@@ -679,7 +679,11 @@ export class DocumentLock implements LockHome {
       this.ownedCzxid = null;
       void this.acquireLoop('readQueue');
     } catch (error) {
-      void this.acquireLoop(this.afterFailureStep(classify(error)));
+      // Refused as a whole request (SESSIONMOVED, THROTTLEDOP, an answer the client could not read),
+      // not by one of its operations: it may have run. Find out, as after a lost connection. Thrown
+      // from here, it left the lock in 'yielding' (no waiter ever served) and rejected the release.
+      const failure = classify(error);
+      void this.acquireLoop(this.afterFailureStep(failure.kind === 'refused' ? { kind: 'unknown' } : failure));
     }
   }
 

@@ -2,7 +2,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vi
 import type { HeldLock, LockKey } from '../../../src/lock/lock-engine.js';
 import type { ZooKeeperLockEngine } from '../../../src/lock/zookeeper/zookeeper-lock-engine.js';
 import { LockUnavailableError } from '../../../src/lock/lock-errors.js';
-import { isZkCode } from '../../../src/lock/zk-errors.js';
+import { ZK_RC, isZkCode } from '../../../src/lock/zk-errors.js';
 import { childrenOrEmpty } from '../../../src/lock/zk-client.js';
 import { type RawZkConnection, connectRawClient } from '../../../src/lock/zk-raw-client.js';
 import { PRIVATE_LOCK, documentPath, normalizeRoot } from '../../../src/lock/znode-names.js';
@@ -206,6 +206,26 @@ describe('releases delete only their own acquisition\'s nodes (issue #10 hole 3)
     // to the session's end (every later writer of the document would wait for it).
     await raw.client.delete(`${docPath}/${entry!}`, -1);
     await held.release({ handOver: false });
+    await expectEveryWaiterServed({ a, b, key, docPath }, [localWaiter, foreignWaiter]);
+  });
+
+  it('a yield refused as a whole request (not by one of its operations) finds out what it did, and every waiter is served', async () => {
+    const settings = zkSettings(connect);
+    const link = await forwarder();
+    const a = pool.open({ ...settings, servers: link.connectString });
+    const b = pool.open(settings);
+    const key = { index: 'hole3', id: 'yield-refused-whole' };
+    const docPath = documentPath(normalizeRoot(settings.lockRoot), key);
+    const held = await a.acquire(key, 'foreground', { timeoutMs: 2_000, owner: owner('a') });
+    const localWaiter = a.acquire(key, 'foreground', { timeoutMs: 5_000, owner: owner('a-next') });
+    const foreignWaiter = b.acquire(key, 'foreground', { timeoutMs: 5_000, owner: owner('b') });
+    await waitFor(async () => (await childrenOrEmpty(raw.client, docPath)).some((child) => child !== PRIVATE_LOCK));
+    // The server runs A's yield, A is told the request was refused as a whole (SESSIONMOVED: a reply
+    // header with no answer per operation). Its outcome is A's to find out: thrown, it left the lock
+    // in 'yielding' (nobody served) and the release's promise rejected.
+    const refused = link.answerWithError([ZK_OPCODE.multi], ZK_RC.SESSIONMOVED);
+    await held.release({ handOver: false });
+    await refused;
     await expectEveryWaiterServed({ a, b, key, docPath }, [localWaiter, foreignWaiter]);
   });
 
