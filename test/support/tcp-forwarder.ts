@@ -13,7 +13,9 @@ import { PacketSplitter, replyXid, requestHeader } from './zookeeper-frames.js';
  *   reconnect until `unfreeze()` (the test acts in between).
  * - `answerWithError(opcodes, rc)`: the reply to the next such request reaches the client as a
  *   bare reply header carrying `rc`, the connection intact: the server ran the request, the client
- *   sees the whole request refused (as with SESSIONMOVED, or an answer it could not read).
+ *   sees the whole request refused (as with SESSIONMOVED, or an answer it could not read). With
+ *   `{ applied: false }` the server runs the transaction with its deletes turned into checks (the
+ *   same bytes but the op code), so nothing of it is applied (as with THROTTLEDOP).
  */
 export class TcpForwarder {
   readonly port: number;
@@ -92,14 +94,14 @@ export class TcpForwarder {
   /** Resolves once the reply was dropped (the request was applied by the server). */
   dropReplyTo(opcodes: readonly number[], options: { readonly freezeAfter?: boolean } = {}): Promise<void> {
     return new Promise((resolve) => {
-      this.replyTrap = { opcodes, freezeAfter: options.freezeAfter === true, xid: null, pair: null, resolve, replaceWith: null };
+      this.replyTrap = { opcodes, freezeAfter: options.freezeAfter === true, xid: null, pair: null, resolve, replaceWith: null, neuter: false };
     });
   }
 
-  /** Resolves once the client was sent the error in place of the reply (the server ran the request). */
-  answerWithError(opcodes: readonly number[], rc: number): Promise<void> {
+  /** Resolves once the client was sent the error in place of the reply. */
+  answerWithError(opcodes: readonly number[], rc: number, options: { readonly applied?: boolean } = {}): Promise<void> {
     return new Promise((resolve) => {
-      this.replyTrap = { opcodes, freezeAfter: false, xid: null, pair: null, resolve, replaceWith: rc };
+      this.replyTrap = { opcodes, freezeAfter: false, xid: null, pair: null, resolve, replaceWith: rc, neuter: options.applied === false };
     });
   }
 
@@ -158,6 +160,7 @@ export class TcpForwarder {
     for (const { packet, handshake } of packets) {
       const header = handshake ? null : requestHeader(packet);
       if (header === null || !trap.opcodes.includes(header.type)) continue;
+      if (trap.neuter) neuterDeletes(packet, chunk);
       trap.xid = header.xid;
       trap.pair = pair;
       // Its reply comes later; whatever of a reply this connection has begun already went out.
@@ -234,6 +237,27 @@ interface Pair {
   forwardedOfPending: number;
 }
 
+/**
+ * Turns the deletes of a multi request into checks of the same path and version, in `chunk`
+ * before it is forwarded (a DeleteRequest and a CheckVersionRequest are the same bytes). A multi
+ * is [xid, type] then per op a MultiHeader (type:int32, done:bool, err:int32) and its request.
+ */
+function neuterDeletes(packet: Buffer, chunk: Buffer): void {
+  const inChunk = packet.buffer === chunk.buffer && packet.byteOffset >= chunk.byteOffset && packet.byteOffset + packet.length <= chunk.byteOffset + chunk.length;
+  if (!inChunk) throw new Error('forwarder: the request to neuter came in two reads');
+  const DELETE = 2;
+  const CHECK = 13;
+  for (let offset = 8; ; ) {
+    const type = packet.readInt32BE(offset);
+    const done = packet[offset + 4] !== 0;
+    if (done) return;
+    if (type !== DELETE && type !== CHECK) throw new Error(`forwarder: cannot neuter a multi with op ${type}`);
+    packet.writeInt32BE(CHECK, offset);
+    offset += 9;
+    offset += 4 + packet.readInt32BE(offset) + 4;
+  }
+}
+
 /** A reply's header (xid, zxid) with `rc` as its error and no body: the request refused as a whole. */
 function bareReplyHeader(reply: Buffer, rc: number): Buffer {
   const header = Buffer.alloc(4 + 16);
@@ -251,4 +275,6 @@ interface ReplyTrap {
   readonly resolve: () => void;
   /** null: drop the reply and the connection; a code: answer with it instead. */
   readonly replaceWith: number | null;
+  /** The server runs the request with its deletes turned into checks: nothing of it is applied. */
+  readonly neuter: boolean;
 }

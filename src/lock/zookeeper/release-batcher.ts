@@ -37,6 +37,8 @@ export interface PendingRelease {
   readonly done: () => void;
   /** Times its ownership was verified after a refused epoch check (bounded). */
   verified?: number;
+  /** Times its transaction was refused as a whole request (bounded). */
+  refusedWhole?: number;
 }
 
 type Pending = PendingRelease;
@@ -46,6 +48,13 @@ const MAX_OPS_PER_TXN = 3_000;
 
 /** Verifications of one release in a row, each after a forced release somewhere, before giving up. */
 const MAX_VERIFICATIONS = 5;
+
+/**
+ * Tries of a release whose transaction is refused as a whole request, and the pause after the
+ * n-th refusal (n × this, 1.5 s in all): THROTTLEDOP asks to retry later.
+ */
+const MAX_WHOLE_REFUSALS = 5;
+const WHOLE_REFUSAL_BACKOFF_MS = 100;
 
 type Role = 'check' | 'epoch' | 'lock' | 'entry' | 'document';
 
@@ -228,11 +237,18 @@ export class ReleaseBatcher {
     await this.send([pending]);
   }
 
-  /** The connection dropped before the answer: look at what is there and delete only what is ours. */
+  /**
+   * The connection dropped before the answer, or the transaction was refused as a whole request
+   * (SESSIONMOVED, THROTTLEDOP, an answer the client could not read): it may or may not have run.
+   * Look at what is there and delete only what is ours.
+   */
   private async afterLostReply(batch: readonly Pending[], error: unknown): Promise<void> {
+    if (isSessionEnd(error)) return settle(batch);
     if (!isZkCode(error, 'CONNECTIONLOSS') && !isZkCode(error, 'OPERATIONTIMEOUT')) {
-      if (!isSessionEnd(error)) this.logger.error({ err: error }, 'lock release failed');
-      return settle(batch);
+      // Settled as it was, privateLock stayed ours until the session ended: every writer waited.
+      const retried = await this.pauseAfterWholeRefusal(batch, error);
+      if (retried.length === 0) return;
+      batch = retried;
     }
     await this.connection.settle();
     const link = await this.connection.whenConnected();
@@ -245,6 +261,23 @@ export class ReleaseBatcher {
         await this.send([pending]);
       }),
     );
+  }
+
+  /** Waits before another try (longer each time); settles, with an error line, those out of tries. */
+  private async pauseAfterWholeRefusal(batch: readonly Pending[], error: unknown): Promise<Pending[]> {
+    const again: Pending[] = [];
+    let tries = 0;
+    for (const pending of batch) {
+      pending.refusedWhole = (pending.refusedWhole ?? 0) + 1;
+      tries = Math.max(tries, pending.refusedWhole);
+      if (pending.refusedWhole <= MAX_WHOLE_REFUSALS) again.push(pending);
+      else {
+        this.logger.error({ err: error, docPath: pending.item.docPath }, 'lock release refused again and again: the session end removes privateLock');
+        settle([pending]);
+      }
+    }
+    if (again.length > 0) await new Promise((resolve) => setTimeout(resolve, tries * WHOLE_REFUSAL_BACKOFF_MS));
+    return again;
   }
 
   /** The epoch check was refused: is privateLock still ours? Then delete it against the epoch now. */

@@ -18,6 +18,8 @@ import { EnginePool, zkSettings } from './zk-test-engines.js';
  * directly.
  */
 const connect = inject('zookeeperConnect');
+/** ZooKeeper 3.6+: the server throttled the request and did not run it (not among the codes the engine names). */
+const ZK_RC_THROTTLEDOP = -127;
 const pool = new EnginePool();
 const forwarders: TcpForwarder[] = [];
 let raw: RawZkConnection;
@@ -230,6 +232,26 @@ describe('releases delete only their own acquisition\'s nodes (issue #10 hole 3)
     await held.release({ handOver: false });
     await refused;
     await expectEveryWaiterServed({ a, b, key, docPath }, [localWaiter, foreignWaiter]);
+  });
+
+  it('a release refused as a whole request and not applied is sent again, not left to the session\'s end', async () => {
+    const settings = zkSettings(connect);
+    const link = await forwarder();
+    const a = pool.open({ ...settings, servers: link.connectString });
+    const b = pool.open(settings);
+    const key = { index: 'hole3', id: 'release-refused-whole' };
+    const docPath = documentPath(normalizeRoot(settings.lockRoot), key);
+    const held = await a.acquire(key, 'foreground', { timeoutMs: 2_000, owner: owner('a') });
+    // The server runs none of A's release (THROTTLEDOP: "not executed at all, please retry"), and A
+    // is told so for the request as a whole. Left as it was, privateLock stayed A's until A's
+    // session ended: every writer of the document, in every process, waited for it.
+    const refused = link.answerWithError([ZK_OPCODE.multi], ZK_RC_THROTTLEDOP, { applied: false });
+    await held.release();
+    await refused;
+    const next = await b.acquire(key, 'foreground', { timeoutMs: 1_500, owner: owner('b') });
+    await next.release();
+    await a.inspect(key);
+    expect(await privateLockOwner(docPath)).toBeNull();
   });
 
   it('a step-back whose reply was lost is not replayed as a path delete after reconnecting', async () => {
