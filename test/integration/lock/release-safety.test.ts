@@ -43,6 +43,14 @@ async function forwarder(): Promise<TcpForwarder> {
   return f;
 }
 
+/** Engine A behind a forwarder, engine B connected directly, and one document of the test's. */
+async function behindForwarder(id: string): Promise<{ link: TcpForwarder; a: ZooKeeperLockEngine; b: ZooKeeperLockEngine; key: LockKey; docPath: string }> {
+  const settings = zkSettings(connect);
+  const link = await forwarder();
+  const key = { index: 'hole3', id };
+  return { link, a: pool.open({ ...settings, servers: link.connectString }), b: pool.open(settings), key, docPath: documentPath(normalizeRoot(settings.lockRoot), key) };
+}
+
 /** Lets the engine hand its pending requests to the socket. */
 const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
@@ -215,12 +223,7 @@ describe('releases delete only their own acquisition\'s nodes (issue #10 hole 3)
   });
 
   it('a yield refused as a whole request (not by one of its operations) finds out what it did, and every waiter is served', async () => {
-    const settings = zkSettings(connect);
-    const link = await forwarder();
-    const a = pool.open({ ...settings, servers: link.connectString });
-    const b = pool.open(settings);
-    const key = { index: 'hole3', id: 'yield-refused-whole' };
-    const docPath = documentPath(normalizeRoot(settings.lockRoot), key);
+    const { link, a, b, key, docPath } = await behindForwarder('yield-refused-whole');
     const held = await a.acquire(key, 'foreground', { timeoutMs: 2_000, owner: owner('a') });
     const localWaiter = a.acquire(key, 'foreground', { timeoutMs: 5_000, owner: owner('a-next') });
     const foreignWaiter = b.acquire(key, 'foreground', { timeoutMs: 5_000, owner: owner('b') });
@@ -235,12 +238,7 @@ describe('releases delete only their own acquisition\'s nodes (issue #10 hole 3)
   });
 
   it('a release refused as a whole request and not applied is sent again, not left to the session\'s end', async () => {
-    const settings = zkSettings(connect);
-    const link = await forwarder();
-    const a = pool.open({ ...settings, servers: link.connectString });
-    const b = pool.open(settings);
-    const key = { index: 'hole3', id: 'release-refused-whole' };
-    const docPath = documentPath(normalizeRoot(settings.lockRoot), key);
+    const { link, a, b, key, docPath } = await behindForwarder('release-refused-whole');
     const held = await a.acquire(key, 'foreground', { timeoutMs: 2_000, owner: owner('a') });
     // The server runs none of A's release (THROTTLEDOP: "not executed at all, please retry"), and A
     // is told so for the request as a whole. Left as it was, privateLock stayed A's until A's
