@@ -54,6 +54,15 @@ export class ZkError extends Error {
     return this.code === 'CONNECTIONLOSS' || this.code === 'OPERATIONTIMEOUT';
   }
 
+  /**
+   * Whether the request was applied cannot be told from this answer: the connection was lost, the
+   * server answered for a session that had moved to another server (SESSIONMOVED), or the client
+   * could not read the answer (MARSHALLINGERROR). Look before acting on it.
+   */
+  get outcomeUnknown(): boolean {
+    return this.connectionLost || this.code === 'SESSIONMOVED' || this.code === 'MARSHALLINGERROR';
+  }
+
   /** The handle is unusable: the session is gone or the handle was closed. */
   get sessionGone(): boolean {
     return this.code === 'SESSIONEXPIRED' || this.code === 'INVALIDSTATE' || this.code === 'CLOSING' || this.code === 'AUTHFAILED';

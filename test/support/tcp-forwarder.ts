@@ -1,5 +1,5 @@
 import { type Server, type Socket, connect, createServer } from 'node:net';
-import { PacketSplitter, replyXid, requestHeader } from './zookeeper-frames.js';
+import { PacketSplitter, ZK_OPCODE, replyXid, requestHeader } from './zookeeper-frames.js';
 
 /**
  * A loopback TCP forwarder between a client and a server, able to misbehave on demand:
@@ -160,7 +160,7 @@ export class TcpForwarder {
     for (const { packet, handshake } of packets) {
       const header = handshake ? null : requestHeader(packet);
       if (header === null || !trap.opcodes.includes(header.type)) continue;
-      if (trap.neuter) neuterDeletes(packet, chunk);
+      if (trap.neuter) failFirstCheck(packet, chunk);
       trap.xid = header.xid;
       trap.pair = pair;
       // Its reply comes later; whatever of a reply this connection has begun already went out.
@@ -238,24 +238,41 @@ interface Pair {
 }
 
 /**
- * Turns the deletes of a multi request into checks of the same path and version, in `chunk`
- * before it is forwarded (a DeleteRequest and a CheckVersionRequest are the same bytes). A multi
- * is [xid, type] then per op a MultiHeader (type:int32, done:bool, err:int32) and its request.
+ * Makes the server refuse a multi request at its first version check (a version no node has), in
+ * `chunk` before it is forwarded: nothing of the transaction is applied. A multi is [xid, type]
+ * then per op a MultiHeader (type:int32, done:bool, err:int32) and its request; the op bodies
+ * are walked to find the check.
  */
-function neuterDeletes(packet: Buffer, chunk: Buffer): void {
+function failFirstCheck(packet: Buffer, chunk: Buffer): void {
   const inChunk = packet.buffer === chunk.buffer && packet.byteOffset >= chunk.byteOffset && packet.byteOffset + packet.length <= chunk.byteOffset + chunk.length;
-  if (!inChunk) throw new Error('forwarder: the request to neuter came in two reads');
-  const DELETE = 2;
-  const CHECK = 13;
-  for (let offset = 8; ; ) {
+  if (!inChunk) throw new Error('forwarder: the request to change came in two reads');
+  const bytes = (at: number): number => 4 + Math.max(0, packet.readInt32BE(at));
+  for (let offset = 8; packet[offset + 4] === 0; ) {
     const type = packet.readInt32BE(offset);
-    const done = packet[offset + 4] !== 0;
-    if (done) return;
-    if (type !== DELETE && type !== CHECK) throw new Error(`forwarder: cannot neuter a multi with op ${type}`);
-    packet.writeInt32BE(CHECK, offset);
     offset += 9;
-    offset += 4 + packet.readInt32BE(offset) + 4;
+    const afterPath = offset + bytes(offset);
+    if (type === ZK_OPCODE.check) {
+      packet.writeInt32BE(0x7fff_ffff, afterPath);
+      return;
+    }
+    if (type === ZK_OPCODE.delete) offset = afterPath + 4;
+    else if (type === ZK_OPCODE.setData) offset = afterPath + bytes(afterPath) + 4;
+    else if (type === ZK_OPCODE.create || type === ZK_OPCODE.create2 || type === ZK_OPCODE.createContainer) offset = afterAcl(packet, afterPath + bytes(afterPath)) + 4;
+    else throw new Error(`forwarder: cannot walk past op ${type}`);
   }
+  throw new Error('forwarder: the multi has no check to fail');
+}
+
+/** The offset after a serialized ACL vector (count, then perms:int32, scheme:ustring, id:ustring each). */
+function afterAcl(packet: Buffer, at: number): number {
+  const count = packet.readInt32BE(at);
+  let offset = at + 4;
+  for (let i = 0; i < count; i++) {
+    offset += 4;
+    offset += 4 + packet.readInt32BE(offset);
+    offset += 4 + packet.readInt32BE(offset);
+  }
+  return offset;
 }
 
 /** A reply's header (xid, zxid) with `rc` as its error and no body: the request refused as a whole. */
@@ -275,6 +292,6 @@ interface ReplyTrap {
   readonly resolve: () => void;
   /** null: drop the reply and the connection; a code: answer with it instead. */
   readonly replaceWith: number | null;
-  /** The server runs the request with its deletes turned into checks: nothing of it is applied. */
+  /** The transaction's first check is made to fail at the server: nothing of it is applied. */
   readonly neuter: boolean;
 }

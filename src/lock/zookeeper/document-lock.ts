@@ -5,7 +5,7 @@ import type { LockKey, Priority } from '../lock-engine.js';
 import { LockUnavailableError } from '../lock-errors.js';
 import { encodeNodeData } from '../lock-node-data.js';
 import { prefixFor, queueFromChildren, rankOf } from '../queue-order.js';
-import { ZK_RC, ZkError } from '../zk-errors.js';
+import { ZK_RC, ZkError, toZkError } from '../zk-errors.js';
 import { PRIVATE_LOCK, indexPath } from '../znode-names.js';
 import type { Link } from './connection.js';
 import { type ParentNode, parentChain } from './containers.js';
@@ -756,7 +756,10 @@ export class DocumentLock implements LockHome {
         if (node.stat.czxid !== this.ownedCzxid) forced();
       },
       (error: unknown) => {
-        if (classify(error).kind === 'refused') forced();
+        // Only a lost connection or an ended session say nothing about privateLock here; any other
+        // failure to read it (NONODE, but also SESSIONMOVED) counts as the forced release it may be.
+        const zkError = toZkError(error);
+        if (!zkError.connectionLost && !zkError.sessionGone) forced();
       },
     );
   }

@@ -222,16 +222,16 @@ describe('releases delete only their own acquisition\'s nodes (issue #10 hole 3)
     await expectEveryWaiterServed({ a, b, key, docPath }, [localWaiter, foreignWaiter]);
   });
 
-  it('a yield refused as a whole request (not by one of its operations) finds out what it did, and every waiter is served', async () => {
+  it('a yield refused as a whole request (not by one of its operations) looks at what it did, and every waiter is served', async () => {
     const { link, a, b, key, docPath } = await behindForwarder('yield-refused-whole');
     const held = await a.acquire(key, 'foreground', { timeoutMs: 2_000, owner: owner('a') });
     const localWaiter = a.acquire(key, 'foreground', { timeoutMs: 5_000, owner: owner('a-next') });
     const foreignWaiter = b.acquire(key, 'foreground', { timeoutMs: 5_000, owner: owner('b') });
     await waitFor(async () => (await childrenOrEmpty(raw.client, docPath)).some((child) => child !== PRIVATE_LOCK));
-    // The server runs A's yield, A is told the request was refused as a whole (SESSIONMOVED: a reply
-    // header with no answer per operation). Its outcome is A's to find out: thrown, it left the lock
-    // in 'yielding' (nobody served) and the release's promise rejected.
-    const refused = link.answerWithError([ZK_OPCODE.multi], ZK_RC.SESSIONMOVED);
+    // The server runs none of A's yield and answers THROTTLEDOP for the request as a whole (a reply
+    // header, no answer per operation). Thrown, it left the lock in 'yielding' (nobody served) and
+    // the release's promise rejected.
+    const refused = link.answerWithError([ZK_OPCODE.multi], ZK_RC_THROTTLEDOP, { applied: false });
     await held.release({ handOver: false });
     await refused;
     await expectEveryWaiterServed({ a, b, key, docPath }, [localWaiter, foreignWaiter]);
@@ -249,6 +249,24 @@ describe('releases delete only their own acquisition\'s nodes (issue #10 hole 3)
     const next = await b.acquire(key, 'foreground', { timeoutMs: 1_500, owner: owner('b') });
     await next.release();
     await a.inspect(key);
+    expect(await privateLockOwner(docPath)).toBeNull();
+  });
+
+  it.each([
+    ['a known document (fast path: one create)', [ZK_OPCODE.create, ZK_OPCODE.create2], true],
+    ['a new document (its container and privateLock in one transaction)', [ZK_OPCODE.multi], false],
+  ])('an acquisition of %s refused as a whole request after the server ran it finds its privateLock, not an orphan', async (_name, opcodes, known) => {
+    const { link, a, b, key, docPath } = await behindForwarder(`acquire-refused-whole-${known ? 'known' : 'new'}`);
+    if (known) await (await a.acquire(key, 'foreground', { timeoutMs: 2_000, owner: owner('warm') })).release();
+    // The server creates A's privateLock; A is told the request was refused as a whole (SESSIONMOVED).
+    // Taken as refused, A's waiter was answered unavailable and the privateLock it had created stayed
+    // until A's session ended: every writer of the document, in every process, waited for it.
+    const refused = link.answerWithError(opcodes, ZK_RC.SESSIONMOVED);
+    const held = await a.acquire(key, 'foreground', { timeoutMs: 2_000, owner: owner('a') });
+    await refused;
+    expect((await a.inspect(key)).holder?.owner).toEqual(owner('a'));
+    await held.release();
+    await (await b.acquire(key, 'foreground', { timeoutMs: 1_500, owner: owner('b') })).release();
     expect(await privateLockOwner(docPath)).toBeNull();
   });
 
