@@ -18,4 +18,11 @@ describe('ZooKeeper rc parsing', () => {
     expect(toZkError(new Error('-112 session expired')).sessionGone).toBe(true);
     expect(toZkError(new Error('-110 node exists')).connectionLost).toBe(false);
   });
+
+  it('tells answers that leave a request\'s outcome unknown from those that settle it', () => {
+    const unknown = ['-4 connection loss', '-7 operation timeout', '-118 session moved', '-5 marshalling error'];
+    const settled = ['-110 node exists', '-101 no node', '-112 session expired', '-127 throttled', '-8 bad arguments'];
+    expect(unknown.map((text) => toZkError(new Error(text)).outcomeUnknown)).toEqual(unknown.map(() => true));
+    expect(settled.map((text) => toZkError(new Error(text)).outcomeUnknown)).toEqual(settled.map(() => false));
+  });
 });
