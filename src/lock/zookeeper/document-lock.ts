@@ -679,9 +679,10 @@ export class DocumentLock implements LockHome {
       this.ownedCzxid = null;
       void this.acquireLoop('readQueue');
     } catch (error) {
-      // Refused as a whole request (SESSIONMOVED, THROTTLEDOP, an answer the client could not read),
-      // not by one of its operations: it may have run. Find out, as after a lost connection. Thrown
-      // from here, it left the lock in 'yielding' (no waiter ever served) and rejected the release.
+      // Refused as a whole request, not by one of its operations (THROTTLEDOP, say; SESSIONMOVED and
+      // an unreadable answer are 'unknown' already): look at what is ours, as after a lost
+      // connection. Thrown from here, it left the lock in 'yielding' (no waiter ever served) and
+      // rejected the release.
       const failure = classify(error);
       void this.acquireLoop(this.afterFailureStep(failure.kind === 'refused' ? { kind: 'unknown' } : failure));
     }
