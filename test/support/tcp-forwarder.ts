@@ -14,8 +14,8 @@ import { PacketSplitter, ZK_OPCODE, replyXid, requestHeader } from './zookeeper-
  * - `answerWithError(opcodes, rc)`: the reply to the next such request reaches the client as a
  *   bare reply header carrying `rc`, the connection intact: the server ran the request, the client
  *   sees the whole request refused (as with SESSIONMOVED, or an answer it could not read). With
- *   `{ applied: false }` the server runs the transaction with its deletes turned into checks (the
- *   same bytes but the op code), so nothing of it is applied (as with THROTTLEDOP).
+ *   `{ applied: false }` the transaction reaches the server with its first version check made to
+ *   fail, so nothing of it is applied (as with THROTTLEDOP).
  */
 export class TcpForwarder {
   readonly port: number;
@@ -94,14 +94,14 @@ export class TcpForwarder {
   /** Resolves once the reply was dropped (the request was applied by the server). */
   dropReplyTo(opcodes: readonly number[], options: { readonly freezeAfter?: boolean } = {}): Promise<void> {
     return new Promise((resolve) => {
-      this.replyTrap = { opcodes, freezeAfter: options.freezeAfter === true, xid: null, pair: null, resolve, replaceWith: null, neuter: false };
+      this.replyTrap = { opcodes, freezeAfter: options.freezeAfter === true, xid: null, pair: null, resolve, replaceWith: null, notApplied: false };
     });
   }
 
   /** Resolves once the client was sent the error in place of the reply. */
   answerWithError(opcodes: readonly number[], rc: number, options: { readonly applied?: boolean } = {}): Promise<void> {
     return new Promise((resolve) => {
-      this.replyTrap = { opcodes, freezeAfter: false, xid: null, pair: null, resolve, replaceWith: rc, neuter: options.applied === false };
+      this.replyTrap = { opcodes, freezeAfter: false, xid: null, pair: null, resolve, replaceWith: rc, notApplied: options.applied === false };
     });
   }
 
@@ -160,7 +160,7 @@ export class TcpForwarder {
     for (const { packet, handshake } of packets) {
       const header = handshake ? null : requestHeader(packet);
       if (header === null || !trap.opcodes.includes(header.type)) continue;
-      if (trap.neuter) failFirstCheck(packet, chunk);
+      if (trap.notApplied) failFirstCheck(packet, chunk);
       trap.xid = header.xid;
       trap.pair = pair;
       // Its reply comes later; whatever of a reply this connection has begun already went out.
@@ -293,5 +293,5 @@ interface ReplyTrap {
   /** null: drop the reply and the connection; a code: answer with it instead. */
   readonly replaceWith: number | null;
   /** The transaction's first check is made to fail at the server: nothing of it is applied. */
-  readonly neuter: boolean;
+  readonly notApplied: boolean;
 }
