@@ -11,7 +11,7 @@ import { PacketSplitter, ZK_OPCODE, replyXid, requestHeader } from './zookeeper-
  * - `dropReplyTo(opcodes)`: the same for the reply to the next ZooKeeper request of one of these
  *   types (see zookeeper-frames.ts), optionally freezing right after, so the client cannot
  *   reconnect until `unfreeze()` (the test acts in between).
- * - `answerWithError(opcodes, rc)`: the reply to the next such request reaches the client as a
+ * - `answerWithError(opcodes, rc, { times })`: the reply to the next such request (the next `times`) reaches the client as a
  *   bare reply header carrying `rc`, the connection intact: the server ran the request, the client
  *   sees the whole request refused (as with SESSIONMOVED, or an answer it could not read). With
  *   `{ applied: false }` the transaction reaches the server with its first version check made to
@@ -23,6 +23,8 @@ export class TcpForwarder {
   private readonly pairs = new Set<Pair>();
   private replyTrap: ReplyTrap | null = null;
   private readonly awaitingReply = new Set<number>();
+  /** Replies replaced by an error so far (`answerWithError`). */
+  errorAnswers = 0;
   /** Most ZooKeeper requests (not pings) sent and not answered yet at any moment, over all connections. */
   peakOutstanding = 0;
   private frozen = false;
@@ -94,14 +96,17 @@ export class TcpForwarder {
   /** Resolves once the reply was dropped (the request was applied by the server). */
   dropReplyTo(opcodes: readonly number[], options: { readonly freezeAfter?: boolean } = {}): Promise<void> {
     return new Promise((resolve) => {
-      this.replyTrap = { opcodes, freezeAfter: options.freezeAfter === true, xid: null, pair: null, resolve, replaceWith: null, notApplied: false };
+      this.replyTrap = { opcodes, freezeAfter: options.freezeAfter === true, xid: null, pair: null, resolve, replaceWith: null, notApplied: false, times: 1 };
     });
   }
 
-  /** Resolves once the client was sent the error in place of the reply. */
-  answerWithError(opcodes: readonly number[], rc: number, options: { readonly applied?: boolean } = {}): Promise<void> {
+  /**
+   * Resolves once the client was sent the error in place of the reply; with `times`, once it was
+   * sent that many times (to that many such requests, one after the other).
+   */
+  answerWithError(opcodes: readonly number[], rc: number, options: { readonly applied?: boolean; readonly times?: number } = {}): Promise<void> {
     return new Promise((resolve) => {
-      this.replyTrap = { opcodes, freezeAfter: false, xid: null, pair: null, resolve, replaceWith: rc, notApplied: options.applied === false };
+      this.replyTrap = { opcodes, freezeAfter: false, xid: null, pair: null, resolve, replaceWith: rc, notApplied: options.applied === false, times: options.times ?? 1 };
     });
   }
 
@@ -200,14 +205,15 @@ export class TcpForwarder {
       if (xid !== null) this.awaitingReply.delete(xid);
       if (xid === trap.xid && trap.replaceWith !== null && sentAlready === 0) {
         pair.client.write(bareReplyHeader(packet, trap.replaceWith));
-        this.replyTrap = null;
-        trap.resolve();
+        this.errorAnswers++;
+        this.replyTrap = trap.times > 1 ? { ...trap, xid: null, pair: null, times: trap.times - 1 } : null;
+        if (this.replyTrap === null) trap.resolve();
         continue;
       }
       pair.client.write(framed.subarray(sentAlready));
     }
-    // Sprung: what has come of the next packet goes out now, and the bytes as they come again.
-    if (this.replyTrap === null) {
+    // Sprung (or waiting for its next request): what has come of the next packet goes out now, and the bytes as they come again.
+    if (this.replyTrap?.pair !== pair) {
       pair.client.write(pair.replies.pendingBytes);
       pair.forwardedOfPending = pair.replies.pendingBytes.length;
     }
@@ -294,4 +300,6 @@ interface ReplyTrap {
   readonly replaceWith: number | null;
   /** The transaction's first check is made to fail at the server: nothing of it is applied. */
   readonly notApplied: boolean;
+  /** Replies still to replace, this one included. */
+  readonly times: number;
 }

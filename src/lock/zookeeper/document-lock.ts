@@ -14,7 +14,7 @@ import { type FastPathPlan, type FastPathResult, fastPath, fusedFastPath } from 
 import { ForeignQueueWatch } from './foreign-queue.js';
 import { decideHandOver } from './handover-policy.js';
 import { arbitrate, enterQueue, lastSegment, readQueue, viewQueue } from './queue-wait.js';
-import { type Reconciled, reconcile } from './recovery.js';
+import { RECONCILE_UNKNOWN_WARN_AFTER, type ReconcileResult, type Reconciled, reconcile, reconcilePauseMs } from './recovery.js';
 import { type OwnedLock, type PendingRelease, opsOf } from './release-batcher.js';
 import { type Failure, classifyFailure as classify } from './round-trip.js';
 import { type WakeReason, WakeUp } from './wake-up.js';
@@ -92,6 +92,8 @@ export class DocumentLock implements LockHome {
   private privateLockGone = false;
   /** A create (or transaction) of ours may have been applied without us seeing the answer. */
   private uncertain = false;
+  /** Reconciliations in a row whose reads left the outcome unknown (paces the next one). */
+  private unknownReconciles = 0;
   private children: readonly string[] = [];
   private grantedAt = 0;
   private handOvers = 0;
@@ -531,10 +533,10 @@ export class DocumentLock implements LockHome {
   /** After a lost reply: what of ours is there? Never replay a request blindly. */
   private async recover(): Promise<Step> {
     this.state = 'recovering';
-    await this.ctx.connection.settle();
+    await this.ctx.connection.settle(reconcilePauseMs(this.unknownReconciles));
     const link = await this.link();
     if (link === null) return 'leave';
-    const result = await reconcile(link.zk, this.docPath, { guid: this.guid, czxid: this.ownedCzxid });
+    const result = await this.reconcileCounted(link);
     if (result.kind === 'noDocument') {
       this.entry = null;
       this.ownsPrivateLock = false;
@@ -570,14 +572,28 @@ export class DocumentLock implements LockHome {
     while (this.uncertain) {
       const link = await this.ctx.connection.whenConnected();
       if (link === null || link.generation !== this.generation) return;
-      const result = await reconcile(link.zk, this.docPath, { guid: this.guid, czxid: this.ownedCzxid });
+      const result = await this.reconcileCounted(link);
       if (result.kind === 'reconciled') this.adopt(result);
       else if (result.kind === 'noDocument' || result.kind === 'gone') this.uncertain = false;
       else if (result.kind === 'refused') {
         this.ctx.logger.error({ err: result.error, key: this.key }, 'cannot look for the lock nodes of an abandoned acquisition');
         this.uncertain = false;
-      } else await this.ctx.connection.settle();
+      } else await this.ctx.connection.settle(reconcilePauseMs(this.unknownReconciles));
     }
+  }
+
+  /** One reconciliation; counts those that could not tell anything, and says so when they go on. */
+  private async reconcileCounted(link: Link): Promise<ReconcileResult> {
+    const result = await reconcile(link.zk, this.docPath, { guid: this.guid, czxid: this.ownedCzxid });
+    if (result.kind !== 'unknown') {
+      this.unknownReconciles = 0;
+      return result;
+    }
+    this.unknownReconciles++;
+    if (this.unknownReconciles === RECONCILE_UNKNOWN_WARN_AFTER) {
+      this.ctx.logger.warn({ key: this.key, tries: this.unknownReconciles }, 'cannot read what ZooKeeper holds for this lock; trying again, less often');
+    }
+    return result;
   }
 
   /** We own privateLock: keep it if nobody is served before us, else give it back and wait. */
@@ -767,12 +783,14 @@ export class DocumentLock implements LockHome {
 
   /** Leaves a watch on `path` and sleeps until it fires, the node is gone, or a local change. */
   private async waitOn(path: string): Promise<WakeReason> {
+    // Armed before waiting for the link: a local change while ZooKeeper is away (a foreground
+    // arrival, the last request giving up) must still wake the loop once the watch is left.
+    this.wakeUp.arm();
     const link = await this.link();
     if (link === null) {
       await this.ctx.connection.settle();
       return 'poked';
     }
-    this.wakeUp.arm();
     try {
       await link.zk.getWatched(path, () => this.wake('event'));
     } catch (error) {

@@ -24,6 +24,21 @@ export interface Reconciled {
 
 export type ReconcileResult = Reconciled | { readonly kind: 'noDocument' } | Failure;
 
+const FIRST_RECONCILE_PAUSE_MS = 100;
+const MAX_RECONCILE_PAUSE_MS = 5_000;
+/** Reconciliations in a row that could not tell anything before the lock says so in the log. */
+export const RECONCILE_UNKNOWN_WARN_AFTER = 4;
+
+/**
+ * Pause before a reconciliation after `unknownInARow` that did not tell anything: 0.1 s after a
+ * lost reply, doubling up to 5 s while the reads keep failing that way (a server whose answers
+ * this client cannot read, MARSHALLINGERROR every time). Never given up: a privateLock of ours
+ * may be among what cannot be read. A session state change ends a pause early.
+ */
+export function reconcilePauseMs(unknownInARow: number): number {
+  return Math.min(FIRST_RECONCILE_PAUSE_MS * 2 ** unknownInARow, MAX_RECONCILE_PAUSE_MS);
+}
+
 export interface Identity {
   readonly guid: string;
   /** czxid of the privateLock this cohort created, when the create was answered. */

@@ -10,7 +10,7 @@ export class WakeUp {
   private reason: WakeReason | null = null;
   private resume: (() => void) | null = null;
 
-  /** Forgets earlier wake-ups: call right before leaving a new watch. */
+  /** Forgets earlier wake-ups: call once the loop has decided to wait, before anything it awaits. */
   arm(): void {
     this.reason = null;
   }

@@ -1,14 +1,17 @@
 import { Writable } from 'node:stream';
 import pino from 'pino';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { LockUnavailableError } from '../../../src/lock/lock-errors.js';
 import { lockEvents } from '../../../src/lock/lock-events.js';
 import { parseNodeData } from '../../../src/lock/lock-node-data.js';
 import { childrenOrEmpty } from '../../../src/lock/zk-client.js';
+import { ZK_RC } from '../../../src/lock/zk-errors.js';
 import { type RawZkConnection, connectRawClient } from '../../../src/lock/zk-raw-client.js';
 import { documentPath, normalizeRoot } from '../../../src/lock/znode-names.js';
+import { Connection } from '../../../src/lock/zookeeper/connection.js';
 import { freePort } from '../../support/free-port.js';
 import { TcpForwarder } from '../../support/tcp-forwarder.js';
+import { ZK_OPCODE } from '../../support/zookeeper-frames.js';
 import { type ZooKeeperCluster, startZooKeeper } from '../../support/zookeeper-server.js';
 import { owner, waitFor } from '../../unit/lock/lock-engine-suite.js';
 import { EnginePool, zkSettings } from './zk-test-engines.js';
@@ -30,6 +33,7 @@ afterAll(async () => {
 });
 
 afterEach(async () => {
+  vi.restoreAllMocks();
   await pool.closeAll();
   await Promise.all(forwarders.splice(0).map((f) => f.close()));
 });
@@ -38,6 +42,23 @@ async function forwarder(): Promise<TcpForwarder> {
   const f = await TcpForwarder.start(zk.connectString);
   forwarders.push(f);
   return f;
+}
+
+/** How many callers wait for the ZooKeeper link right now (an acquisition loop parked until it is back). */
+function countLinkWaits(): { pending: number } {
+  const counter = { pending: 0 };
+  const original = Connection.prototype.whenConnected;
+  vi.spyOn(Connection.prototype, 'whenConnected').mockImplementation(async function (this: Connection, ...args) {
+    const ready = original.apply(this, args);
+    if (this.current() !== null) return ready;
+    counter.pending++;
+    try {
+      return await ready;
+    } finally {
+      counter.pending--;
+    }
+  });
+  return counter;
 }
 
 describe('ZooKeeper engine under connection faults', () => {
@@ -80,6 +101,71 @@ describe('ZooKeeper engine under connection faults', () => {
     const held = await flaky.acquire(key, 'foreground', { timeoutMs: 8_000, owner: owner('flaky') });
     expect(proxy.connections).toBeGreaterThanOrEqual(2);
     expect(await raw.client.getChildren(docPath)).toEqual(['privateLock']);
+    await held.release();
+    expect(await childrenOrEmpty(raw.client, docPath)).toEqual([]);
+  });
+
+  it('lets a foreground request that arrives while the connection is down overtake a queued background one', async () => {
+    const settings = zkSettings(zk.connectString, { sessionTimeoutMs: 4_000, foregroundTimeoutMs: 10_000, backgroundTimeoutMs: 10_000 });
+    const proxy = await forwarder();
+    const direct = pool.open(settings);
+    const other = pool.open(settings);
+    const flaky = pool.open({ ...settings, servers: proxy.connectString });
+    const key = { index: 'faults', id: 'poke-while-down' };
+    const docPath = documentPath(normalizeRoot(settings.lockRoot), key);
+    const entries = async (prefix: string): Promise<string[]> => (await childrenOrEmpty(raw.client, docPath)).filter((c) => c.startsWith(prefix));
+    const holder = await direct.acquire(key, 'background', { timeoutMs: 2_000, owner: owner('holder') });
+    const granted: string[] = [];
+    const queuedFirst = other.acquire(key, 'background', { timeoutMs: 10_000, owner: owner('queued-first') }).then((held) => (granted.push('queued-first'), held));
+    await waitFor(async () => (await entries('B-')).length === 1, 5_000);
+    // The flaky engine queues behind it; its wait's watch (getData) loses its reply, and the
+    // engine cannot reconnect until unfrozen: its acquisition loop waits for the link.
+    const dropped = proxy.dropReplyTo([ZK_OPCODE.getData], { freezeAfter: true });
+    const linkWaits = countLinkWaits();
+    const background = flaky.acquire(key, 'background', { timeoutMs: 10_000, owner: owner('flaky-bg') }).then((held) => (granted.push('flaky-bg'), held));
+    await dropped;
+    await waitFor(() => linkWaits.pending > 0, 5_000);
+    const foreground = flaky.acquire(key, 'foreground', { timeoutMs: 10_000, owner: owner('flaky-fg') }).then((held) => (granted.push('flaky-fg'), held));
+    proxy.unfreeze();
+    // The foreground arrival is not forgotten on the way back: the entry moves to foreground rank.
+    await waitFor(async () => (await entries('A-')).length === 1, 5_000);
+    await holder.release();
+    const first = await foreground;
+    expect(granted).toEqual(['flaky-fg']);
+    await first.release();
+    await Promise.all([queuedFirst, background].map(async (acquiring) => (await acquiring).release()));
+    expect(granted).toHaveLength(3);
+  });
+
+  it('reads again less and less often while its reads cannot tell what it holds, and holds the lock once they can', async () => {
+    const settings = zkSettings(zk.connectString, { sessionTimeoutMs: 4_000, foregroundTimeoutMs: 15_000 });
+    const proxy = await forwarder();
+    const lines: string[] = [];
+    const sink = new Writable({
+      write(chunk: Buffer, _encoding, done) {
+        lines.push(chunk.toString());
+        done();
+      },
+    });
+    const engine = pool.open({ ...settings, servers: proxy.connectString }, { logger: pino({ level: 'warn' }, sink) });
+    const key = { index: 'faults', id: 'unreadable' };
+    const docPath = documentPath(normalizeRoot(settings.lockRoot), key);
+    // The server runs the transaction that creates our privateLock; we are told the session moved.
+    const moved = proxy.answerWithError([ZK_OPCODE.multi], ZK_RC.SESSIONMOVED);
+    const acquiring = engine.acquire(key, 'foreground', { timeoutMs: 15_000, owner: owner('unreadable') });
+    await moved;
+    // The next four reads of the document's children come back as answers the client could not read.
+    const unreadable = proxy.answerWithError([ZK_OPCODE.getChildren2], ZK_RC.MARSHALLINGERROR, { times: 4 });
+    await waitFor(() => proxy.errorAnswers === 2, 5_000);
+    const secondAt = Date.now();
+    await unreadable;
+    // Paced 0.1 s, 0.2 s, 0.4 s, 0.8 s: the third and fourth read come 1.2 s after the second, not 0.2 s.
+    expect(Date.now() - secondAt).toBeGreaterThanOrEqual(1_000);
+    await waitFor(() => lines.join('').includes('cannot read what ZooKeeper holds for this lock'), 5_000);
+    const held = await acquiring;
+    // The privateLock the moved transaction created is recognised as ours: no second one, no queue entry.
+    expect(await raw.client.getChildren(docPath)).toEqual(['privateLock']);
+    expect(parseNodeData((await raw.client.get(`${docPath}/privateLock`)).data).owner?.requestId).toBe('unreadable');
     await held.release();
     expect(await childrenOrEmpty(raw.client, docPath)).toEqual([]);
   });
