@@ -611,7 +611,9 @@ export class DocumentLock implements LockHome {
   /** Nobody here wants the lock any more: delete what is ours (compare-and-delete) and finish. */
   private async leave(): Promise<Step> {
     this.ctx.detach(this.docPath, this);
-    if (this.state === 'held') this.ctx.recentReleases.noteReleased(this.docPath);
+    // Only a lock that may linger learns from coming back soon: a bulk's keys never linger, and
+    // noting them (1,000 a bulk) only churned the bounded memory of recent releases.
+    if (this.state === 'held' && this.mayLinger) this.ctx.recentReleases.noteReleased(this.docPath);
     if (this.state === 'released') return 'stop';
     this.state = 'releasing';
     if (this.uncertain) await this.findOwnNodes();
