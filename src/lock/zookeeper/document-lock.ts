@@ -16,7 +16,7 @@ import { decideHandOver } from './handover-policy.js';
 import { arbitrate, enterQueue, lastSegment, readQueue, viewQueue } from './queue-wait.js';
 import { RECONCILE_UNKNOWN_WARN_AFTER, type ReconcileResult, type Reconciled, reconcile, reconcilePauseMs } from './recovery.js';
 import { type OwnedLock, type PendingRelease, opsOf } from './release-batcher.js';
-import { type Failure, classifyFailure as classify } from './round-trip.js';
+import { type Failure, type Unread, classifyFailure as classify } from './round-trip.js';
 import { type WakeReason, WakeUp } from './wake-up.js';
 
 /**
@@ -856,12 +856,12 @@ export class DocumentLock implements LockHome {
     return link;
   }
 
-  private afterFailure(failure: Failure): Promise<Step> {
+  private afterFailure(failure: Failure | Unread): Promise<Step> {
     return Promise.resolve(this.afterFailureStep(failure));
   }
 
-  private afterFailureStep(failure: Failure): Step {
-    if (failure.kind === 'unknown') {
+  private afterFailureStep(failure: Failure | Unread): Step {
+    if (failure.kind === 'unknown' || failure.kind === 'unread') {
       this.uncertain = true;
       return 'recover';
     }

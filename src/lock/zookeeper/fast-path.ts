@@ -2,7 +2,7 @@ import { isZkCode } from '../zk-errors.js';
 import { type PrefixRanks, queueFromChildren, rankOf } from '../queue-order.js';
 import type { ContainerCache, ParentNode } from './containers.js';
 import type { LockZk, TxnOp } from './lock-zk.js';
-import { type Failure, classifyFailure } from './round-trip.js';
+import { type Failure, type Unread, classifyFailure, readFailedBesideCreate } from './round-trip.js';
 
 export interface FastPathPlan {
   readonly docPath: string;
@@ -32,7 +32,7 @@ export async function fusedFastPath(
   const [children, outcome] = await Promise.allSettled([listed, txn]);
   if (outcome.status === 'rejected') return classifyFailure(outcome.reason);
   if (!outcome.value.ok) return { kind: 'releaseRefused' };
-  if (children.status === 'rejected') return classifyFailure(children.reason);
+  if (children.status === 'rejected') return readFailedBesideCreate(children.reason);
   const czxid = outcome.value.results.at(-1)?.stat?.czxid ?? 0;
   const others = children.value.children.filter((child) => child !== release.entry);
   const preceded = queueFromChildren(others, prefixes).some((entry) => rankOf(entry.prefix, prefixes) <= plan.rank);
@@ -54,6 +54,7 @@ export type FastPathResult =
     }
   | { readonly kind: 'contended' }
   | { readonly kind: 'reaped' }
+  | Unread
   | Failure;
 
 /**
@@ -69,7 +70,7 @@ export async function fastPath(zk: LockZk, containers: ContainerCache, prefixes:
   const created = zk.create(plan.privatePath, plan.data, 'ephemeral');
   const [parentsDone, children, mine] = await Promise.allSettled([parents, listed, created]);
   if (mine.status === 'rejected') return createFailed(mine.reason, containers, plan, parentsDone);
-  if (children.status === 'rejected') return classifyFailure(children.reason);
+  if (children.status === 'rejected') return readFailedBesideCreate(children.reason);
   const preceded = queueFromChildren(children.value.children, prefixes).some((entry) => rankOf(entry.prefix, prefixes) <= plan.rank);
   return {
     kind: preceded ? 'preceded' : 'held',

@@ -3,7 +3,7 @@ import { type PrefixRanks, type QueueEntry, queueFromChildren } from '../queue-o
 import { PRIVATE_LOCK } from '../znode-names.js';
 import type { ContainerCache, ParentNode } from './containers.js';
 import type { LockZk } from './lock-zk.js';
-import { type Failure, classifyFailure } from './round-trip.js';
+import { type Failure, type Unread, classifyFailure, readFailedBesideCreate } from './round-trip.js';
 
 /**
  * The queue path (the original algorithm's, with Curator's refinements): an
@@ -15,7 +15,7 @@ export interface QueueRead {
   readonly docVersion: number;
 }
 
-export type EnterResult = ({ readonly kind: 'queued'; readonly entry: string } & QueueRead) | { readonly kind: 'reaped' } | Failure;
+export type EnterResult = ({ readonly kind: 'queued'; readonly entry: string } & QueueRead) | { readonly kind: 'reaped' } | Unread | Failure;
 
 /** [create containers, create(entry), getChildren2] in one round trip; the entry is in the children. */
 export async function enterQueue(
@@ -33,7 +33,7 @@ export async function enterQueue(
     if (parentsDone.status === 'rejected' && !isZkCode(parentsDone.reason, 'NONODE')) return classifyFailure(parentsDone.reason);
     return { kind: 'reaped' };
   }
-  if (children.status === 'rejected') return classifyFailure(children.reason);
+  if (children.status === 'rejected') return readFailedBesideCreate(children.reason);
   return { kind: 'queued', entry: lastSegment(entry.value.path), children: children.value.children, docVersion: children.value.stat.version };
 }
 
@@ -53,6 +53,7 @@ export type ArbitrateResult =
   | ({ readonly kind: 'created'; readonly czxid: number } & QueueRead)
   | ({ readonly kind: 'taken' } & QueueRead)
   | { readonly kind: 'reaped' }
+  | Unread
   | Failure;
 
 /**
@@ -70,7 +71,7 @@ export async function arbitrate(
   if (mine.status === 'rejected' && !isZkCode(mine.reason, 'NODEEXISTS')) {
     return isZkCode(mine.reason, 'NONODE') ? { kind: 'reaped' } : classifyFailure(mine.reason);
   }
-  if (children.status === 'rejected') return classifyFailure(children.reason);
+  if (children.status === 'rejected') return mine.status === 'rejected' ? classifyFailure(children.reason) : readFailedBesideCreate(children.reason);
   const read = { children: children.value.children, docVersion: children.value.stat.version };
   if (mine.status === 'rejected') return { kind: 'taken', ...read };
   return { kind: 'created', czxid: mine.value.stat.czxid, ...read };

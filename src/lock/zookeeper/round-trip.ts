@@ -14,3 +14,16 @@ export function classifyFailure(reason: unknown): Failure {
   if (error.sessionGone) return { kind: 'gone' };
   return { kind: 'refused', error };
 }
+
+/**
+ * Our create was applied and the read sent beside it failed (throttled, say): the loop does not
+ * know the queue around what it now owns. It reconciles — reads again and adopts what is ours —
+ * unless the session ended with the node. Taken as a refusal, the request failed and the node
+ * stayed, orphaned, for as long as the session lived: every writer of the document waited on it.
+ */
+export type Unread = { readonly kind: 'unread' };
+
+export function readFailedBesideCreate(reason: unknown): Unread | Failure {
+  const failure = classifyFailure(reason);
+  return failure.kind === 'gone' ? failure : { kind: 'unread' };
+}

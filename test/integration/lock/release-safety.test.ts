@@ -270,6 +270,40 @@ describe('releases delete only their own acquisition\'s nodes (issue #10 hole 3)
     expect(await privateLockOwner(docPath)).toBeNull();
   });
 
+  it.each([
+    ['the fast path takes privateLock', 'fast-path'],
+    ['a queue entry is created', 'enter-queue'],
+    ['the head of the queue takes privateLock', 'arbitrate'],
+  ] as const)('when %s and the read sent beside the create is refused (THROTTLEDOP), the acquisition reconciles instead of leaving the node orphaned', async (_name, step) => {
+    const { link, a, b, key, docPath } = await behindForwarder(`read-beside-create-${step}`);
+    // Warm: A knows the document node, so its next acquire starts with the one-round-trip fast path.
+    await (await a.acquire(key, 'foreground', { timeoutMs: 2_000, owner: owner('warm') })).release();
+    let holder: HeldLock | null = null;
+    let throttled: Promise<void>;
+    let acquiring: Promise<HeldLock>;
+    if (step === 'fast-path') {
+      throttled = link.answerWithError([ZK_OPCODE.getChildren2], ZK_RC_THROTTLEDOP);
+      acquiring = a.acquire(key, 'foreground', { timeoutMs: 5_000, owner: owner('a') });
+    } else {
+      holder = await b.acquire(key, 'foreground', { timeoutMs: 2_000, owner: owner('holder') });
+      // enter-queue: the fast path's read (its create finds privateLock taken), then the entry's read.
+      throttled = step === 'enter-queue' ? link.answerWithError([ZK_OPCODE.getChildren2], ZK_RC_THROTTLEDOP, { times: 2 }) : Promise.resolve();
+      acquiring = a.acquire(key, 'foreground', { timeoutMs: 5_000, owner: owner('a') });
+      await waitFor(async () => (await childrenOrEmpty(raw.client, docPath)).some((child) => child.startsWith('A-')));
+      if (step === 'arbitrate') throttled = link.answerWithError([ZK_OPCODE.getChildren2], ZK_RC_THROTTLEDOP);
+      await holder.release();
+    }
+    // Taken as a refusal, A's request failed (unavailable) and the node its create had made stayed
+    // A's until its session ended: every later writer of the document waited on it.
+    const held = await acquiring;
+    await throttled;
+    expect((await a.inspect(key)).holder?.owner).toEqual(owner('a'));
+    await held.release();
+    await (await b.acquire(key, 'foreground', { timeoutMs: 1_500, owner: owner('b') })).release();
+    await a.inspect(key);
+    expect(await childrenOrEmpty(raw.client, docPath)).toEqual([]);
+  });
+
   it('a step-back whose reply was lost is not replayed as a path delete after reconnecting', async () => {
     const settings = zkSettings(connect);
     const link = await forwarder();
