@@ -60,6 +60,11 @@ export class ZkWireTap {
     this.held ??= [];
   }
 
+  /** Pieces of the server's answers waiting in the tap (some answer came since `holdReplies`). */
+  get heldPieces(): number {
+    return this.held?.length ?? 0;
+  }
+
   releaseReplies(): void {
     const held = this.held ?? [];
     this.held = null;

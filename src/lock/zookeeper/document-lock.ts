@@ -56,12 +56,13 @@ const MAX_REAPED_RETRIES = 5;
 const RANK_PRIORITY: readonly Priority[] = ['foreground', 'background'];
 
 /**
- * Operations of the yield transaction that, refused, prove privateLock is not ours any more: the
- * document's version check (a forced release bumps it) and privateLock's own delete. The others
- * prove nothing about it — the epoch check (a forced release, maybe of another document) and the
- * delete of our old entry (deleted by hand) — and the release verifies before deleting.
+ * Operations of the yield transaction that, refused, prove privateLock is not ours any more:
+ * privateLock's own delete. The others prove nothing about it — the document's version check (a
+ * forced release of the holder before us, between our read of the version and our create, bumps
+ * it too), the epoch check (a forced release, maybe of another document) and the delete of our
+ * old entry (deleted by hand) — and the release verifies before deleting.
  */
-const YIELD_LOCK_GONE_OPS: ReadonlySet<number> = new Set([1, 3]);
+const YIELD_LOCK_GONE_OPS: ReadonlySet<number> = new Set([3]);
 
 /**
  * One document's lock in this process: the local queue of its requests, and the ZooKeeper side
@@ -684,9 +685,9 @@ export class DocumentLock implements LockHome {
         ...(old === null ? [] : [{ op: 'delete' as const, path: `${this.docPath}/${old}`, version: -1 }]),
       ]);
       if (!outcome.ok) {
-        // The document's version moved or privateLock is not ours: an operator force-released it.
-        // Only the epoch moved, or our old entry was deleted by hand: privateLock may still be ours,
-        // and the release's compare-and-delete finds out (it never deletes another holder's).
+        // privateLock is gone: an operator force-released it. The document's version or the epoch
+        // moved, or our old entry was deleted by hand: privateLock may still be ours, and the
+        // release's compare-and-delete finds out (it never deletes another holder's).
         this.privateLockGone = YIELD_LOCK_GONE_OPS.has(outcome.failedIndex);
         this.state = 'lost';
         return this.relinquish();

@@ -226,11 +226,12 @@ export class ReleaseBatcher {
 
   private async retryWithout(pending: Pending, failedIndex: number, code: string): Promise<void> {
     const role = opsOf(pending.item, this.epoch)[failedIndex]?.role;
-    // A forced release happened since our lock was created — maybe of another document: verify.
-    if (role === 'epoch') return this.verify(pending);
+    // A forced release happened since our lock's epoch or document version was read — maybe of
+    // another document, or of the holder before us between our read and our create: verify.
+    if (role === 'epoch' || role === 'check' || (role === 'document' && code === 'BADVERSION')) return this.verify(pending);
     const next = withoutFailedPart(pending.item, role, code);
     const { docPath } = pending.item;
-    const lockNotOurs = role === 'check' || role === 'lock' || (role === 'document' && code !== 'NOTEMPTY');
+    const lockNotOurs = role === 'lock' || (role === 'document' && code !== 'NOTEMPTY');
     if (lockNotOurs) this.logger.warn({ docPath, code }, 'privateLock is no longer ours (forced release?): not deleting it');
     if (next === null) return settle([pending]);
     pending.item = next;
@@ -280,7 +281,7 @@ export class ReleaseBatcher {
     return again;
   }
 
-  /** The epoch check was refused: is privateLock still ours? Then delete it against the epoch now. */
+  /** The epoch or document check was refused: is privateLock still ours? Then delete it against both as they are now. */
   private async verify(pending: Pending): Promise<void> {
     pending.verified = (pending.verified ?? 0) + 1;
     if (pending.verified > MAX_VERIFICATIONS) {
@@ -302,13 +303,15 @@ export class ReleaseBatcher {
 
   /**
    * What of `item` still exists and belongs to this acquisition (owner session, czxid), with the
-   * epoch read BEFORE privateLock (one session answers in order): if privateLock is ours at that
-   * read, only a forced release — which bumps the epoch — can take it from us afterwards.
+   * epoch and the document's version read BEFORE privateLock (one session answers in order): if
+   * privateLock is ours at that read, only a forced release — which bumps both — can take it from
+   * us afterwards. A forced release before it took the holder before us (our privateLock is newer).
    */
   private async stillOurs(link: Link, item: ReleaseItem, firstLook = true): Promise<ReleaseItem | null> {
     const { zk } = link;
-    const [epoch, lock, entry] = await Promise.allSettled([
+    const [epoch, doc, lock, entry] = await Promise.allSettled([
       item.privateLock === null ? null : zk.get(this.epoch.path),
+      item.privateLock === null ? null : zk.get(item.docPath),
       item.privateLock === null ? null : zk.get(`${item.docPath}/${PRIVATE_LOCK}`),
       item.entry === null ? null : zk.get(`${item.docPath}/${item.entry}`),
     ]);
@@ -324,7 +327,10 @@ export class ReleaseBatcher {
       return this.stillOurs(link, item, false);
     }
     const epochNow = epoch.status === 'fulfilled' ? (epoch.value?.stat.version ?? 0) : 0;
-    const privateLock = lockOurs && item.privateLock !== null ? { ...item.privateLock, epoch: epochNow } : null;
+    // privateLock ours at its read: its document node was there at the read before it.
+    if (lockOurs && doc.status === 'rejected') throw doc.reason;
+    const docVersion = doc.status === 'fulfilled' ? (doc.value?.stat.version ?? 0) : 0;
+    const privateLock = lockOurs && item.privateLock !== null ? { ...item.privateLock, epoch: epochNow, docVersion } : null;
     return { ...item, privateLock, entry: entryOurs ? item.entry : null, deleteDocument: lockOurs && item.deleteDocument };
   }
 

@@ -121,6 +121,52 @@ describe('batch acquisition of documents this process already knows', () => {
     await removeDocuments(known);
   });
 
+  it.each(['released', 'yielded to a waiter of another process'] as const)('gives back a known document it took right after an operator force-released the holder before it (the version it read had moved): %s', async (how) => {
+    const engine = pool.open({ ...settings, servers: tap.connectString });
+    const operator = pool.open(settings);
+    const index = how === 'released' ? 'known-forced' : 'known-forced-yield';
+    const known = Array.from({ length: 2 }, (_, i) => ({ index, id: `known-${i}` }));
+    await writeOnce(engine, [{ index, id: 'own' }]);
+    await persistentDocuments(known);
+    await writeOnce(engine, known);
+    const granted: HeldLock[] = [];
+    // The bulk reads its known documents (free, version v); their answers wait in the tap while
+    // another holder takes known-0 and an operator takes it from them (version v + 1). The bulk's
+    // transaction then takes known-0 for real, and its release checked version v: refused, it was
+    // read as "force-released from us" and left our privateLock to the session's end.
+    tap.holdReplies();
+    let bulk: Promise<unknown>;
+    try {
+      bulk = engine.acquireEach(known, 'background', { timeoutMs: 10_000, owner: owner('bulk'), onGranted: (lock) => granted.push(lock) });
+      await waitFor(() => tap.heldPieces > 0);
+      const other = await operator.acquire(known[0]!, 'foreground', { timeoutMs: 2_000, owner: owner('other') });
+      expect(await operator.forceRelease(known[0]!)).toBe(true);
+      await other.release();
+    } finally {
+      tap.releaseReplies();
+    }
+    await bulk;
+    expect(granted.map((lock) => lock.key.id).sort()).toEqual(['known-0', 'known-1']);
+    if (how === 'yielded to a waiter of another process') {
+      // A foreground waiter of another process queues ahead of a background one of this process:
+      // the release is a yield (re-queue + give privateLock back), whose version check is refused.
+      const foreign = operator.acquire(known[0]!, 'foreground', { timeoutMs: 5_000, owner: owner('foreign') });
+      await waitFor(async () => (await engine.inspect(known[0]!)).queue.some((waiter) => waiter.owner?.requestId === 'foreign'));
+      const local = engine.acquire(known[0]!, 'background', { timeoutMs: 5_000, owner: owner('local') });
+      await waitFor(async () => (await engine.inspect(known[0]!)).queue.some((waiter) => waiter.owner?.requestId === 'local'));
+      await Promise.all(granted.map((lock) => lock.release()));
+      await (await foreign).release();
+      await (await local).release();
+    } else await Promise.all(granted.map((lock) => lock.release()));
+    const raw = await connectRawClient(inject('zookeeperConnect'), 4_000);
+    try {
+      for (const key of known) await waitFor(async () => (await childrenOrEmpty(raw.client, documentPath(root, key))).length === 0, 5_000);
+    } finally {
+      await raw.close();
+    }
+    await removeDocuments(known);
+  });
+
   it('takes a known document whose container was reaped since, without refusing the fresh documents\' transaction', async () => {
     const engine = pool.open(settings);
     const known = Array.from({ length: 3 }, (_, i) => ({ index: 'known-reaped', id: `known-${i}` }));
