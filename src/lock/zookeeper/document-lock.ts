@@ -4,7 +4,7 @@ import type { LockAcquisition, LockHome } from '../lock-acquisition.js';
 import type { LockKey, Priority } from '../lock-engine.js';
 import { LockUnavailableError } from '../lock-errors.js';
 import { encodeNodeData } from '../lock-node-data.js';
-import { prefixFor, queueFromChildren, rankOf } from '../queue-order.js';
+import { parseEntryName, prefixFor, queueFromChildren, rankOf } from '../queue-order.js';
 import { ZK_RC, ZkError, toZkError } from '../zk-errors.js';
 import { PRIVATE_LOCK, indexPath } from '../znode-names.js';
 import type { Link } from './connection.js';
@@ -36,7 +36,7 @@ import { type WakeReason, WakeUp } from './wake-up.js';
 export type CohortState = 'fastPath' | 'queued' | 'arbitrating' | 'held' | 'idle' | 'yielding' | 'recovering' | 'lost' | 'releasing' | 'released';
 
 /** The steps of the acquisition loop (Curator's LockInternals loop, with the fast path in front). */
-type Step = 'fastPath' | 'enterQueue' | 'readQueue' | 'evaluate' | 'arbitrate' | 'upgrade' | 'recover' | 'held' | 'leave' | 'stop';
+type Step = 'fastPath' | 'enterQueue' | 'readQueue' | 'evaluate' | 'arbitrate' | 'rerank' | 'recover' | 'held' | 'leave' | 'stop';
 
 /**
  * Identifies one document lock's nodes (recovery after a lost reply, forced releases): unique
@@ -153,7 +153,11 @@ export class DocumentLock implements LockHome {
   }
 
   withdraw(member: LockAcquisition): Promise<void> | undefined {
-    if (!this.waiters.remove(member) || this.waiters.size > 0 || this.holder !== null) return undefined;
+    if (!this.waiters.remove(member)) return undefined;
+    if (this.waiters.size > 0 || this.holder !== null) {
+      if (this.state === 'queued' && this.bestRank() > this.entryRank) this.wake('poked');
+      return undefined;
+    }
     // The last request here gave up: the loop leaves the queue; the caller may wait for that.
     this.wake('poked');
     return this.whenFinished();
@@ -354,8 +358,8 @@ export class DocumentLock implements LockHome {
         return this.evaluate();
       case 'arbitrate':
         return this.arbitrate();
-      case 'upgrade':
-        return this.upgrade();
+      case 'rerank':
+        return this.rerank();
       case 'recover':
         return this.recover();
       case 'held':
@@ -473,7 +477,7 @@ export class DocumentLock implements LockHome {
       return 'enterQueue';
     }
     this.notePositions(view.ahead.length + (view.privateLockTaken ? 1 : 0));
-    if (this.bestRank() < this.entryRank) return 'upgrade';
+    if (this.bestRank() !== this.entryRank) return 'rerank';
     if (view.ahead.length === 0 && !view.privateLockTaken) return 'arbitrate';
     const watched = view.ahead.length === 0 ? this.privatePath : `${this.docPath}/${view.ahead[view.ahead.length - 1]!.name}`;
     const woke = await this.waitOn(watched);
@@ -508,8 +512,13 @@ export class DocumentLock implements LockHome {
     }
   }
 
-  /** A better local request arrived: move our entry up to its rank ([create, delete] in one transaction). */
-  private async upgrade(): Promise<Step> {
+  /**
+   * The best local request's rank is not our entry's: move the entry to it ([create, delete] in
+   * one transaction). Up when a foreground request arrived; down when the last one gave up — kept
+   * at foreground rank, the background request left was served ahead of other processes'
+   * foreground writers queued after it.
+   */
+  private async rerank(): Promise<Step> {
     const link = await this.link();
     if (link === null) return 'leave';
     if (this.entry === null) return 'enterQueue';
@@ -556,6 +565,8 @@ export class DocumentLock implements LockHome {
   /** What a reconciliation found is ours from now on; nothing is uncertain any more. */
   private adopt(result: Reconciled): void {
     this.entry = result.entry;
+    const prefix = result.entry === null ? null : parseEntryName(result.entry)?.prefix;
+    this.entryRank = prefix === null || prefix === undefined ? Number.POSITIVE_INFINITY : rankOf(prefix, this.ctx.prefixes);
     this.ownsPrivateLock = result.privateLock !== null;
     this.ownedCzxid = result.privateLock?.czxid ?? null;
     // Which create made it is not known: 0 is below any epoch (a release then verifies first).

@@ -83,6 +83,35 @@ describe('ZooKeeper engine specifics', () => {
     expect((await other.inspect(key)).holder).toBeNull();
   });
 
+  it('moves its entry back to background rank when its only foreground request gives up, so a later foreground writer elsewhere goes first', async () => {
+    const settings = zkSettings(connect);
+    const [holderEngine, p, r] = [pool.open(settings), pool.open(settings), pool.open(settings)];
+    const key = { index: 'rerank', id: 'down' };
+    const docPath = documentPath(normalizeRoot(settings.lockRoot), key);
+    const raw = await connectRawClient(connect, 4_000);
+    try {
+      const entries = async (prefix: string): Promise<number> => (await childrenOrEmpty(raw.client, docPath)).filter((c) => c.startsWith(prefix)).length;
+      const held = await holderEngine.acquire(key, 'background', { timeoutMs: 2_000, owner: owner('holder') });
+      const granted: string[] = [];
+      const background = p.acquire(key, 'background', { timeoutMs: 10_000, owner: owner('p-bg') }).then((lock) => (granted.push('p-bg'), lock));
+      await waitFor(async () => (await entries('B-')) === 1);
+      // P's foreground request moves P's entry up, then gives up (its timeout).
+      const givingUp = p.acquire(key, 'foreground', { timeoutMs: 1_000, owner: owner('p-fg') });
+      await waitFor(async () => (await entries('A-')) === 1 && (await entries('B-')) === 0);
+      await expect(givingUp).rejects.toBeInstanceOf(LockTimeoutError);
+      // What P has left waits at background rank again: R's later foreground entry is ahead of it.
+      await waitFor(async () => (await entries('A-')) === 0 && (await entries('B-')) === 1);
+      const foreground = r.acquire(key, 'foreground', { timeoutMs: 10_000, owner: owner('r-fg') }).then((lock) => (granted.push('r-fg'), lock));
+      await waitFor(async () => (await entries('A-')) === 1);
+      await held.release();
+      await (await foreground).release();
+      await (await background).release();
+      expect(granted).toEqual(['r-fg', 'p-bg']);
+    } finally {
+      await raw.close();
+    }
+  });
+
   it('shows this process\'s local holder and local waiters in inspect', async () => {
     const engine = pool.open(zkSettings(connect));
     const key = { index: 'cohort', id: 'inspect' };
