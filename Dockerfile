@@ -39,4 +39,5 @@ USER node
 EXPOSE 9201
 HEALTHCHECK --interval=10s --timeout=5s --start-period=20s --retries=3 \
   CMD ["node", "-e", "fetch('http://127.0.0.1:9202/readyz').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
-CMD ["node", "dist/cli/main.js", "start", "--config", "/app/config/elasticsearch-details.properties"]
+# V8 flags: src/cli/node-flags.ts says which and why (npm start and the bench pass the same).
+CMD ["node", "--max-semi-space-size=64", "dist/cli/main.js", "start", "--config", "/app/config/elasticsearch-details.properties"]

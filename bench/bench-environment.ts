@@ -2,6 +2,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { PROXY_NODE_FLAGS } from '../src/cli/node-flags.js';
 import { startZooKeeper, type ZooKeeperCluster } from '../test/support/zookeeper-server.js';
 import type { BenchOptions } from './bench-options.js';
 import { jvmCpu, type JvmCpu } from './jvm-cpu.js';
@@ -106,7 +107,7 @@ export async function startBenchEnvironment(options: BenchOptions): Promise<Benc
         (line) => ({ proxyPort: numberField(line, 'proxyPort'), statsPort: numberField(line, 'statsPort') }),
         extraArgs,
       );
-    const proxy = await startProxy(profileArgs);
+    const proxy = await startProxy([...PROXY_NODE_FLAGS, ...profileArgs]);
     cleanups.push(() => proxy.stop());
     const references = new Map<ReferenceClient, { port: number; statsPort: number }>();
     for (const client of REFERENCE_CLIENTS) {
@@ -122,7 +123,7 @@ export async function startBenchEnvironment(options: BenchOptions): Promise<Benc
       if (info === undefined) throw new Error(`no reference proxy for ${client}`);
       return info;
     };
-    const second = await startProxy([]);
+    const second = await startProxy(PROXY_NODE_FLAGS);
     cleanups.push(() => second.stop());
     const zk = zookeeper;
     return {

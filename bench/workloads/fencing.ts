@@ -1,6 +1,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { PROXY_NODE_FLAGS } from '../../src/cli/node-flags.js';
 import { numberField, spawnBenchChild } from '../child-process.js';
 import { runLoad, type LoadResult, type LoadSpec } from '../load.js';
 import { BULK_CONNECTIONS, BULK_SIZE, bulkBodies, bulkCount, bulkDocsPerS } from './bulk.js';
@@ -25,6 +26,7 @@ export const fencing: Workload = async (context) => {
     './proxy-process.ts',
     { zookeeper: env.zookeeper, lockRoot: `/es-lock-proxy-bench/fencing-${Date.now().toString(36)}`, upstream: env.directUrl, deadLetterDir, fencing: 'on' },
     (line) => ({ proxyPort: numberField(line, 'proxyPort') }),
+    PROXY_NODE_FLAGS,
   );
   try {
     const fencedUrl = `http://127.0.0.1:${fenced.info.proxyPort}`;

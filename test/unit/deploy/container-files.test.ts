@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { posix } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import { PROXY_NODE_FLAGS } from '../../../src/cli/node-flags.js';
 import { CONFIG_KEYS } from '../../../src/config/config-keys.js';
 
 const read = (name: string): string => readFileSync(fileURLToPath(new URL(`../../../${name}`, import.meta.url)), 'utf8');
@@ -41,5 +42,18 @@ describe('Dockerfile and docker-compose defaults', () => {
     expect(serviceBlock(compose, 'zookeeper').filter((line) => /^\s+ports:/.test(line))).toEqual([]);
     expect(serviceBlock(compose, 'elasticsearch')).toContain('      - "127.0.0.1:9200:9200"');
     expect(serviceBlock(read('docker-compose.zookeeper-port.yml'), 'zookeeper')).toEqual(['    ports:', '      - "127.0.0.1:2181:2181"', '']);
+  });
+});
+
+describe('the V8 flags the proxy runs with', () => {
+  it('npm start, the image and the bench start the proxy with the same flags (src/cli/node-flags.ts)', () => {
+    const packageJson = JSON.parse(read('package.json')) as { scripts: Record<string, string> };
+    expect(PROXY_NODE_FLAGS.length).toBeGreaterThan(0);
+    expect(packageJson.scripts.start).toMatch(new RegExp(`^node ${PROXY_NODE_FLAGS.join(' ')} dist/cli/main\\.js start `));
+    const cmd = /^CMD (\[.*\])$/m.exec(read('Dockerfile'))?.[1] ?? '[]';
+    expect((JSON.parse(cmd) as string[]).slice(0, PROXY_NODE_FLAGS.length + 2)).toEqual(['node', ...PROXY_NODE_FLAGS, 'dist/cli/main.js']);
+    expect(read('bench/bench-environment.ts')).toContain('startProxy([...PROXY_NODE_FLAGS, ...profileArgs])');
+    expect(read('bench/bench-environment.ts')).toContain('startProxy(PROXY_NODE_FLAGS)');
+    expect(read('bench/workloads/fencing.ts')).toContain('PROXY_NODE_FLAGS,');
   });
 });
