@@ -1,5 +1,5 @@
 import { Writable } from 'node:stream';
-import pino from 'pino';
+import pino, { type Logger } from 'pino';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { LockUnavailableError } from '../../../src/lock/lock-errors.js';
 import { lockEvents } from '../../../src/lock/lock-events.js';
@@ -42,6 +42,18 @@ async function forwarder(): Promise<TcpForwarder> {
   const f = await TcpForwarder.start(zk.connectString);
   forwarders.push(f);
   return f;
+}
+
+/** A logger whose lines (at `level` and above) the test reads. */
+function capturedLog(level: 'warn' | 'error'): { readonly lines: string[]; readonly logger: Logger } {
+  const lines: string[] = [];
+  const sink = new Writable({
+    write(chunk: Buffer, _encoding, done) {
+      lines.push(chunk.toString());
+      done();
+    },
+  });
+  return { lines, logger: pino({ level }, sink) };
 }
 
 /** How many callers wait for the ZooKeeper link right now (an acquisition loop parked until it is back). */
@@ -140,14 +152,8 @@ describe('ZooKeeper engine under connection faults', () => {
   it('reads again less and less often while its reads cannot tell what it holds, and holds the lock once they can', async () => {
     const settings = zkSettings(zk.connectString, { sessionTimeoutMs: 4_000, foregroundTimeoutMs: 15_000 });
     const proxy = await forwarder();
-    const lines: string[] = [];
-    const sink = new Writable({
-      write(chunk: Buffer, _encoding, done) {
-        lines.push(chunk.toString());
-        done();
-      },
-    });
-    const engine = pool.open({ ...settings, servers: proxy.connectString }, { logger: pino({ level: 'warn' }, sink) });
+    const { lines, logger } = capturedLog('warn');
+    const engine = pool.open({ ...settings, servers: proxy.connectString }, { logger });
     const key = { index: 'faults', id: 'unreadable' };
     const docPath = documentPath(normalizeRoot(settings.lockRoot), key);
     // The server runs the transaction that creates our privateLock; we are told the session moved.
@@ -215,14 +221,8 @@ describe('ZooKeeper engine under connection faults', () => {
 
   it('fails fast with LOCK_UNAVAILABLE and logs the servers when ZooKeeper is unreachable', async () => {
     const port = await freePort();
-    const lines: string[] = [];
-    const sink = new Writable({
-      write(chunk: Buffer, _encoding, done) {
-        lines.push(chunk.toString());
-        done();
-      },
-    });
-    const engine = pool.open(zkSettings(`127.0.0.1:${port}`, { connectionRetry: 2, connectionDelayMs: 100 }), { logger: pino({ level: 'error' }, sink) });
+    const { lines, logger } = capturedLog('error');
+    const engine = pool.open(zkSettings(`127.0.0.1:${port}`, { connectionRetry: 2, connectionDelayMs: 100 }), { logger });
     await waitFor(() => engine.state() === 'unavailable', 3_000);
     const started = Date.now();
     const timeoutMs = 5_000;
