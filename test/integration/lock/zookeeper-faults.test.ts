@@ -1,5 +1,3 @@
-import { Writable } from 'node:stream';
-import pino, { type Logger } from 'pino';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { LockUnavailableError } from '../../../src/lock/lock-errors.js';
 import { lockEvents } from '../../../src/lock/lock-events.js';
@@ -10,6 +8,7 @@ import { type RawZkConnection, connectRawClient } from '../../../src/lock/zk-raw
 import { documentPath, normalizeRoot } from '../../../src/lock/znode-names.js';
 import { Connection } from '../../../src/lock/zookeeper/connection.js';
 import { freePort } from '../../support/free-port.js';
+import { captureLogs } from '../faults/fault-kit.js';
 import { TcpForwarder } from '../../support/tcp-forwarder.js';
 import { ZK_OPCODE } from '../../support/zookeeper-frames.js';
 import { type ZooKeeperCluster, startZooKeeper } from '../../support/zookeeper-server.js';
@@ -42,18 +41,6 @@ async function forwarder(): Promise<TcpForwarder> {
   const f = await TcpForwarder.start(zk.connectString);
   forwarders.push(f);
   return f;
-}
-
-/** A logger whose lines (at `level` and above) the test reads. */
-function capturedLog(level: 'warn' | 'error'): { readonly lines: string[]; readonly logger: Logger } {
-  const lines: string[] = [];
-  const sink = new Writable({
-    write(chunk: Buffer, _encoding, done) {
-      lines.push(chunk.toString());
-      done();
-    },
-  });
-  return { lines, logger: pino({ level }, sink) };
 }
 
 /** How many callers wait for the ZooKeeper link right now (an acquisition loop parked until it is back). */
@@ -152,8 +139,8 @@ describe('ZooKeeper engine under connection faults', () => {
   it('reads again less and less often while its reads cannot tell what it holds, and holds the lock once they can', async () => {
     const settings = zkSettings(zk.connectString, { sessionTimeoutMs: 4_000, foregroundTimeoutMs: 15_000 });
     const proxy = await forwarder();
-    const { lines, logger } = capturedLog('warn');
-    const engine = pool.open({ ...settings, servers: proxy.connectString }, { logger });
+    const logs = captureLogs('warn');
+    const engine = pool.open({ ...settings, servers: proxy.connectString }, { logger: logs.logger });
     const key = { index: 'faults', id: 'unreadable' };
     const docPath = documentPath(normalizeRoot(settings.lockRoot), key);
     // The server runs the transaction that creates our privateLock; we are told the session moved.
@@ -167,7 +154,7 @@ describe('ZooKeeper engine under connection faults', () => {
     await unreadable;
     // Paced 0.1 s, 0.2 s, 0.4 s, 0.8 s: the third and fourth read come 1.2 s after the second, not 0.2 s.
     expect(Date.now() - secondAt).toBeGreaterThanOrEqual(1_000);
-    await waitFor(() => lines.join('').includes('cannot read what ZooKeeper holds for this lock'), 5_000);
+    await waitFor(() => logs.lines().some((line) => line.msg === 'cannot read what ZooKeeper holds for this lock; trying again, less often'), 5_000);
     const held = await acquiring;
     // The privateLock the moved transaction created is recognised as ours: no second one, no queue entry.
     expect(await raw.client.getChildren(docPath)).toEqual(['privateLock']);
@@ -221,8 +208,8 @@ describe('ZooKeeper engine under connection faults', () => {
 
   it('fails fast with LOCK_UNAVAILABLE and logs the servers when ZooKeeper is unreachable', async () => {
     const port = await freePort();
-    const { lines, logger } = capturedLog('error');
-    const engine = pool.open(zkSettings(`127.0.0.1:${port}`, { connectionRetry: 2, connectionDelayMs: 100 }), { logger });
+    const logs = captureLogs('error');
+    const engine = pool.open(zkSettings(`127.0.0.1:${port}`, { connectionRetry: 2, connectionDelayMs: 100 }), { logger: logs.logger });
     await waitFor(() => engine.state() === 'unavailable', 3_000);
     const started = Date.now();
     const timeoutMs = 5_000;
@@ -231,6 +218,6 @@ describe('ZooKeeper engine under connection faults', () => {
     );
     // Refused on the unavailable service, not after sitting out its wait (no wall-clock speed bound here).
     expect(Date.now() - started).toBeLessThan(timeoutMs);
-    expect(lines.join('')).toContain(`127.0.0.1:${port}`);
+    expect(JSON.stringify(logs.lines())).toContain(`127.0.0.1:${port}`);
   });
 });
