@@ -3,7 +3,7 @@ import type { LockEngineStats } from './lock-stats.js';
 import { type NativeCompletion, type NativeConstants, type NativeWatcher, type NativeZooKeeper, loadZkAddon } from './zk-addon.js';
 import { isZkCode, toZkError } from './zk-errors.js';
 import { type NodeAcl, type ZkOp, type ZkOpResult, ZkMultiError, failedOpIndex } from './zk-multi.js';
-import { ACL_MODES, type NativeMultiAnswer, decodeMulti, encodeMulti } from './zk-multi-native.js';
+import { ACL_MODES, type NativeMultiAnswer, answeredPerOp, decodeMulti, encodeMulti } from './zk-multi-native.js';
 
 /**
  * A typed, counted view of one handle of our ZooKeeper addon (native/, see zk-addon.ts). Results
@@ -279,11 +279,11 @@ export class ZkClient {
       if (queued < 0) reject(toZkError(new Error(`${queued} request not queued`)));
     });
     // No answer per op: the request itself failed (not sent, connection lost, handle closed).
-    if (answer.rcs === null) throw toZkError(new Error(`${rc} ${String(text)}`));
+    if (!answeredPerOp(answer)) throw toZkError(new Error(`${rc} ${String(text)}`));
     // Read from the handle once per transaction, not per created node (a native call each).
     let owner: string | undefined;
     const created = { zxid: typeof zxid === 'number' ? zxid : 0, sessionId: (): string => (owner ??= this.sessionId) };
-    const parsed = decodeMulti(ops, { ...answer, rcs: answer.rcs }, rc, created);
+    const parsed = decodeMulti(ops, answer, rc, created);
     if (rc === 0) return parsed;
     const failed = failedOpIndex(parsed);
     throw failed >= 0 ? new ZkMultiError(failed, ops, parsed) : toZkError(new Error(`${rc} ${String(text)}`));

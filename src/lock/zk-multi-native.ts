@@ -72,6 +72,11 @@ export interface CreatedStatSource {
   sessionId(): string;
 }
 
+/** The server answered each op (`rcs` set); narrows the answer without copying it. */
+export function answeredPerOp(answer: NativeMultiAnswer): answer is NativeMultiAnswer & { readonly rcs: readonly number[] } {
+  return answer.rcs !== null;
+}
+
 /** One typed result per op of a transaction the server answered (`rc` 0 or the failing op's error). */
 export function decodeMulti(ops: readonly ZkOp[], answer: NativeMultiAnswer & { readonly rcs: readonly number[] }, rc: number, created: CreatedStatSource): ZkOpResult[] {
   return ops.map((op, i) => {

@@ -565,8 +565,8 @@ export class DocumentLock implements LockHome {
   /** What a reconciliation found is ours from now on; nothing is uncertain any more. */
   private adopt(result: Reconciled): void {
     this.entry = result.entry;
-    const prefix = result.entry === null ? null : parseEntryName(result.entry)?.prefix;
-    this.entryRank = prefix === null || prefix === undefined ? Number.POSITIVE_INFINITY : rankOf(prefix, this.ctx.prefixes);
+    const entry = result.entry === null ? null : parseEntryName(result.entry);
+    this.entryRank = entry === null ? Number.POSITIVE_INFINITY : rankOf(entry.prefix, this.ctx.prefixes);
     this.ownsPrivateLock = result.privateLock !== null;
     this.ownedCzxid = result.privateLock?.czxid ?? null;
     // Which create made it is not known: 0 is below any epoch (a release then verifies first).

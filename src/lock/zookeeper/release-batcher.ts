@@ -90,7 +90,8 @@ function withoutFailedPart(item: ReleaseItem, role: Role | undefined, code: stri
   // The document is only busy (somebody else queued under it): keep everything else.
   if (role === 'document' && code === 'NOTEMPTY') next = { ...item, deleteDocument: false };
   else if (role === 'entry') next = { ...item, entry: null };
-  // check / privateLock / the document's version: an operator force-released it, or it is gone.
+  // privateLock's delete, or the document's for another reason than its version (a refused
+  // version goes to a verification first): privateLock is gone.
   else if (role !== undefined) next = { ...item, privateLock: null, deleteDocument: false };
   else return null;
   return next.privateLock === null && next.entry === null ? null : next;
