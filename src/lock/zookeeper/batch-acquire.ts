@@ -41,8 +41,6 @@ interface Candidate {
 export interface BatchOptions {
   /** Single acquisitions coalesced here: their locks may linger. Not a bulk's keys (a child watch each). */
   readonly mayLinger: boolean;
-  /** The release of a document created here deletes it too (a bulk's fresh documents; see README). */
-  readonly deleteCreatedDocuments: boolean;
   /** At most this many keys per transaction (MAX_KEYS_PER_TXN when not given). */
   readonly keysPerTransaction?: number;
 }
@@ -160,25 +158,30 @@ interface Plan {
   /** Index in `ops` of each candidate's privateLock create, and of each container create. */
   readonly lockOps: Map<number, Candidate>;
   readonly containerOps: Map<number, string>;
-  /** The containers to remember as existing once created: not the documents their release deletes. */
+  /**
+   * The index containers to remember as existing once created. A document created here is not:
+   * while it is held this process reaches it through its lock, and its release deletes it or
+   * remembers it (`DocumentLock.leave`).
+   */
   readonly lasting: string[];
 }
 
-function planOf(ctx: EngineContext, candidates: readonly Candidate[], options: BatchOptions): Plan {
+function planOf(ctx: EngineContext, candidates: readonly Candidate[]): Plan {
   const ops: TxnOp[] = [];
   const lockOps = new Map<number, Candidate>();
   const containerOps = new Map<number, string>();
   const lasting: string[] = [];
-  const addContainer = (path: string, deletedAtRelease: boolean): void => {
+  const addContainer = (path: string): void => {
     containerOps.set(ops.length, path);
-    if (!deletedAtRelease) lasting.push(path);
     ops.push({ op: 'create', path, data: '', mode: 'container' });
   };
   for (const index of new Set(candidates.filter((c) => !c.exists).map((c) => indexPath(ctx.root, c.lock.key.index)))) {
-    if (!ctx.containers.isKnown(index)) addContainer(index, false);
+    if (ctx.containers.isKnown(index)) continue;
+    addContainer(index);
+    lasting.push(index);
   }
   for (const candidate of candidates) {
-    if (!candidate.exists) addContainer(candidate.lock.docPath, options.deleteCreatedDocuments);
+    if (!candidate.exists) addContainer(candidate.lock.docPath);
     candidate.lock.beforeCreate();
     lockOps.set(ops.length, candidate);
     ops.push({ op: 'create', path: `${candidate.lock.docPath}/${PRIVATE_LOCK}`, data: candidate.lock.lockData(), mode: 'ephemeral' });
@@ -203,7 +206,7 @@ async function tryTransactions(ctx: EngineContext, link: Link, initial: readonly
       for (const c of candidates) c.lock.begin();
       return;
     }
-    const plan = planOf(ctx, candidates, options);
+    const plan = planOf(ctx, candidates);
     let outcome;
     try {
       outcome = await link.zk.multi(plan.ops);
@@ -247,14 +250,12 @@ function granted(
   results: readonly { readonly stat?: { readonly czxid: number } }[],
   options: BatchOptions,
 ): void {
-  // A document created here for a bulk is deleted by its release: while it is held, this process
-  // reaches it through its lock, never through the cache (1,000 LRU writes and deletes a bulk saved).
   for (const path of plan.lasting) ctx.containers.remember(path);
   for (const [index, candidate] of plan.lockOps) {
     candidate.lock.grantedInBatch({
       czxid: results[index]?.stat?.czxid ?? 0,
       docVersion: candidate.docVersion,
-      deleteDocument: options.deleteCreatedDocuments && !candidate.exists,
+      createdDocument: !candidate.exists,
       children: candidate.exists ? candidate.children : [],
       mayLinger: options.mayLinger,
     });

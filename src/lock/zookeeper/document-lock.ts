@@ -88,7 +88,7 @@ export class DocumentLock implements LockHome {
   private docVersion = 0;
   /** The forced-release epoch known before our latest privateLock create was issued. */
   private epochAtCreate = 0;
-  /** We created the document container for a bulk: the release deletes it too. */
+  /** We created the document container in this acquisition (see `deletesDocument`). */
   private createdDocument = false;
   private privateLockGone = false;
   /** A create (or transaction) of ours may have been applied without us seeing the answer. */
@@ -106,8 +106,10 @@ export class DocumentLock implements LockHome {
   private reapedRetries = 0;
   private readonly wakeUp = new WakeUp();
   private lingerTimer: NodeJS.Timeout | null = null;
-  /** This process wants the document again and again: a local hand-over happened, or it came back soon. */
+  /** This process wants the document again and again: a local hand-over happened, or it came back within the linger window. */
   private wantedAgain: boolean;
+  /** A local hand-over happened, or the document came back within the recent releases' window (a second). */
+  private writtenAgain: boolean;
   private finished: { readonly promise: Promise<void>; readonly resolve: () => void } | null = null;
 
   /** `docPath`: `documentPath(ctx.root, key)`, which the engine has just computed to look the lock up. */
@@ -117,7 +119,8 @@ export class DocumentLock implements LockHome {
     this.docPath = docPath;
     this.privatePath = `${this.docPath}/${PRIVATE_LOCK}`;
     this.generation = ctx.connection.generation();
-    this.wantedAgain = ctx.recentReleases.cameBack(this.docPath);
+    this.wantedAgain = ctx.lingerMs > 0 && ctx.recentReleases.cameBackWithin(this.docPath, ctx.lingerMs);
+    this.writtenAgain = ctx.recentReleases.cameBack(this.docPath);
     this.foreign = new ForeignQueueWatch({
       docPath: this.docPath,
       prefixes: ctx.prefixes,
@@ -213,7 +216,7 @@ export class DocumentLock implements LockHome {
   private lingerOrRelease(handOver: boolean): Promise<void> {
     const queue = this.foreign.queue;
     const link = this.ctx.connection.current();
-    const worthKeeping = handOver && this.wantedAgain && this.ctx.lingerMs > 0 && this.mayLinger && !this.createdDocument && queue.known && queue.count === 0;
+    const worthKeeping = handOver && this.wantedAgain && this.ctx.lingerMs > 0 && this.mayLinger && queue.known && queue.count === 0;
     if (!worthKeeping || link === null || link.generation !== this.generation) return this.releaseLock();
     this.state = 'idle';
     this.lingerTimer = setTimeout(() => this.stopLingering(), this.ctx.lingerMs);
@@ -298,7 +301,7 @@ export class DocumentLock implements LockHome {
   grantedInBatch(grant: {
     readonly czxid: number;
     readonly docVersion: number;
-    readonly deleteDocument: boolean;
+    readonly createdDocument: boolean;
     readonly children: readonly string[];
     /** A single acquisition's grant (a bulk's keys do not linger: a child watch each). */
     readonly mayLinger: boolean;
@@ -306,7 +309,7 @@ export class DocumentLock implements LockHome {
     this.owns(grant.czxid, grant.docVersion);
     this.observed(grant.children, grant.docVersion);
     this.mayLinger = grant.mayLinger;
-    this.createdDocument = grant.deleteDocument;
+    this.createdDocument = grant.createdDocument;
     this.positioned = true;
     if (this.waiters.size === 0) {
       void this.leave();
@@ -629,16 +632,31 @@ export class DocumentLock implements LockHome {
     if (this.state === 'released') return 'stop';
     this.state = 'releasing';
     if (this.uncertain) await this.findOwnNodes();
-    if (this.createdDocument) this.ctx.containers.forgetPath(this.docPath);
+    const deleteDocument = this.deletesDocument();
+    if (deleteDocument) this.ctx.containers.forgetPath(this.docPath);
+    else if (this.createdDocument) this.ctx.containers.remember(this.docPath);
     await this.ctx.releases.submit({
       docPath: this.docPath,
       generation: this.generation,
       privateLock: this.ownedLock(),
       entry: this.entry,
-      deleteDocument: this.createdDocument,
+      deleteDocument,
     });
     this.toReleased();
     return 'stop';
+  }
+
+  /**
+   * A document container we created goes with our release (refused, and kept, when anybody else
+   * has a node under it). ZooKeeper's container reaper deletes at most
+   * `znode.container.maxPerMinute` (10,000 by default) empty containers a minute, so a steady
+   * stream of writes to new documents left them to pile up in the server (measured: 460,000 after
+   * a few benchmark runs, going down by 165 a second). Kept only where this process writes the
+   * document again and again: its next lock there may linger, and fuses its acquisition with this
+   * release when that has not gone out yet.
+   */
+  private deletesDocument(): boolean {
+    return this.createdDocument && !(this.mayLinger && this.writtenAgain);
   }
 
   // ---- holding ---------------------------------------------------------------------------------
@@ -662,7 +680,10 @@ export class DocumentLock implements LockHome {
 
   private grantTo(member: LockAcquisition, local: boolean): void {
     this.holder = member;
-    if (local) this.wantedAgain = true;
+    if (local) {
+      this.wantedAgain = true;
+      this.writtenAgain = true;
+    }
     member.grant({ queuePosition: member.queuePositionOnArrival, handedOverLocally: local, fencingToken: this.ownedCzxid ?? 0 }, Date.now());
     if (this.waiters.size > 0) this.watchForeignQueue();
   }

@@ -1,15 +1,17 @@
 import { LRUCache } from 'lru-cache';
 
 /**
- * Documents whose lock this process gave back a moment ago. A document that comes back within
- * the linger window is one this process writes again and again: its next lock lingers. Others
- * (most documents of an uncontended load) are released at once, without the child watch and the
- * timer a lingering lock costs. Bounded: the oldest entries go first.
+ * Documents whose lock this process gave back a moment ago. A document that comes back soon is
+ * one this process writes again and again: its next lock keeps the document container at its
+ * release, and (within the linger window) lingers. Others (most documents of an uncontended load)
+ * are released at once, container and all, without the child watch and the timer a lingering
+ * lock costs. Bounded: the oldest entries go first.
  */
 export class RecentReleases {
   private readonly releasedAt: LRUCache<string, number>;
   private readonly windowMs: number;
 
+  /** `windowMs`: how long a release is remembered. */
   constructor(windowMs: number, capacity: number) {
     this.windowMs = windowMs;
     this.releasedAt = new LRUCache({ max: capacity });
@@ -22,7 +24,12 @@ export class RecentReleases {
 
   /** Released here within the window before `now`. */
   cameBack(docPath: string, now = Date.now()): boolean {
+    return this.cameBackWithin(docPath, this.windowMs, now);
+  }
+
+  /** Released here within `withinMs` (at most the window) before `now`. */
+  cameBackWithin(docPath: string, withinMs: number, now = Date.now()): boolean {
     const at = this.releasedAt.peek(docPath);
-    return at !== undefined && now - at <= this.windowMs;
+    return at !== undefined && now - at <= Math.min(withinMs, this.windowMs);
   }
 }

@@ -197,36 +197,49 @@ export class ReleaseBatcher {
 
   private async issue(link: Link, batch: readonly Pending[]): Promise<void> {
     try {
-      const outcome = await link.zk.multi(this.txnOf(batch));
+      const txn = this.txnOf(batch);
+      const outcome = await link.zk.multi(txn.ops);
       if (outcome.ok) return settle(batch);
+      const failed = txn.owners[outcome.failedIndex];
+      if (batch.length > 1 && failed?.role === 'document' && outcome.code === 'NOTEMPTY') {
+        // Somebody queued under a document we created: that one stays, the rest go again as one
+        // transaction (one more per such document, not one per item of the batch).
+        failed.pending.item = { ...failed.pending.item, deleteDocument: false };
+        await this.send(batch);
+        return;
+      }
       if (batch.length > 1) {
         await Promise.all(batch.map((p) => this.send([p])));
         return;
       }
-      await this.retryWithout(batch[0]!, outcome.failedIndex, outcome.code);
+      await this.retryWithout(batch[0]!, failed?.role, outcome.code);
     } catch (error) {
       await this.afterLostReply(batch, error);
     }
   }
 
-  /** The operations of `batch` in one transaction; items checking the same epoch share one check. */
-  private txnOf(batch: readonly Pending[]): TxnOp[] {
+  /**
+   * The operations of `batch` in one transaction, and which release each stands for; items
+   * checking the same epoch share one check (it stands for the first of them).
+   */
+  private txnOf(batch: readonly Pending[]): { readonly ops: TxnOp[]; readonly owners: { readonly pending: Pending; readonly role: Role }[] } {
     const ops: TxnOp[] = [];
+    const owners: { pending: Pending; role: Role }[] = [];
     const epochsChecked = new Set<number>();
-    for (const { item } of batch) {
-      for (const { op, role } of opsOf(item, this.epoch)) {
+    for (const pending of batch) {
+      for (const { op, role } of opsOf(pending.item, this.epoch)) {
         if (role === 'epoch' && op.op === 'check') {
           if (epochsChecked.has(op.version)) continue;
           epochsChecked.add(op.version);
         }
         ops.push(op);
+        owners.push({ pending, role });
       }
     }
-    return ops;
+    return { ops, owners };
   }
 
-  private async retryWithout(pending: Pending, failedIndex: number, code: string): Promise<void> {
-    const role = opsOf(pending.item, this.epoch)[failedIndex]?.role;
+  private async retryWithout(pending: Pending, role: Role | undefined, code: string): Promise<void> {
     // A forced release happened since our lock's epoch or document version was read — maybe of
     // another document, or of the holder before us between our read and our create: verify.
     if (role === 'epoch' || role === 'check' || (role === 'document' && code === 'BADVERSION')) return this.verify(pending);

@@ -42,6 +42,11 @@ const CONTENTION_TTL_MS = 2_000;
 const CONTENTION_CAPACITY = 10_000;
 /** Documents remembered as released a moment ago (for lingering); the oldest go first. */
 const RECENT_RELEASES_CAPACITY = 10_000;
+/**
+ * A document this process locks again within this long of its last release keeps its container
+ * at the next release (document-lock.ts, `deletesDocument`), whatever the linger window.
+ */
+const WRITTEN_AGAIN_WITHIN_MS = 1_000;
 const CLOSE_DRAIN_MS = 2_000;
 /**
  * A bulk's keys per transaction: a bulk forwards the items of the first transaction's grants
@@ -102,7 +107,7 @@ export class ZooKeeperLockEngine implements LockEngine {
       prefixes: this.prefixes,
       bounds: { maxCount: settings.handOverMaxCount, maxMs: settings.handOverMaxMs },
       lingerMs: settings.lingerMs,
-      recentReleases: new RecentReleases(settings.lingerMs, RECENT_RELEASES_CAPACITY),
+      recentReleases: new RecentReleases(Math.max(settings.lingerMs, WRITTEN_AGAIN_WITHIN_MS), RECENT_RELEASES_CAPACITY),
       connection: this.connection,
       containers,
       contention: new ContentionHints(CONTENTION_TTL_MS, CONTENTION_CAPACITY),
@@ -203,7 +208,7 @@ export class ZooKeeperLockEngine implements LockEngine {
       const batched = fresh.filter((lock) => !contention.contended(lock.docPath));
       const inBatch = new Set(batched);
       for (const lock of fresh) if (!inBatch.has(lock)) lock.begin();
-      void acquireInBatches(this.context, batched, { mayLinger: false, deleteCreatedDocuments: true, keysPerTransaction: BULK_KEYS_PER_TXN });
+      void acquireInBatches(this.context, batched, { mayLinger: false, keysPerTransaction: BULK_KEYS_PER_TXN });
       return;
     }
     for (const lock of fresh) {
@@ -219,7 +224,7 @@ export class ZooKeeperLockEngine implements LockEngine {
       setImmediate(() => {
         const locks = this.freshSingles;
         this.freshSingles = [];
-        void acquireInBatches(this.context, locks, { mayLinger: true, deleteCreatedDocuments: false });
+        void acquireInBatches(this.context, locks, { mayLinger: true });
       });
     }
     this.freshSingles.push(lock);

@@ -5,7 +5,7 @@ import { connectRawClient } from '../../../src/lock/zk-raw-client.js';
 import { indexPath, normalizeRoot } from '../../../src/lock/znode-names.js';
 import { TcpForwarder } from '../../support/tcp-forwarder.js';
 import { lastZxid, startZooKeeper, type ZooKeeperCluster } from '../../support/zookeeper-server.js';
-import { owner } from '../../unit/lock/lock-engine-suite.js';
+import { owner, waitFor } from '../../unit/lock/lock-engine-suite.js';
 import { EnginePool, zkSettings } from './zk-test-engines.js';
 
 /**
@@ -42,6 +42,52 @@ describe('batch acquisition cost', () => {
     console.log(`batch-cost: 1,000 fresh keys taken and released in ${transactions} ZooKeeper transactions`);
     expect(granted).toHaveLength(1_000);
     expect(transactions / keys.length).toBeLessThanOrEqual(0.1);
+  });
+
+  it('takes fresh single documents in one transaction, releases them in another, and leaves no container behind', async () => {
+    const settings = zkSettings(zk.connectString);
+    const engine = pool.open(settings);
+    await (await engine.acquire({ index: 'singles', id: 'warm' }, 'foreground', { timeoutMs: 5_000, owner: owner('warm') })).release();
+    const keys = Array.from({ length: 200 }, (_, i) => ({ index: 'singles', id: `fresh-${i}` }));
+    const before = await lastZxid(port);
+    // One event-loop turn of single writes, as a busy proxy sees them.
+    const locks = await Promise.all(keys.map((key) => engine.acquire(key, 'foreground', { timeoutMs: 10_000, owner: owner(key.id) })));
+    await Promise.all(locks.map((lock) => lock.release()));
+    const transactions = Number((await lastZxid(port)) - before);
+    // The server's reaper deletes at most 10,000 empty containers a minute (one per 6 ms): what
+    // is under the index now is what the releases left.
+    const raw = await connectRawClient(zk.connectString, 4_000);
+    try {
+      const left = await raw.client.getChildren(indexPath(normalizeRoot(settings.lockRoot), 'singles'));
+      expect(left).toEqual([]);
+    } finally {
+      await raw.close();
+    }
+    expect(transactions).toBeLessThanOrEqual(2);
+  });
+
+  it('keeps the one document another process queued under and releases the others in one more transaction, not one each', async () => {
+    const settings = zkSettings(zk.connectString);
+    const [engine, other] = [pool.open(settings), pool.open(settings)];
+    await (await engine.acquire({ index: 'singles-queued', id: 'warm' }, 'foreground', { timeoutMs: 5_000, owner: owner('warm') })).release();
+    const keys = Array.from({ length: 20 }, (_, i) => ({ index: 'singles-queued', id: `fresh-${i}` }));
+    const locks = await Promise.all(keys.map((key) => engine.acquire(key, 'foreground', { timeoutMs: 10_000, owner: owner(key.id) })));
+    const queued = keys[7]!;
+    const waiting = other.acquire(queued, 'foreground', { timeoutMs: 10_000, owner: owner('other') });
+    await waitFor(async () => (await engine.inspect(queued)).queue.length === 1);
+    const before = engine.stats().zkOps.multi;
+    await Promise.all(locks.map((lock) => lock.release()));
+    const releaseTransactions = engine.stats().zkOps.multi - before;
+    const next = await waiting;
+    const raw = await connectRawClient(zk.connectString, 4_000);
+    try {
+      expect(await raw.client.getChildren(indexPath(normalizeRoot(settings.lockRoot), 'singles-queued'))).toEqual([queued.id]);
+    } finally {
+      await raw.close();
+    }
+    // Refused by the queued document's delete (NOTEMPTY), then the same releases without it.
+    expect(releaseTransactions).toBe(2);
+    await next.release();
   });
 
   it('stays one transaction when the index container was reaped since this process last saw it', async () => {

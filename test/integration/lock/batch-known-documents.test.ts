@@ -1,15 +1,14 @@
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { HeldLock, LockKey } from '../../../src/lock/lock-engine.js';
-import type { ZooKeeperLockEngine } from '../../../src/lock/zookeeper/zookeeper-lock-engine.js';
 import { childrenOrEmpty } from '../../../src/lock/zk-client.js';
 import { connectRawClient } from '../../../src/lock/zk-raw-client.js';
 import { documentPath, normalizeRoot } from '../../../src/lock/znode-names.js';
 import { ZK_OP, ZkWireTap } from '../../support/zk-wire-tap.js';
 import { owner, waitFor } from '../../unit/lock/lock-engine-suite.js';
-import { EnginePool, zkSettings } from './zk-test-engines.js';
+import { EnginePool, makeKnown, zkSettings } from './zk-test-engines.js';
 
 /**
- * A bulk's documents whose containers this process already knows (a single write created them)
+ * A bulk's documents whose containers this process already knows (its single writes created and kept them)
  * are read before they are taken, but the fresh documents' transaction does not wait for those
  * reads: it goes out right behind them, and the known documents follow in a transaction of their
  * own as soon as the reads are answered.
@@ -48,11 +47,6 @@ describe('batch acquisition of documents this process already knows', () => {
     }
   }
 
-  /** Single writes leave their document containers behind (known to the engine from then on). */
-  async function writeOnce(engine: ZooKeeperLockEngine, keys: readonly LockKey[]): Promise<void> {
-    for (const key of keys) await (await engine.acquire(key, 'foreground', { timeoutMs: 5_000, owner: owner('single') })).release();
-  }
-
   it('sends the fresh documents\' transaction before the reads of the known ones are answered, and grants both together', async () => {
     const engine = pool.open({ ...settings, servers: tap.connectString });
     const known = Array.from({ length: 3 }, (_, i) => ({ index: 'known-docs', id: `known-${i}` }));
@@ -61,9 +55,9 @@ describe('batch acquisition of documents this process already knows', () => {
     // server's container reaper (every second in these tests) cannot delete between the bulk's read
     // and its transaction: a reaped one is retried and granted a turn later (the next test), which
     // this one would read as grants that did not come together.
-    await writeOnce(engine, [{ index: 'known-docs', id: 'own' }]); // the lock root and index exist
+    await makeKnown(engine, [{ index: 'known-docs', id: 'own' }]); // the lock root and index exist
     await persistentDocuments(known);
-    await writeOnce(engine, known);
+    await makeKnown(engine, known);
     tap.resetCounts();
     const granted: HeldLock[] = [];
     let grantedInFirstTurn = 0;
@@ -92,9 +86,9 @@ describe('batch acquisition of documents this process already knows', () => {
   it('leaves no document lock behind when a bulk gives up while its known documents are being read', async () => {
     const engine = pool.open({ ...settings, servers: tap.connectString });
     const known = Array.from({ length: 3 }, (_, i) => ({ index: 'known-withdrawn', id: `known-${i}` }));
-    await writeOnce(engine, [{ index: 'known-withdrawn', id: 'own' }]);
+    await makeKnown(engine, [{ index: 'known-withdrawn', id: 'own' }]);
     await persistentDocuments(known);
-    await writeOnce(engine, known);
+    await makeKnown(engine, known);
     tap.resetCounts();
     const clientGone = new AbortController();
     // The reads of the known documents stay unanswered until the bulk has given up (its client
@@ -126,9 +120,9 @@ describe('batch acquisition of documents this process already knows', () => {
     const operator = pool.open(settings);
     const index = how === 'released' ? 'known-forced' : 'known-forced-yield';
     const known = Array.from({ length: 2 }, (_, i) => ({ index, id: `known-${i}` }));
-    await writeOnce(engine, [{ index, id: 'own' }]);
+    await makeKnown(engine, [{ index, id: 'own' }]);
     await persistentDocuments(known);
-    await writeOnce(engine, known);
+    await makeKnown(engine, known);
     const granted: HeldLock[] = [];
     // The bulk reads its known documents (free, version v); their answers wait in the tap while
     // another holder takes known-0 and an operator takes it from them (version v + 1). The bulk's
@@ -171,7 +165,7 @@ describe('batch acquisition of documents this process already knows', () => {
     const engine = pool.open(settings);
     const known = Array.from({ length: 3 }, (_, i) => ({ index: 'known-reaped', id: `known-${i}` }));
     const fresh = Array.from({ length: 20 }, (_, i) => ({ index: 'known-reaped', id: `fresh-${i}` }));
-    await writeOnce(engine, known);
+    await makeKnown(engine, known);
     const raw = await connectRawClient(inject('zookeeperConnect'), 4_000);
     try {
       // As the server's container reaper does with an emptied document node.
@@ -193,7 +187,7 @@ describe('batch acquisition of documents this process already knows', () => {
     const engine = pool.open(settings);
     const known = { index: 'known-queued', id: 'doc' };
     const fresh = Array.from({ length: 5 }, (_, i) => ({ index: 'known-queued', id: `fresh-${i}` }));
-    await writeOnce(engine, [known]);
+    await makeKnown(engine, [known]);
     const docPath = documentPath(root, known);
     const raw = await connectRawClient(inject('zookeeperConnect'), 4_000);
     try {
@@ -220,7 +214,7 @@ describe('batch acquisition of documents this process already knows', () => {
   it('reads nothing per grant when single acquisitions find documents another client created, and still sees a forced release', async () => {
     const engine = pool.open({ ...settings, servers: tap.connectString });
     const keys = Array.from({ length: 5 }, (_, i) => ({ index: 'known-elsewhere', id: `doc-${i}` }));
-    await writeOnce(engine, [{ index: 'known-elsewhere', id: 'own' }]); // the index container is known here
+    await makeKnown(engine, [{ index: 'known-elsewhere', id: 'own' }]); // the index container is known here
     // A seed-algorithm client's persistent document nodes; this engine has never seen them.
     await persistentDocuments(keys);
     try {

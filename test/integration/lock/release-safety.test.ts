@@ -9,7 +9,7 @@ import { PRIVATE_LOCK, documentPath, normalizeRoot } from '../../../src/lock/zno
 import { TcpForwarder } from '../../support/tcp-forwarder.js';
 import { ZK_OPCODE } from '../../support/zookeeper-frames.js';
 import { owner, waitFor } from '../../unit/lock/lock-engine-suite.js';
-import { EnginePool, zkSettings } from './zk-test-engines.js';
+import { EnginePool, makeKnown, zkSettings } from './zk-test-engines.js';
 
 /**
  * Issue #10 hole 3: a release or step-back may delete only the node its own acquisition created.
@@ -257,7 +257,7 @@ describe('releases delete only their own acquisition\'s nodes (issue #10 hole 3)
     ['a new document (its container and privateLock in one transaction)', [ZK_OPCODE.multi], false],
   ])('an acquisition of %s refused as a whole request after the server ran it finds its privateLock, not an orphan', async (_name, opcodes, known) => {
     const { link, a, b, key, docPath } = await behindForwarder(`acquire-refused-whole-${known ? 'known' : 'new'}`);
-    if (known) await (await a.acquire(key, 'foreground', { timeoutMs: 2_000, owner: owner('warm') })).release();
+    if (known) await makeKnown(a, [key]);
     // The server creates A's privateLock; A is told the request was refused as a whole (SESSIONMOVED).
     // Taken as refused, A's waiter was answered unavailable and the privateLock it had created stayed
     // until A's session ended: every writer of the document, in every process, waited for it.
@@ -277,7 +277,7 @@ describe('releases delete only their own acquisition\'s nodes (issue #10 hole 3)
   ] as const)('when %s and the read sent beside the create is refused (THROTTLEDOP), the acquisition reconciles instead of leaving the node orphaned', async (_name, step) => {
     const { link, a, b, key, docPath } = await behindForwarder(`read-beside-create-${step}`);
     // Warm: A knows the document node, so its next acquire starts with the one-round-trip fast path.
-    await (await a.acquire(key, 'foreground', { timeoutMs: 2_000, owner: owner('warm') })).release();
+    await makeKnown(a, [key]);
     let holder: HeldLock | null = null;
     let throttled: Promise<void>;
     let acquiring: Promise<HeldLock>;
@@ -348,6 +348,9 @@ describe('releases delete only their own acquisition\'s nodes (issue #10 hole 3)
     const waiter = pool.open(settings);
     const key = { index: 'hole3', id: 'release-reply' };
     const docPath = documentPath(normalizeRoot(settings.lockRoot), key);
+    // A document A created would go with A's release, which the waiter's entry then refuses: the
+    // release that runs must be the plain one.
+    await makeKnown(a, [key]);
     const held = await a.acquire(key, 'foreground', { timeoutMs: 2_000, owner: owner('a') });
     const waiting = waiter.acquire(key, 'foreground', { timeoutMs: 20_000, owner: owner('waiter') });
     await waitFor(async () => (await a.inspect(key)).queue.length === 1);

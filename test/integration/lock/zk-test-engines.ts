@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import pino, { type Logger } from 'pino';
 import type { ZooKeeperSettings } from '../../../src/config/settings.js';
+import type { LockKey } from '../../../src/lock/lock-engine.js';
 import type { LockEvents } from '../../../src/lock/lock-events.js';
 import { ZooKeeperLockEngine } from '../../../src/lock/zookeeper/zookeeper-lock-engine.js';
 
@@ -24,6 +25,20 @@ export function zkSettings(servers: string, overrides: Partial<ZooKeeperSettings
     lingerMs: 0,
     ...overrides,
   };
+}
+
+/**
+ * Makes each key's document one `engine` knows, as a document it writes again and again: the
+ * release of a document container the engine created deletes it unless the engine locked it
+ * again within a second, so the second write keeps it and the engine remembers it. Its next
+ * acquisition is the fast path.
+ */
+export async function makeKnown(engine: ZooKeeperLockEngine, keys: readonly LockKey[]): Promise<void> {
+  for (const key of keys) {
+    for (const write of ['first', 'again']) {
+      await (await engine.acquire(key, 'foreground', { timeoutMs: 5_000, owner: { host: 'test-host', pid: 4242, requestId: `warm-${write}` } })).release();
+    }
+  }
 }
 
 /** Engines opened by a test file, all closed by `closeAll` (call it in afterEach/afterAll). */
