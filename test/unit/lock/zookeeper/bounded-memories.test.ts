@@ -29,4 +29,11 @@ describe('bounded document memories', () => {
     for (const path of ['/a', '/b', '/c']) releases.noteReleased(path, now);
     expect(['/a', '/b', '/c'].map((path) => releases.cameBack(path, now))).toEqual([false, true, true]);
   });
+
+  it('RecentReleases answers for a shorter window than its own, never a longer one', () => {
+    const releases = new RecentReleases(1_000, 10);
+    releases.noteReleased('/a', 0);
+    expect([releases.cameBackWithin('/a', 50, 50), releases.cameBackWithin('/a', 50, 51), releases.cameBack('/a', 1_000)]).toEqual([true, false, true]);
+    expect(releases.cameBackWithin('/a', 60_000, 1_001)).toBe(false);
+  });
 });
