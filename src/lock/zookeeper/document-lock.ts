@@ -108,7 +108,7 @@ export class DocumentLock implements LockHome {
   private lingerTimer: NodeJS.Timeout | null = null;
   /** This process wants the document again and again: a local hand-over happened, or it came back within the linger window. */
   private wantedAgain: boolean;
-  /** A local hand-over happened, or the document came back within the recent releases' window (a second). */
+  /** A local hand-over happened, or the document came back within the recent releases' window (a second, or the linger window when longer). */
   private writtenAgain: boolean;
   private finished: { readonly promise: Promise<void>; readonly resolve: () => void } | null = null;
 
@@ -119,8 +119,9 @@ export class DocumentLock implements LockHome {
     this.docPath = docPath;
     this.privatePath = `${this.docPath}/${PRIVATE_LOCK}`;
     this.generation = ctx.connection.generation();
-    this.wantedAgain = ctx.lingerMs > 0 && ctx.recentReleases.cameBackWithin(this.docPath, ctx.lingerMs);
-    this.writtenAgain = ctx.recentReleases.cameBack(this.docPath);
+    const now = Date.now();
+    this.wantedAgain = ctx.lingerMs > 0 && ctx.recentReleases.cameBackWithin(this.docPath, ctx.lingerMs, now);
+    this.writtenAgain = ctx.recentReleases.cameBack(this.docPath, now);
     this.foreign = new ForeignQueueWatch({
       docPath: this.docPath,
       prefixes: ctx.prefixes,

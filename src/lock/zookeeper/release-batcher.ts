@@ -56,6 +56,14 @@ const MAX_VERIFICATIONS = 5;
 const MAX_WHOLE_REFUSALS = 5;
 const WHOLE_REFUSAL_BACKOFF_MS = 100;
 
+/**
+ * A batch refused by one document's NOTEMPTY goes again without that delete this many times; the
+ * next refusal keeps every document of the batch. Each round is a round trip of the whole batch,
+ * its locks held meanwhile, and one proxy's requests queuing under documents the batch deletes
+ * could otherwise make one round each.
+ */
+const MAX_DOCUMENT_REFUSALS = 2;
+
 type Role = 'check' | 'epoch' | 'lock' | 'entry' | 'document';
 
 /**
@@ -113,10 +121,14 @@ export class ReleaseBatcher {
   private scheduled: NodeJS.Immediate | null = null;
   private readonly inFlight = new Set<Promise<void>>();
 
-  constructor(connection: Connection, epoch: ForcedReleaseEpoch, logger: Logger) {
+  private readonly documentKept: (docPath: string) => void;
+
+  /** `documentKept`: a document a release was to delete stays (somebody has a node under it). */
+  constructor(connection: Connection, epoch: ForcedReleaseEpoch, logger: Logger, documentKept: (docPath: string) => void) {
     this.connection = connection;
     this.epoch = epoch;
     this.logger = logger;
+    this.documentKept = documentKept;
   }
 
   submit(item: ReleaseItem): Promise<void> {
@@ -195,17 +207,18 @@ export class ReleaseBatcher {
     return this.connection.whenConnected().then((later) => (later === null ? settle(live) : this.send(live)));
   }
 
-  private async issue(link: Link, batch: readonly Pending[]): Promise<void> {
+  private async issue(link: Link, batch: readonly Pending[], documentRefusals = 0): Promise<void> {
     try {
       const txn = this.txnOf(batch);
       const outcome = await link.zk.multi(txn.ops);
       if (outcome.ok) return settle(batch);
       const failed = txn.owners[outcome.failedIndex];
       if (batch.length > 1 && failed?.role === 'document' && outcome.code === 'NOTEMPTY') {
-        // Somebody queued under a document we created: that one stays, the rest go again as one
-        // transaction (one more per such document, not one per item of the batch).
-        failed.pending.item = { ...failed.pending.item, deleteDocument: false };
-        await this.send(batch);
+        // Somebody queued under a document we created: that one stays (all of them after a few
+        // such refusals), the rest go again as one transaction, not one per item of the batch.
+        const keep = documentRefusals + 1 >= MAX_DOCUMENT_REFUSALS ? batch : [failed.pending];
+        for (const pending of keep) this.keepDocument(pending);
+        await this.sendAgain(batch, documentRefusals + 1);
         return;
       }
       if (batch.length > 1) {
@@ -216,6 +229,20 @@ export class ReleaseBatcher {
     } catch (error) {
       await this.afterLostReply(batch, error);
     }
+  }
+
+  /** `send` for a batch refused by a document's NOTEMPTY (counted): connected, at once. */
+  private sendAgain(batch: readonly Pending[], documentRefusals: number): Promise<void> {
+    const live = this.dropEnded(batch);
+    const link = this.connection.current();
+    if (live.length === 0 || link === null) return this.send(live);
+    return this.issue(link, live, documentRefusals);
+  }
+
+  private keepDocument(pending: Pending): void {
+    if (!pending.item.deleteDocument) return;
+    pending.item = { ...pending.item, deleteDocument: false };
+    this.documentKept(pending.item.docPath);
   }
 
   /**
@@ -243,6 +270,7 @@ export class ReleaseBatcher {
     // A forced release happened since our lock's epoch or document version was read — maybe of
     // another document, or of the holder before us between our read and our create: verify.
     if (role === 'epoch' || role === 'check' || (role === 'document' && code === 'BADVERSION')) return this.verify(pending);
+    if (role === 'document' && code === 'NOTEMPTY') this.documentKept(pending.item.docPath);
     const next = withoutFailedPart(pending.item, role, code);
     const { docPath } = pending.item;
     const lockNotOurs = role === 'lock' || (role === 'document' && code !== 'NOTEMPTY');

@@ -43,8 +43,9 @@ const CONTENTION_CAPACITY = 10_000;
 /** Documents remembered as released a moment ago (for lingering); the oldest go first. */
 const RECENT_RELEASES_CAPACITY = 10_000;
 /**
- * A document this process locks again within this long of its last release keeps its container
- * at the next release (document-lock.ts, `deletesDocument`), whatever the linger window.
+ * A document this process locks again within this long of its last release (or within the linger
+ * window, when that is longer) keeps its container at the next release (document-lock.ts,
+ * `deletesDocument`).
  */
 const WRITTEN_AGAIN_WITHIN_MS = 1_000;
 const CLOSE_DRAIN_MS = 2_000;
@@ -111,7 +112,7 @@ export class ZooKeeperLockEngine implements LockEngine {
       connection: this.connection,
       containers,
       contention: new ContentionHints(CONTENTION_TTL_MS, CONTENTION_CAPACITY),
-      releases: new ReleaseBatcher(this.connection, forcedEpoch, logger),
+      releases: new ReleaseBatcher(this.connection, forcedEpoch, logger, (docPath) => containers.remember(docPath)),
       forcedEpoch,
       events,
       logger,

@@ -1,8 +1,9 @@
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { HeldLock } from '../../../src/lock/lock-engine.js';
 import { MAX_KEYS_PER_TXN } from '../../../src/lock/zookeeper/batch-acquire.js';
+import { childrenOrEmpty } from '../../../src/lock/zk-client.js';
 import { connectRawClient } from '../../../src/lock/zk-raw-client.js';
-import { indexPath, normalizeRoot } from '../../../src/lock/znode-names.js';
+import { documentPath, indexPath, normalizeRoot } from '../../../src/lock/znode-names.js';
 import { TcpForwarder } from '../../support/tcp-forwarder.js';
 import { lastZxid, startZooKeeper, type ZooKeeperCluster } from '../../support/zookeeper-server.js';
 import { owner, waitFor } from '../../unit/lock/lock-engine-suite.js';
@@ -88,6 +89,36 @@ describe('batch acquisition cost', () => {
     // Refused by the queued document's delete (NOTEMPTY), then the same releases without it.
     expect(releaseTransactions).toBe(2);
     await next.release();
+  });
+
+  it('keeps every document of a release batch after two refusals by documents others queued under, and remembers those it keeps', async () => {
+    const settings = zkSettings(zk.connectString);
+    const [engine, other] = [pool.open(settings), pool.open(settings)];
+    await (await engine.acquire({ index: 'singles-many-queued', id: 'warm' }, 'foreground', { timeoutMs: 5_000, owner: owner('warm') })).release();
+    const keys = Array.from({ length: 20 }, (_, i) => ({ index: 'singles-many-queued', id: `fresh-${i}` }));
+    const locks = await Promise.all(keys.map((key) => engine.acquire(key, 'foreground', { timeoutMs: 10_000, owner: owner(key.id) })));
+    const queued = [keys[3]!, keys[7]!, keys[11]!, keys[15]!];
+    const waiting = queued.map((key) => other.acquire(key, 'foreground', { timeoutMs: 10_000, owner: owner(`other-${key.id}`) }));
+    await waitFor(async () => (await Promise.all(queued.map((key) => engine.inspect(key)))).every((inspection) => inspection.queue.length === 1));
+    const before = engine.stats().zkOps.multi;
+    await Promise.all(locks.map((lock) => lock.release()));
+    // Refused by the first queued document, then by the second; the third try keeps them all.
+    expect(engine.stats().zkOps.multi - before).toBe(3);
+    const held = await Promise.all(waiting);
+    // A document kept is one this process knows: its next lock here starts with the fast path
+    // (a create), not with the transaction that creates a document it does not know.
+    const docPath = documentPath(normalizeRoot(settings.lockRoot), queued[0]!);
+    const raw = await connectRawClient(zk.connectString, 4_000);
+    try {
+      const beforeAgain = engine.stats().zkOps.multi;
+      const again = engine.acquire(queued[0]!, 'foreground', { timeoutMs: 10_000, owner: owner('again') });
+      await waitFor(async () => (await childrenOrEmpty(raw.client, docPath)).filter((child) => child.startsWith('A-')).length === 2);
+      expect(engine.stats().zkOps.multi - beforeAgain).toBe(0);
+      await Promise.all(held.map((lock) => lock.release()));
+      await (await again).release();
+    } finally {
+      await raw.close();
+    }
   });
 
   it('stays one transaction when the index container was reaped since this process last saw it', async () => {
