@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import type { HeldLock } from '../../../src/lock/lock-engine.js';
+import type { HeldLock, LockKey } from '../../../src/lock/lock-engine.js';
+import type { ZooKeeperLockEngine } from '../../../src/lock/zookeeper/zookeeper-lock-engine.js';
 import { MAX_KEYS_PER_TXN } from '../../../src/lock/zookeeper/batch-acquire.js';
 import { childrenOrEmpty } from '../../../src/lock/zk-client.js';
 import { connectRawClient } from '../../../src/lock/zk-raw-client.js';
@@ -29,6 +30,17 @@ describe('batch acquisition cost', () => {
     await zk?.stop();
   });
 
+  /** Warms `engine` on `index` (its session, the lock root and the index container exist), then names `count` new keys there. */
+  async function freshKeys(engine: ZooKeeperLockEngine, index: string, count: number): Promise<LockKey[]> {
+    await (await engine.acquire({ index, id: 'warm' }, 'foreground', { timeoutMs: 5_000, owner: owner('warm') })).release();
+    return Array.from({ length: count }, (_, i) => ({ index, id: `fresh-${i}` }));
+  }
+
+  /** Single writes of one event-loop turn, as a busy proxy sees them. */
+  function lockEach(engine: ZooKeeperLockEngine, keys: readonly LockKey[]): Promise<HeldLock[]> {
+    return Promise.all(keys.map((key) => engine.acquire(key, 'foreground', { timeoutMs: 10_000, owner: owner(key.id) })));
+  }
+
   it('takes and releases 1,000 fresh keys with at most 0.1 ZooKeeper transactions per key', async () => {
     const engine = pool.open(zkSettings(zk.connectString));
     // Warm: the session, the lock root and the index container exist.
@@ -48,11 +60,9 @@ describe('batch acquisition cost', () => {
   it('takes fresh single documents in one transaction, releases them in another, and leaves no container behind', async () => {
     const settings = zkSettings(zk.connectString);
     const engine = pool.open(settings);
-    await (await engine.acquire({ index: 'singles', id: 'warm' }, 'foreground', { timeoutMs: 5_000, owner: owner('warm') })).release();
-    const keys = Array.from({ length: 200 }, (_, i) => ({ index: 'singles', id: `fresh-${i}` }));
+    const keys = await freshKeys(engine, 'singles', 200);
     const before = await lastZxid(port);
-    // One event-loop turn of single writes, as a busy proxy sees them.
-    const locks = await Promise.all(keys.map((key) => engine.acquire(key, 'foreground', { timeoutMs: 10_000, owner: owner(key.id) })));
+    const locks = await lockEach(engine, keys);
     await Promise.all(locks.map((lock) => lock.release()));
     const transactions = Number((await lastZxid(port)) - before);
     // The server's reaper deletes at most 10,000 empty containers a minute (one per 6 ms): what
@@ -70,9 +80,8 @@ describe('batch acquisition cost', () => {
   it('keeps the one document another process queued under and releases the others in one more transaction, not one each', async () => {
     const settings = zkSettings(zk.connectString);
     const [engine, other] = [pool.open(settings), pool.open(settings)];
-    await (await engine.acquire({ index: 'singles-queued', id: 'warm' }, 'foreground', { timeoutMs: 5_000, owner: owner('warm') })).release();
-    const keys = Array.from({ length: 20 }, (_, i) => ({ index: 'singles-queued', id: `fresh-${i}` }));
-    const locks = await Promise.all(keys.map((key) => engine.acquire(key, 'foreground', { timeoutMs: 10_000, owner: owner(key.id) })));
+    const keys = await freshKeys(engine, 'singles-queued', 20);
+    const locks = await lockEach(engine, keys);
     const queued = keys[7]!;
     const waiting = other.acquire(queued, 'foreground', { timeoutMs: 10_000, owner: owner('other') });
     await waitFor(async () => (await engine.inspect(queued)).queue.length === 1);
@@ -94,9 +103,8 @@ describe('batch acquisition cost', () => {
   it('keeps every document of a release batch after two refusals by documents others queued under, and remembers those it keeps', async () => {
     const settings = zkSettings(zk.connectString);
     const [engine, other] = [pool.open(settings), pool.open(settings)];
-    await (await engine.acquire({ index: 'singles-many-queued', id: 'warm' }, 'foreground', { timeoutMs: 5_000, owner: owner('warm') })).release();
-    const keys = Array.from({ length: 20 }, (_, i) => ({ index: 'singles-many-queued', id: `fresh-${i}` }));
-    const locks = await Promise.all(keys.map((key) => engine.acquire(key, 'foreground', { timeoutMs: 10_000, owner: owner(key.id) })));
+    const keys = await freshKeys(engine, 'singles-many-queued', 20);
+    const locks = await lockEach(engine, keys);
     const queued = [keys[3]!, keys[7]!, keys[11]!, keys[15]!];
     const waiting = queued.map((key) => other.acquire(key, 'foreground', { timeoutMs: 10_000, owner: owner(`other-${key.id}`) }));
     await waitFor(async () => (await Promise.all(queued.map((key) => engine.inspect(key)))).every((inspection) => inspection.queue.length === 1));
