@@ -40,7 +40,7 @@ import { ZkSession } from './session.js';
 const KNOWN_CONTAINERS = 100_000;
 const CONTENTION_TTL_MS = 2_000;
 const CONTENTION_CAPACITY = 10_000;
-/** Documents remembered as released a moment ago (for lingering); the oldest go first. */
+/** Documents remembered as released a moment ago (lingering, keeping document nodes); the oldest go first. */
 const RECENT_RELEASES_CAPACITY = 10_000;
 /**
  * A document this process locks again within this long of its last release (or within the linger
