@@ -34,6 +34,7 @@ function settingsFor(zk: string): ZooKeeperSettings {
     handOverMaxCount: 16,
     handOverMaxMs: 100,
     lingerMs: 0,
+    documentCleanup: 'release',
   };
 }
 

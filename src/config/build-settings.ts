@@ -18,6 +18,7 @@ export function buildSettings(value: ValueOf, source: Settings['source']): Setti
       handOverMaxCount: value('zookeeper.lock.handover.max.count'),
       handOverMaxMs: value('zookeeper.lock.handover.max.ms'),
       lingerMs: value('zookeeper.lock.linger.ms'),
+      documentCleanup: value('zookeeper.lock.document.cleanup'),
     },
     elasticsearch: {
       hosts: value('elasticsearch.hosts'),

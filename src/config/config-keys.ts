@@ -78,6 +78,7 @@ export interface ConfigValues {
   readonly 'zookeeper.lock.handover.max.count': number;
   readonly 'zookeeper.lock.handover.max.ms': number;
   readonly 'zookeeper.lock.linger.ms': number;
+  readonly 'zookeeper.lock.document.cleanup': 'release' | 'reaper';
   readonly 'proxy.lock.header': string;
   readonly 'proxy.lock.default': Priority;
   readonly 'proxy.byquery.policy': ByQueryPolicy;
@@ -282,6 +283,14 @@ export const CONFIG_KEYS: { readonly [K in ConfigKey]: KeySpec<ConfigValues[K]> 
       'How long in ms this proxy keeps the lock of a document it writes again and again after its last request released it, so that its next request for the document takes it without ZooKeeper; given up at once when another process queues for it (0: release at once).',
     reload: 'restart',
     parse: integer(0, 60_000),
+    zookeeperOnly: true,
+  }),
+  'zookeeper.lock.document.cleanup': key({
+    defaultValue: 'release',
+    description:
+      'Who deletes a document node this proxy created for a lock: `release` (that lock\'s release, unless this proxy locks the document again within a second; ZooKeeper\'s reaper deletes at most 10,000 empty containers a minute) or `reaper` (ZooKeeper\'s container reaper only). Use `reaper` while clients of the original plugin lock on the same znodes: they create a missing document node and then queue under it, and a delete in between fails their queue entry (NONODE).',
+    reload: 'restart',
+    parse: oneOf(['release', 'reaper']),
     zookeeperOnly: true,
   }),
   'proxy.lock.header': key({

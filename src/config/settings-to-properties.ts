@@ -37,6 +37,7 @@ export function settingsToProperties(settings: Settings): Record<ConfigKey, stri
     'zookeeper.lock.handover.max.count': String(zookeeper.handOverMaxCount),
     'zookeeper.lock.handover.max.ms': String(zookeeper.handOverMaxMs),
     'zookeeper.lock.linger.ms': String(zookeeper.lingerMs),
+    'zookeeper.lock.document.cleanup': zookeeper.documentCleanup,
     'proxy.lock.header': proxy.lockHeader,
     'proxy.lock.default': proxy.lockDefault,
     'proxy.byquery.policy': proxy.byQueryPolicy,

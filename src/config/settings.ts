@@ -35,6 +35,8 @@ export interface ZooKeeperSettings {
   readonly handOverMaxMs: number;
   /** Keep an unused document lock this long for this process's next request (0: release at once). */
   readonly lingerMs: number;
+  /** Who deletes a document node the proxy created for a lock: that lock's release, or ZooKeeper's reaper only. */
+  readonly documentCleanup: 'release' | 'reaper';
 }
 
 export interface ElasticsearchSettings {

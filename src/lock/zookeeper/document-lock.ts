@@ -654,10 +654,10 @@ export class DocumentLock implements LockHome {
    * stream of writes to new documents left them to pile up in the server (measured: 460,000 after
    * a few benchmark runs, going down by 165 a second). Kept only where this process writes the
    * document again and again: its next lock there may linger, and fuses its acquisition with this
-   * release when that has not gone out yet.
+   * release when that has not gone out yet. Never with `zookeeper.lock.document.cleanup=reaper`.
    */
   private deletesDocument(): boolean {
-    return this.createdDocument && !(this.mayLinger && this.writtenAgain);
+    return this.ctx.deletesCreatedDocuments && this.createdDocument && !(this.mayLinger && this.writtenAgain);
   }
 
   // ---- holding ---------------------------------------------------------------------------------

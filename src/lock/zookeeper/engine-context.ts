@@ -17,6 +17,8 @@ export interface EngineContext {
   readonly bounds: HandOverBounds;
   /** `zookeeper.lock.linger.ms`: how long an unused lock is kept for this process's next request. */
   readonly lingerMs: number;
+  /** A document node created with a lock's privateLock goes with that lock's release (`zookeeper.lock.document.cleanup=release`). */
+  readonly deletesCreatedDocuments: boolean;
   readonly recentReleases: RecentReleases;
   readonly connection: Connection;
   readonly containers: ContainerCache;

@@ -108,6 +108,7 @@ export class ZooKeeperLockEngine implements LockEngine {
       prefixes: this.prefixes,
       bounds: { maxCount: settings.handOverMaxCount, maxMs: settings.handOverMaxMs },
       lingerMs: settings.lingerMs,
+      deletesCreatedDocuments: settings.documentCleanup === 'release',
       recentReleases: new RecentReleases(Math.max(settings.lingerMs, WRITTEN_AGAIN_WITHIN_MS), RECENT_RELEASES_CAPACITY),
       connection: this.connection,
       containers,

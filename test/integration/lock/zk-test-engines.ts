@@ -23,6 +23,7 @@ export function zkSettings(servers: string, overrides: Partial<ZooKeeperSettings
     handOverMaxMs: 100,
     // The protocol tests watch the znodes right after a release; lock-linger.test.ts covers lingering.
     lingerMs: 0,
+    documentCleanup: 'release',
     ...overrides,
   };
 }

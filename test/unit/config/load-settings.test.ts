@@ -27,6 +27,7 @@ describe('defaults', () => {
       handOverMaxCount: 16,
       handOverMaxMs: 100,
       lingerMs: 50,
+      documentCleanup: 'release',
     });
     expect(settings.elasticsearch).toEqual({
       hosts: [new URL('http://localhost:9200')],
@@ -87,6 +88,7 @@ const EVERY_KEY: ReadonlyArray<readonly [ConfigKey, string, (s: Settings) => unk
   ['zookeeper.lock.handover.max.count', '0', (s) => s.zookeeper.handOverMaxCount, 0],
   ['zookeeper.lock.handover.max.ms', '250', (s) => s.zookeeper.handOverMaxMs, 250],
   ['zookeeper.lock.linger.ms', '0', (s) => s.zookeeper.lingerMs, 0],
+  ['zookeeper.lock.document.cleanup', 'Reaper', (s) => s.zookeeper.documentCleanup, 'reaper'],
   ['proxy.lock.header', 'X-Priority', (s) => s.proxy.lockHeader, 'X-Priority'],
   ['proxy.lock.default', 'Background', (s) => s.proxy.lockDefault, 'background'],
   ['proxy.byquery.policy', 'reject', (s) => s.proxy.byQueryPolicy, 'reject'],
