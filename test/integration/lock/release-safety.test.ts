@@ -311,7 +311,7 @@ describe('releases delete only their own acquisition\'s nodes (issue #10 hole 3)
     const key = { index: 'hole3', id: 'step-back' };
     const docPath = documentPath(normalizeRoot(settings.lockRoot), key);
     // Warm: A knows the document node, so its next acquire is the one-round-trip fast path.
-    await (await a.acquire(key, 'foreground', { timeoutMs: 2_000, owner: owner('warm') })).release();
+    await makeKnown(a, [key]);
     // A client of the original algorithm queues first and has not taken privateLock yet.
     const seedEntry = await createQueueEntry(docPath);
     const dropped = link.dropReplyTo([ZK_OPCODE.delete, ZK_OPCODE.multi], { freezeAfter: true });
