@@ -88,7 +88,7 @@ export class DocumentLock implements LockHome {
   private docVersion = 0;
   /** The forced-release epoch known before our latest privateLock create was issued. */
   private epochAtCreate = 0;
-  /** We created the document container in this acquisition (see `deletesDocument`). */
+  /** The transaction that granted our privateLock created the document container (see `deletesDocument`). */
   private createdDocument = false;
   private privateLockGone = false;
   /** A create (or transaction) of ours may have been applied without us seeing the answer. */
@@ -909,10 +909,16 @@ export class DocumentLock implements LockHome {
     return step;
   }
 
+  /**
+   * A privateLock of ours. The document node goes with its release only when the transaction that
+   * created the node granted it (`grantedInBatch` says so right after): taken any other way — after
+   * a yield to another process, or again after recovering — the node may be somebody else's now.
+   */
   private owns(czxid: number, docVersion: number): void {
     this.ownsPrivateLock = true;
     this.ownedCzxid = czxid;
     this.docVersion = docVersion;
+    this.createdDocument = false;
   }
 
   private ownedLock(): OwnedLock | null {
