@@ -37,6 +37,16 @@ describe('batch acquisition cost', () => {
     return Array.from({ length: count }, (_, i) => ({ index, id: `fresh-${i}` }));
   }
 
+  /** The document nodes under `index` now (no reaper runs within a test here: what the releases left). */
+  async function documentsUnder(lockRoot: string, index: string): Promise<string[]> {
+    const raw = await connectRawClient(zk.connectString, 4_000);
+    try {
+      return await raw.client.getChildren(indexPath(normalizeRoot(lockRoot), index));
+    } finally {
+      await raw.close();
+    }
+  }
+
   /** Single writes of one event-loop turn, as a busy proxy sees them. */
   function lockEach(engine: ZooKeeperLockEngine, keys: readonly LockKey[]): Promise<HeldLock[]> {
     return Promise.all(keys.map((key) => engine.acquire(key, 'foreground', { timeoutMs: 10_000, owner: owner(key.id) })));
@@ -66,15 +76,7 @@ describe('batch acquisition cost', () => {
     const locks = await lockEach(engine, keys);
     await Promise.all(locks.map((lock) => lock.release()));
     const transactions = Number((await lastZxid(port)) - before);
-    // The server's reaper deletes at most 10,000 empty containers a minute (one per 6 ms): what
-    // is under the index now is what the releases left.
-    const raw = await connectRawClient(zk.connectString, 4_000);
-    try {
-      const left = await raw.client.getChildren(indexPath(normalizeRoot(settings.lockRoot), 'singles'));
-      expect(left).toEqual([]);
-    } finally {
-      await raw.close();
-    }
+    expect(await documentsUnder(settings.lockRoot, 'singles')).toEqual([]);
     expect(transactions).toBeLessThanOrEqual(2);
   });
 
@@ -86,15 +88,7 @@ describe('batch acquisition cost', () => {
     const granted: HeldLock[] = [];
     await engine.acquireEach(bulkKeys, 'background', { timeoutMs: 10_000, owner: owner('bulk'), onGranted: (lock) => granted.push(lock) });
     await Promise.all([...(await lockEach(engine, keys)), ...granted].map((lock) => lock.release()));
-    const raw = await connectRawClient(zk.connectString, 4_000);
-    try {
-      const left = await raw.client.getChildren(indexPath(normalizeRoot(settings.lockRoot), 'singles-reaper'));
-      // The warm-up's node may have been reaped already (every second in these tests); nothing was
-      // reaped of what this turn created within the few milliseconds it has been empty.
-      expect(left.filter((id) => id !== 'warm').sort()).toEqual([...keys, ...bulkKeys].map((key) => key.id).sort());
-    } finally {
-      await raw.close();
-    }
+    expect((await documentsUnder(settings.lockRoot, 'singles-reaper')).sort()).toEqual(['warm', ...keys.map((key) => key.id), ...bulkKeys.map((key) => key.id)].sort());
   });
 
   it('leaves a document it created to the reaper once it yielded it to another process and took it back', async () => {
@@ -109,13 +103,7 @@ describe('batch acquisition cost', () => {
     await first.release();
     await (await others).release();
     await (await second).release();
-    const raw = await connectRawClient(zk.connectString, 4_000);
-    try {
-      const left = await raw.client.getChildren(indexPath(normalizeRoot(settings.lockRoot), 'yielded'));
-      expect(left.filter((id) => id !== 'warm')).toEqual([key!.id]);
-    } finally {
-      await raw.close();
-    }
+    expect(await documentsUnder(settings.lockRoot, 'yielded')).toEqual([key!.id]);
   });
 
   it('keeps the one document another process queued under and releases the others in one more transaction, not one each', async () => {
@@ -130,12 +118,7 @@ describe('batch acquisition cost', () => {
     await Promise.all(locks.map((lock) => lock.release()));
     const releaseTransactions = engine.stats().zkOps.multi - before;
     const next = await waiting;
-    const raw = await connectRawClient(zk.connectString, 4_000);
-    try {
-      expect(await raw.client.getChildren(indexPath(normalizeRoot(settings.lockRoot), 'singles-queued'))).toEqual([queued.id]);
-    } finally {
-      await raw.close();
-    }
+    expect(await documentsUnder(settings.lockRoot, 'singles-queued')).toEqual([queued.id]);
     // Refused by the queued document's delete (NOTEMPTY), then the same releases without it.
     expect(releaseTransactions).toBe(2);
     await next.release();
