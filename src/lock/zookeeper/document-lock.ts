@@ -106,10 +106,10 @@ export class DocumentLock implements LockHome {
   private reapedRetries = 0;
   private readonly wakeUp = new WakeUp();
   private lingerTimer: NodeJS.Timeout | null = null;
-  /** This process wants the document again and again: a local hand-over happened, or it came back within the linger window. */
-  private wantedAgain: boolean;
-  /** A local hand-over happened, or the document came back within the recent releases' window (a second, or the linger window when longer). */
-  private writtenAgain: boolean;
+  /** Ms since this process last released the document, as the recent releases remember it (Infinity: not within their window). */
+  private readonly releasedAgoMs: number;
+  /** The lock was passed from one request of this process to the next at least once. */
+  private handedOverHere = false;
   private finished: { readonly promise: Promise<void>; readonly resolve: () => void } | null = null;
 
   /** `docPath`: `documentPath(ctx.root, key)`, which the engine has just computed to look the lock up. */
@@ -119,9 +119,7 @@ export class DocumentLock implements LockHome {
     this.docPath = docPath;
     this.privatePath = `${this.docPath}/${PRIVATE_LOCK}`;
     this.generation = ctx.connection.generation();
-    const now = Date.now();
-    this.wantedAgain = ctx.lingerMs > 0 && ctx.recentReleases.cameBackWithin(this.docPath, ctx.lingerMs, now);
-    this.writtenAgain = ctx.recentReleases.cameBack(this.docPath, now);
+    this.releasedAgoMs = ctx.recentReleases.releasedAgoMs(this.docPath);
     this.foreign = new ForeignQueueWatch({
       docPath: this.docPath,
       prefixes: ctx.prefixes,
@@ -217,7 +215,7 @@ export class DocumentLock implements LockHome {
   private lingerOrRelease(handOver: boolean): Promise<void> {
     const queue = this.foreign.queue;
     const link = this.ctx.connection.current();
-    const worthKeeping = handOver && this.wantedAgain && this.ctx.lingerMs > 0 && this.mayLinger && queue.known && queue.count === 0;
+    const worthKeeping = handOver && this.ctx.lingerMs > 0 && this.wantedAgain() && this.mayLinger && queue.known && queue.count === 0;
     if (!worthKeeping || link === null || link.generation !== this.generation) return this.releaseLock();
     this.state = 'idle';
     this.lingerTimer = setTimeout(() => this.stopLingering(), this.ctx.lingerMs);
@@ -657,7 +655,17 @@ export class DocumentLock implements LockHome {
    * release when that has not gone out yet. Never with `zookeeper.lock.document.cleanup=reaper`.
    */
   private deletesDocument(): boolean {
-    return this.ctx.deletesCreatedDocuments && this.createdDocument && !(this.mayLinger && this.writtenAgain);
+    return this.ctx.deletesCreatedDocuments && this.createdDocument && !(this.mayLinger && this.writtenAgain());
+  }
+
+  /** This process wants the document again and again: a local hand-over, or back within the linger window. */
+  private wantedAgain(): boolean {
+    return this.handedOverHere || this.releasedAgoMs <= this.ctx.lingerMs;
+  }
+
+  /** A local hand-over, or back within the recent releases' window (a second, or the linger window when longer). */
+  private writtenAgain(): boolean {
+    return this.handedOverHere || this.releasedAgoMs < Number.POSITIVE_INFINITY;
   }
 
   // ---- holding ---------------------------------------------------------------------------------
@@ -681,10 +689,7 @@ export class DocumentLock implements LockHome {
 
   private grantTo(member: LockAcquisition, local: boolean): void {
     this.holder = member;
-    if (local) {
-      this.wantedAgain = true;
-      this.writtenAgain = true;
-    }
+    if (local) this.handedOverHere = true;
     member.grant({ queuePosition: member.queuePositionOnArrival, handedOverLocally: local, fencingToken: this.ownedCzxid ?? 0 }, Date.now());
     if (this.waiters.size > 0) this.watchForeignQueue();
   }

@@ -22,14 +22,9 @@ export class RecentReleases {
     this.releasedAt.set(docPath, now);
   }
 
-  /** Released here within the window before `now`. */
-  cameBack(docPath: string, now = Date.now()): boolean {
-    return this.cameBackWithin(docPath, this.windowMs, now);
-  }
-
-  /** Released here within `withinMs` (at most the window) before `now`. */
-  cameBackWithin(docPath: string, withinMs: number, now = Date.now()): boolean {
+  /** Ms between the latest release here and `now`; Infinity when there is none within the window. */
+  releasedAgoMs(docPath: string, now = Date.now()): number {
     const at = this.releasedAt.peek(docPath);
-    return at !== undefined && now - at <= Math.min(withinMs, this.windowMs);
+    return at !== undefined && now - at <= this.windowMs ? now - at : Number.POSITIVE_INFINITY;
   }
 }

@@ -195,19 +195,20 @@ export class ReleaseBatcher {
   }
 
   /**
-   * One transaction for `batch`; refused → one per item; outcome unknown → reconcile each. When
-   * connected, the transaction is issued synchronously: a new acquisition of the same document
-   * issued right after `flushFor` is ordered after it on the session.
+   * One transaction for `batch`; refused → one per item (by a document's NOTEMPTY: the batch again,
+   * `documentRefusals` counting those); outcome unknown → reconcile each. When connected, the
+   * transaction is issued synchronously: a new acquisition of the same document issued right after
+   * `flushFor` is ordered after it on the session.
    */
-  private send(batch: readonly Pending[]): Promise<void> {
+  private send(batch: readonly Pending[], documentRefusals = 0): Promise<void> {
     const live = this.dropEnded(batch);
     if (live.length === 0) return Promise.resolve();
     const link = this.connection.current();
-    if (link !== null) return this.issue(link, live);
-    return this.connection.whenConnected().then((later) => (later === null ? settle(live) : this.send(live)));
+    if (link !== null) return this.issue(link, live, documentRefusals);
+    return this.connection.whenConnected().then((later) => (later === null ? settle(live) : this.send(live, documentRefusals)));
   }
 
-  private async issue(link: Link, batch: readonly Pending[], documentRefusals = 0): Promise<void> {
+  private async issue(link: Link, batch: readonly Pending[], documentRefusals: number): Promise<void> {
     try {
       const txn = this.txnOf(batch);
       const outcome = await link.zk.multi(txn.ops);
@@ -218,7 +219,7 @@ export class ReleaseBatcher {
         // such refusals), the rest go again as one transaction, not one per item of the batch.
         const keep = documentRefusals + 1 >= MAX_DOCUMENT_REFUSALS ? batch : [failed.pending];
         for (const pending of keep) this.keepDocument(pending);
-        await this.sendAgain(batch, documentRefusals + 1);
+        await this.send(batch, documentRefusals + 1);
         return;
       }
       if (batch.length > 1) {
@@ -229,14 +230,6 @@ export class ReleaseBatcher {
     } catch (error) {
       await this.afterLostReply(batch, error);
     }
-  }
-
-  /** `send` for a batch refused by a document's NOTEMPTY (counted): connected, at once. */
-  private sendAgain(batch: readonly Pending[], documentRefusals: number): Promise<void> {
-    const live = this.dropEnded(batch);
-    const link = this.connection.current();
-    if (live.length === 0 || link === null) return this.send(live);
-    return this.issue(link, live, documentRefusals);
   }
 
   private keepDocument(pending: Pending): void {

@@ -4,6 +4,7 @@ import type { ZooKeeperSettings } from '../../../src/config/settings.js';
 import type { LockKey } from '../../../src/lock/lock-engine.js';
 import type { LockEvents } from '../../../src/lock/lock-events.js';
 import { ZooKeeperLockEngine } from '../../../src/lock/zookeeper/zookeeper-lock-engine.js';
+import { owner } from '../../unit/lock/lock-engine-suite.js';
 
 export const quietLogger: Logger = pino({ level: 'silent' });
 
@@ -37,7 +38,7 @@ export function zkSettings(servers: string, overrides: Partial<ZooKeeperSettings
 export async function makeKnown(engine: ZooKeeperLockEngine, keys: readonly LockKey[]): Promise<void> {
   for (const key of keys) {
     for (const write of ['first', 'again']) {
-      await (await engine.acquire(key, 'foreground', { timeoutMs: 5_000, owner: { host: 'test-host', pid: 4242, requestId: `warm-${write}` } })).release();
+      await (await engine.acquire(key, 'foreground', { timeoutMs: 5_000, owner: owner(`warm-${write}`) })).release();
     }
   }
 }

@@ -27,13 +27,13 @@ describe('bounded document memories', () => {
     const releases = new RecentReleases(60_000, 2);
     const now = Date.now();
     for (const path of ['/a', '/b', '/c']) releases.noteReleased(path, now);
-    expect(['/a', '/b', '/c'].map((path) => releases.cameBack(path, now))).toEqual([false, true, true]);
+    expect(['/a', '/b', '/c'].map((path) => releases.releasedAgoMs(path, now))).toEqual([Number.POSITIVE_INFINITY, 0, 0]);
   });
 
-  it('RecentReleases answers for a shorter window than its own, never a longer one', () => {
+  it('RecentReleases tells how long ago a document was released, within its window only', () => {
     const releases = new RecentReleases(1_000, 10);
     releases.noteReleased('/a', 0);
-    expect([releases.cameBackWithin('/a', 50, 50), releases.cameBackWithin('/a', 50, 51), releases.cameBack('/a', 1_000)]).toEqual([true, false, true]);
-    expect(releases.cameBackWithin('/a', 60_000, 1_001)).toBe(false);
+    expect([releases.releasedAgoMs('/a', 50), releases.releasedAgoMs('/a', 1_000), releases.releasedAgoMs('/a', 1_001)]).toEqual([50, 1_000, Number.POSITIVE_INFINITY]);
+    expect(releases.releasedAgoMs('/b', 0)).toBe(Number.POSITIVE_INFINITY);
   });
 });
