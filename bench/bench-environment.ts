@@ -24,7 +24,10 @@ export interface ProxyStats {
 export const REFERENCE_CLIENTS = ['node-http', 'undici'] as const;
 export type ReferenceClient = (typeof REFERENCE_CLIENTS)[number];
 
-/** The processes every workload runs against: ZooKeeper, the stand-in, one proxy, the bare reference proxies. */
+/**
+ * The processes every workload runs against: ZooKeeper, the stand-in, two proxies on ZooKeeper
+ * locks, one on the in-process lock, the bare reference proxies.
+ */
 export interface BenchEnvironment {
   readonly zookeeper: string;
   readonly directUrl: string;
@@ -35,6 +38,10 @@ export interface BenchEnvironment {
   referenceCpuMs(client: ReferenceClient): Promise<number>;
   /** Both proxy instances (separate processes and ZooKeeper sessions, one lock root); [0] is `proxyUrl`. */
   readonly proxyUrls: readonly string[];
+  /** The same proxy on the in-process lock engine (no ZooKeeper): the edge and the write path alone. */
+  readonly inProcessProxyUrl: string;
+  /** CPU time (user + system, ms) the in-process-lock proxy has used since it started. */
+  inProcessProxyCpuMs(): Promise<number>;
   /** Clears the stand-in's overlap counters (call before a run). */
   resetStandIn(): Promise<void>;
   /** Waits until the stand-in has no write in flight, then reads its overlap count. */
@@ -100,10 +107,10 @@ export async function startBenchEnvironment(options: BenchOptions): Promise<Benc
     cleanups.push(() => rm(deadLetterDir, { recursive: true, force: true }));
     const profileArgs = options.cpuProf ? ['--cpu-prof', '--cpu-prof-dir', 'bench/results/profiles'] : [];
     const lockRoot = `/es-lock-proxy-bench/run-${Date.now().toString(36)}`;
-    const startProxy = (extraArgs: readonly string[]) =>
+    const startProxy = (extraArgs: readonly string[], lockService: 'zookeeper' | 'in-process' = 'zookeeper') =>
       spawnBenchChild(
         './proxy-process.ts',
-        { zookeeper, lockRoot, upstream: directUrl, deadLetterDir },
+        { zookeeper, lockRoot, upstream: directUrl, deadLetterDir, lockService },
         (line) => ({ proxyPort: numberField(line, 'proxyPort'), statsPort: numberField(line, 'statsPort') }),
         extraArgs,
       );
@@ -125,6 +132,8 @@ export async function startBenchEnvironment(options: BenchOptions): Promise<Benc
     };
     const second = await startProxy(PROXY_NODE_FLAGS);
     cleanups.push(() => second.stop());
+    const inProcess = await startProxy(PROXY_NODE_FLAGS, 'in-process');
+    cleanups.push(() => inProcess.stop());
     const zk = zookeeper;
     return {
       zookeeper: zk,
@@ -136,6 +145,8 @@ export async function startBenchEnvironment(options: BenchOptions): Promise<Benc
       },
       referenceCpuMs: async (client) => cpuMsOf(await getJson(`http://127.0.0.1:${referenceOf(client).statsPort}/stats`)),
       proxyUrls: [`http://127.0.0.1:${proxy.info.proxyPort}`, `http://127.0.0.1:${second.info.proxyPort}`],
+      inProcessProxyUrl: `http://127.0.0.1:${inProcess.info.proxyPort}`,
+      inProcessProxyCpuMs: async () => cpuMsOf(await getJson(`http://127.0.0.1:${inProcess.info.statsPort}/stats`)),
       resetStandIn: async () => {
         await getJson(`${directUrl}/_bench/reset`, 'POST');
       },

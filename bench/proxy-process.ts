@@ -1,11 +1,15 @@
 /**
  * One proxy instance in its own process for `npm run bench`. Argument: JSON
- * `{ zookeeper, lockRoot, upstream, deadLetterDir }`. Prints `{"proxyPort","adminPort","statsPort"}`
- * once its ZooKeeper session is connected. Bench-only listener (not part of the product):
+ * `{ zookeeper, lockRoot, upstream, deadLetterDir, lockService? }`. Prints
+ * `{"proxyPort","adminPort","statsPort"}` once its lock service is ready. `lockService:
+ * "in-process"` runs the same proxy on the in-process lock engine, without ZooKeeper: the edge and
+ * the write path alone, the reference that tells their cost from the ZooKeeper lock's. Bench-only listener (not part of the product):
  * `GET /stats` → lock engine counters, exact lock wait/hold samples since the last call, CPU time.
  */
 import { createServer } from 'node:http';
 import { pino } from 'pino';
+import type { LockEngine } from '../src/lock/lock-engine.js';
+import { MemoryLockEngine } from '../src/lock/memory/memory-lock-engine.js';
 import { ZooKeeperLockEngine } from '../src/lock/zookeeper/zookeeper-lock-engine.js';
 import { startProxyRuntime } from '../src/server/proxy-runtime.js';
 import { testSettings } from '../test/support/test-settings.js';
@@ -20,6 +24,7 @@ function stringField(value: unknown, name: string): string {
 }
 
 const config: unknown = JSON.parse(process.argv[2] ?? '{}');
+const inProcess = objectField(config, 'lockService') === 'in-process';
 // Long lock timeouts: a flood must queue, not turn into 429s that would flatter the latency.
 const settings = testSettings({
   zookeeper: {
@@ -30,16 +35,19 @@ const settings = testSettings({
     backgroundTimeoutMs: 60_000,
   },
   elasticsearch: { hosts: [stringField(config, 'upstream')] },
-  proxy: { deadLetterDir: stringField(config, 'deadLetterDir'), logLevel: 'error', slowLockMs: 60_000, fencing: objectField(config, 'fencing') === 'on' ? 'on' : 'off' },
+  proxy: { deadLetterDir: stringField(config, 'deadLetterDir'), logLevel: 'error', slowLockMs: 60_000, fencing: objectField(config, 'fencing') === 'on' ? 'on' : 'off', lockService: inProcess ? 'in-process' : 'zookeeper' },
 });
 const logger = pino({ level: 'error' }, pino.destination(2));
 const timing = new LockTimingRecorder();
-const engine = new ZooKeeperLockEngine(settings.zookeeper, logger.child({ component: 'lock' }), { events: timing.events });
+const zookeeperEngine = inProcess ? null : new ZooKeeperLockEngine(settings.zookeeper, logger.child({ component: 'lock' }), { events: timing.events });
+const engine: LockEngine = zookeeperEngine ?? new MemoryLockEngine({ events: timing.events });
+const NO_ZOOKEEPER = { zkOps: { create: 0, delete: 0, get: 0, getChildren: 0 } };
+const engineStats = (): unknown => zookeeperEngine?.stats() ?? NO_ZOOKEEPER;
 const runtime = await startProxyRuntime(settings, logger, { lockEngine: engine });
 await waitForLockService(runtime);
 
 const stats = createServer((_req, res) => {
-  const body = { engine: engine.stats(), timings: timing.takeTimings(), cpu: process.cpuUsage(), rssBytes: process.memoryUsage().rss };
+  const body = { engine: engineStats(), timings: timing.takeTimings(), cpu: process.cpuUsage(), rssBytes: process.memoryUsage().rss };
   res.writeHead(200, { 'content-type': 'application/json' });
   res.end(JSON.stringify(body));
 });

@@ -20,7 +20,8 @@ export const writeUncontended: Workload = async (context) => {
       body: () => '{"field":"value","n":1}',
     };
   };
-  const { direct, proxy, bare, bareUndici } = await measuredAlternating(context, againstReferences(context, spec));
+  const inProcessLock = { spec: spec(env.inProcessProxyUrl, 'm'), cpuMs: () => env.inProcessProxyCpuMs() };
+  const { direct, proxy, bare, bareUndici, inProcess } = await measuredAlternating(context, { ...againstReferences(context, spec), inProcess: inProcessLock });
   const floor = await measureLockFloor(env.zookeeper);
   const base = { ...comparison(direct.load, proxy.load, proxy.cpuMsPerRequest), ...versusBare(proxy, bare, bareUndici) };
   // The share of the proxy's CPU that no ZooKeeper lock can avoid: the bare proxy's work plus the
@@ -34,6 +35,13 @@ export const writeUncontended: Workload = async (context) => {
     cpu_ratio_vs_bare_plus_zk_floor: round(proxy.cpuMsPerRequest / Math.max(floorCpu, 1e-9)),
     // The lock's other half of the machine: ZooKeeper runs on the same two cores here.
     zk_server_cpu_ms_per_write: Number.isNaN(proxy.serverCpuMsPerRequest) ? null : round(proxy.serverCpuMsPerRequest, 4),
+    // The same proxy with the in-process lock: what the edge and the write path cost without
+    // ZooKeeper, so the gap to the bare proxy splits into theirs and the ZooKeeper lock's.
+    in_process_lock_rps: round(inProcess.load.rps, 1),
+    in_process_lock_p50_ms: round(inProcess.load.p50Ms),
+    in_process_lock_throughput_ratio_vs_bare: round(inProcess.load.rps / bare.load.rps),
+    in_process_lock_cpu_ratio_vs_bare: round(inProcess.cpuMsPerRequest / bare.cpuMsPerRequest),
+    zookeeper_lock_added_p50_ms: round(proxy.load.p50Ms - inProcess.load.p50Ms),
   };
   const ratio = summary.throughput_ratio ?? 0;
   const added = summary.added_p50_ms ?? 0;
@@ -42,7 +50,7 @@ export const writeUncontended: Workload = async (context) => {
   return {
     workload: 'write-uncontended',
     summary,
-    runs: { direct: direct.load, proxy: proxy.load, bare: bare.load, bareUndici: bareUndici.load },
+    runs: { direct: direct.load, proxy: proxy.load, bare: bare.load, bareUndici: bareUndici.load, inProcessLock: inProcess.load },
     targets: [
       target('uncontended locked write CPU <= 2.5x the bare proxy passing the same write', cpuRatio, cpuRatio <= 2.5),
       target('write-uncontended throughput >= 0.8x the bare proxy', vsBare, vsBare >= 0.8),
@@ -52,6 +60,7 @@ export const writeUncontended: Workload = async (context) => {
     notes: [
       `PUT /${INDEX}/_doc/{id} over ${DOCUMENTS} ids, ${CONNECTIONS} connections, stand-in write time ${options.writeMs} ms`,
       'zk_lock_*: the floor under any ZooKeeper lock, measured on the same server in this run with the raw client (bench/zookeeper-floor.ts): one transaction creating a document container + privateLock, then its delete, sequential; cpu = the raw client process\'s CPU per pair; cpu_ratio_vs_bare_plus_zk_floor = proxy CPU / (bare proxy CPU + that); zk_server_cpu_ms_per_write = the ZooKeeper server JVM\'s CPU around the proxy\'s slices / the proxy\'s writes',
+      'in_process_lock_*: the same proxy (a third process) with proxy.lock.service=in-process, in the same alternating slices: the edge and the write path without ZooKeeper; zookeeper_lock_added_p50_ms = the ZooKeeper proxy\'s p50 minus its',
     ],
   };
 };

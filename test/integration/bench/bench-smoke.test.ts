@@ -31,6 +31,8 @@ describe('npm run bench (smoke)', () => {
       const search = field(field(workloads, 'passthrough'), 'summary');
       expect(field(search, 'bare_cpu_ms_per_request')).toBeGreaterThan(0);
       expect(field(search, 'cpu_ratio_vs_bare')).toBeGreaterThan(0);
+      const uncontended = field(field(workloads, 'write-uncontended'), 'summary');
+      expect(field(uncontended, 'in_process_lock_rps'), 'the in-process-lock reference served writes').toBeGreaterThan(0);
       const hot = field(field(workloads, 'write-hot'), 'summary');
       expect(field(hot, 'proxy_overlaps')).toBe(0);
       expect(field(hot, 'proxy_rps')).toBeGreaterThan(0);
