@@ -3,8 +3,9 @@
  * `{ zookeeper, lockRoot, upstream, deadLetterDir, lockService? }`. Prints
  * `{"proxyPort","adminPort","statsPort"}` once its lock service is ready. `lockService:
  * "in-process"` runs the same proxy on the in-process lock engine, without ZooKeeper: the edge and
- * the write path alone, the reference that tells their cost from the ZooKeeper lock's. Bench-only listener (not part of the product):
- * `GET /stats` → lock engine counters, exact lock wait/hold samples since the last call, CPU time.
+ * the write path alone, the reference that tells their cost from the ZooKeeper lock's.
+ * Bench-only listener (not part of the product): `GET /stats` → lock engine counters, exact lock
+ * wait/hold samples since the last call, CPU time.
  */
 import { createServer } from 'node:http';
 import { pino } from 'pino';
