@@ -15,7 +15,7 @@ import { ForeignQueueWatch } from './foreign-queue.js';
 import { decideHandOver } from './handover-policy.js';
 import { arbitrate, enterQueue, lastSegment, readQueue, viewQueue } from './queue-wait.js';
 import { RECONCILE_UNKNOWN_WARN_AFTER, type ReconcileResult, type Reconciled, reconcile, reconcilePauseMs } from './recovery.js';
-import { type OwnedLock, type PendingRelease, opsOf } from './release-batcher.js';
+import { type OwnedLock, type PendingRelease, type ReleasePace, opsOf } from './release-batcher.js';
 import { type Failure, type Unread, classifyFailure as classify } from './round-trip.js';
 import { type WakeReason, WakeUp } from './wake-up.js';
 
@@ -634,15 +634,21 @@ export class DocumentLock implements LockHome {
     const deleteDocument = this.deletesDocument();
     if (deleteDocument) this.ctx.containers.forgetPath(this.docPath);
     else if (this.createdDocument) this.ctx.containers.remember(this.docPath);
-    await this.ctx.releases.submit({
-      docPath: this.docPath,
-      generation: this.generation,
-      privateLock: this.ownedLock(),
-      entry: this.entry,
-      deleteDocument,
-    });
+    const item = { docPath: this.docPath, generation: this.generation, privateLock: this.ownedLock(), entry: this.entry, deleteDocument };
+    await this.ctx.releases.submit(item, this.releasePace());
     this.toReleased();
     return 'stop';
+  }
+
+  /**
+   * `coalesced` only where nobody else is known to wait: no queue entry of ours, no contention
+   * seen here lately, nobody queued when the lock was granted. A waiter that came since waits at
+   * most for this process's release transactions already on their way.
+   */
+  private releasePace(): ReleasePace {
+    const queue = this.foreign.queue;
+    const nobodyKnown = this.entry === null && !this.ctx.contention.contended(this.docPath) && queue.known && queue.count === 0;
+    return nobodyKnown ? 'coalesced' : 'now';
   }
 
   /**

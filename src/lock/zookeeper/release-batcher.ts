@@ -43,6 +43,15 @@ export interface PendingRelease {
 
 type Pending = PendingRelease;
 
+/**
+ * How soon a release is sent. `now`: with the other releases of this event-loop turn. `coalesced`
+ * (nobody else is known to wait for the document): the same when none of this batcher's
+ * transactions is on its way, else with the next one, sent when they are all answered. Under load
+ * that makes one transaction of what would be several, which the server then does not put ahead
+ * of the acquisitions sent meanwhile (measured in BENCHMARKS.md, "Latest run").
+ */
+export type ReleasePace = 'now' | 'coalesced';
+
 /** Operations per transaction (ZooKeeper's request limit is 1 MiB by default; these are small). */
 const MAX_OPS_PER_TXN = 3_000;
 
@@ -107,7 +116,8 @@ function withoutFailedPart(item: ReleaseItem, role: Role | undefined, code: stri
 
 /**
  * Releases as compare-and-delete transactions. Items submitted in the same turn of the event
- * loop go out as one `multi` (a bulk's 1,000 releases are one transaction); a refused batch falls
+ * loop go out as one `multi` (a bulk's 1,000 releases are one transaction), `coalesced` ones with
+ * the next transaction after those on their way (ReleasePace); a refused batch falls
  * back to one transaction per item. A release is guaranteed across connection losses: after a
  * reconnect within the session the item is reconciled against what ZooKeeper holds (owner
  * session and czxid), never replayed blindly; a session that ended took the nodes with it.
@@ -120,6 +130,8 @@ export class ReleaseBatcher {
   private readonly pendingDocs = new Set<string>();
   private scheduled: NodeJS.Immediate | null = null;
   private readonly inFlight = new Set<Promise<void>>();
+  /** This batcher's transactions sent and not answered yet (`coalesced` releases wait for them). */
+  private txnsOnTheirWay = 0;
 
   private readonly documentKept: (docPath: string) => void;
 
@@ -131,12 +143,12 @@ export class ReleaseBatcher {
     this.documentKept = documentKept;
   }
 
-  submit(item: ReleaseItem): Promise<void> {
+  submit(item: ReleaseItem, pace: ReleasePace = 'now'): Promise<void> {
     if (item.privateLock === null && item.entry === null) return Promise.resolve();
     return new Promise((done) => {
       this.pending.push({ item, done });
       this.pendingDocs.add(item.docPath);
-      this.scheduled ??= setImmediate(() => this.flush());
+      if (pace === 'now' || this.txnsOnTheirWay === 0) this.scheduleFlush();
     });
   }
 
@@ -180,6 +192,10 @@ export class ReleaseBatcher {
     await Promise.race([Promise.allSettled([...this.inFlight]), bound]);
   }
 
+  private scheduleFlush(): void {
+    this.scheduled ??= setImmediate(() => this.flush());
+  }
+
   private flush(): void {
     if (this.scheduled !== null) clearImmediate(this.scheduled);
     this.scheduled = null;
@@ -211,7 +227,7 @@ export class ReleaseBatcher {
   private async issue(link: Link, batch: readonly Pending[], documentRefusals: number): Promise<void> {
     try {
       const txn = this.txnOf(batch);
-      const outcome = await link.zk.multi(txn.ops);
+      const outcome = await this.onItsWay(link.zk.multi(txn.ops));
       if (outcome.ok) return settle(batch);
       const failed = txn.owners[outcome.failedIndex];
       if (batch.length > 1 && failed?.role === 'document' && outcome.code === 'NOTEMPTY') {
@@ -229,6 +245,17 @@ export class ReleaseBatcher {
       await this.retryWithout(batch[0]!, failed?.role, outcome.code);
     } catch (error) {
       await this.afterLostReply(batch, error);
+    }
+  }
+
+  /** Counts `txn` among those on their way; the last answer sends the releases that waited for it. */
+  private async onItsWay<T>(txn: Promise<T>): Promise<T> {
+    this.txnsOnTheirWay++;
+    try {
+      return await txn;
+    } finally {
+      this.txnsOnTheirWay--;
+      if (this.txnsOnTheirWay === 0 && this.pending.length > 0) this.scheduleFlush();
     }
   }
 

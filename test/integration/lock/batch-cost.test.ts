@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it, vi } from 'vitest';
 import type { HeldLock, LockKey } from '../../../src/lock/lock-engine.js';
 import type { ZooKeeperLockEngine } from '../../../src/lock/zookeeper/zookeeper-lock-engine.js';
 import { MAX_KEYS_PER_TXN } from '../../../src/lock/zookeeper/batch-acquire.js';
@@ -150,6 +150,59 @@ describe('batch acquisition cost', () => {
       await (await again).release();
     } finally {
       await raw.close();
+    }
+  });
+
+  it('sends the releases made while one of its release transactions is on its way together, once it is answered', async () => {
+    const settings = zkSettings(zk.connectString);
+    const engine = pool.open(settings);
+    const keys = await freshKeys(engine, 'paced', 20);
+    const locks = await lockEach(engine, keys);
+    const before = engine.stats().zkOps.multi;
+    // One release per event-loop turn, as a proxy's answers come back: each turn used to send its own.
+    const released: Promise<void>[] = [];
+    for (const lock of locks) {
+      released.push(lock.release());
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    await Promise.all(released);
+    const transactions = engine.stats().zkOps.multi - before;
+    console.log(`batch-cost: 20 releases, one per turn, in ${transactions} transactions`);
+    expect(transactions).toBeLessThanOrEqual(5);
+    expect(await documentsUnder(settings.lockRoot, 'paced')).toEqual([]);
+  });
+
+  it('sends a release another process may wait for at once, without waiting for its release transactions on their way', async () => {
+    const link = await TcpForwarder.start(zk.connectString);
+    const raw = await connectRawClient(zk.connectString, 4_000);
+    try {
+      const settings = zkSettings(link.connectString, { sessionTimeoutMs: 10_000 });
+      const [engine, other] = [pool.open(settings), pool.open({ ...settings, servers: zk.connectString })];
+      const root = normalizeRoot(settings.lockRoot);
+      const [calm] = await freshKeys(engine, 'paced-contended', 1);
+      const hot = { index: 'paced-contended', id: 'hot' };
+      const entriesUnderHot = async (): Promise<number> => (await childrenOrEmpty(raw.client, documentPath(root, hot))).filter((child) => child.startsWith('A-')).length;
+      // The other process holds the hot document and this one queues for it.
+      const othersFirst = await other.acquire(hot, 'foreground', { timeoutMs: 10_000, owner: owner('other-1') });
+      const ours = engine.acquire(hot, 'foreground', { timeoutMs: 10_000, owner: owner('ours') });
+      await vi.waitFor(async () => expect(await entriesUnderHot()).toBe(1));
+      await othersFirst.release();
+      const hotLock = await ours;
+      const [calmLock] = await lockEach(engine, [calm!]);
+      const othersNext = other.acquire(hot, 'foreground', { timeoutMs: 10_000, owner: owner('other-2') });
+      await vi.waitFor(async () => expect(await entriesUnderHot()).toBe(2));
+      // The calm document's release goes out and its answer is held back: it stays on its way.
+      link.holdReplies();
+      const calmReleased = calmLock!.release();
+      await vi.waitFor(async () => expect(await childrenOrEmpty(raw.client, documentPath(root, calm!))).not.toContain('privateLock'));
+      const hotReleased = hotLock.release();
+      const granted = await Promise.race([othersNext, new Promise<null>((resolve) => setTimeout(() => resolve(null), 3_000))]);
+      expect(granted, 'the other process got the hot document while our earlier release was unanswered').not.toBeNull();
+      link.passReplies();
+      await Promise.all([calmReleased, hotReleased, granted?.release()]);
+    } finally {
+      await raw.close();
+      await link.close();
     }
   });
 
