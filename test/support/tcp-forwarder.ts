@@ -6,8 +6,9 @@ import { PacketSplitter, ZK_OPCODE, replyXid, requestHeader } from './zookeeper-
  * - `freeze()`: stop moving bytes both ways and hold new connections (a silent network
  *   partition: the client notices only by its own timeouts); `unfreeze()` resumes.
  * - `dropAll()`: reset every open connection (the client sees an immediate disconnect).
- * - `holdReplies()`: stop passing the server's bytes on while the client's still go through (its
- *   requests run, their answers wait); `passReplies()` lets them through.
+ * - `holdReplies()`: on the open connections, stop passing the server's bytes on while the
+ *   client's still go through (its requests run, their answers wait); `passReplies()` lets them
+ *   through.
  * - `dropOnNextReply()`: the next bytes from the server are discarded and the connection is
  *   reset, i.e. a request reaches the server but its reply is lost.
  * - `dropReplyTo(opcodes)`: the same for the reply to the next ZooKeeper request of one of these
