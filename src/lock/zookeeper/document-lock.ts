@@ -213,9 +213,8 @@ export class DocumentLock implements LockHome {
    * which would need a child watch each.
    */
   private lingerOrRelease(handOver: boolean): Promise<void> {
-    const queue = this.foreign.queue;
     const link = this.ctx.connection.current();
-    const worthKeeping = handOver && this.ctx.lingerMs > 0 && this.wantedAgain() && this.mayLinger && queue.known && queue.count === 0;
+    const worthKeeping = handOver && this.ctx.lingerMs > 0 && this.wantedAgain() && this.mayLinger && this.nobodyElseQueued();
     if (!worthKeeping || link === null || link.generation !== this.generation) return this.releaseLock();
     this.state = 'idle';
     this.lingerTimer = setTimeout(() => this.stopLingering(), this.ctx.lingerMs);
@@ -239,8 +238,13 @@ export class DocumentLock implements LockHome {
   }
 
   private foreignQueueChanged(): void {
+    if (this.state === 'idle' && !this.nobodyElseQueued()) this.stopLingering();
+  }
+
+  /** Other processes' queue for this document, as last read or watched: known, and empty. */
+  private nobodyElseQueued(): boolean {
     const queue = this.foreign.queue;
-    if (this.state === 'idle' && !(queue.known && queue.count === 0)) this.stopLingering();
+    return queue.known && queue.count === 0;
   }
 
   private clearLingerTimer(): void {
@@ -646,8 +650,7 @@ export class DocumentLock implements LockHome {
    * most for this process's release transactions already on their way.
    */
   private releasePace(): ReleasePace {
-    const queue = this.foreign.queue;
-    const nobodyKnown = this.entry === null && !this.ctx.contention.contended(this.docPath) && queue.known && queue.count === 0;
+    const nobodyKnown = this.entry === null && !this.ctx.contention.contended(this.docPath) && this.nobodyElseQueued();
     return nobodyKnown ? 'coalesced' : 'now';
   }
 

@@ -290,7 +290,7 @@ export class ReleaseBatcher {
     // A forced release happened since our lock's epoch or document version was read — maybe of
     // another document, or of the holder before us between our read and our create: verify.
     if (role === 'epoch' || role === 'check' || (role === 'document' && code === 'BADVERSION')) return this.verify(pending);
-    if (role === 'document' && code === 'NOTEMPTY') this.documentKept(pending.item.docPath);
+    if (role === 'document' && code === 'NOTEMPTY') this.keepDocument(pending);
     const next = withoutFailedPart(pending.item, role, code);
     const { docPath } = pending.item;
     const lockNotOurs = role === 'lock' || (role === 'document' && code !== 'NOTEMPTY');
