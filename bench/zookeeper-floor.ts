@@ -80,14 +80,22 @@ function deleteOps(prefix: string, count: number): ZkOp[] {
   return ops;
 }
 
+export interface FloorOptions {
+  /** Measured pairs (500). */
+  readonly pairs?: number;
+  /** Pairs before them, not measured (as many as `pairs`). */
+  readonly warmupPairs?: number;
+  readonly ratePerS?: number;
+}
+
 /**
- * `pairs` sequential lock pairs after as many warm-up pairs; with `ratePerS`, each pair starts at
- * an even pace instead of right after the previous one. The pace matters: a server that idles
- * between requests answers slower than one kept busy back to back (its threads park between
- * them), so an open loop's floor is measured at the open loop's rate.
+ * `pairs` sequential lock pairs after `warmupPairs`; with `ratePerS`, each pair starts at an even
+ * pace instead of right after the previous one. The pace matters: a server that idles between
+ * requests answers slower than one kept busy back to back (its threads park between them), so an
+ * open loop's floor is measured at the open loop's rate.
  */
-export function measureLockFloor(zookeeper: string, options: { readonly pairs?: number; readonly ratePerS?: number } = {}): Promise<ZooKeeperFloor> {
-  const { pairs = 500, ratePerS } = options;
+export function measureLockFloor(zookeeper: string, options: FloorOptions = {}): Promise<ZooKeeperFloor> {
+  const { pairs = 500, warmupPairs = pairs, ratePerS } = options;
   return withClient(zookeeper, async (client) => {
     const run = Date.now().toString(36);
     const creates: number[] = [];
@@ -99,18 +107,18 @@ export function measureLockFloor(zookeeper: string, options: { readonly pairs?: 
       await client.multi(deleteOps(id, 1));
       whole.push(performance.now() - start);
     };
-    const pairsOf = async (prefix: string): Promise<void> => {
+    const pairsOf = async (prefix: string, count: number): Promise<void> => {
       const started = performance.now();
-      for (let i = 0; i < pairs; i++) {
+      for (let i = 0; i < count; i++) {
         if (ratePerS !== undefined) await untilDue(started, i, ratePerS);
         await pair(`${prefix}${run}-${i}`);
       }
     };
-    await pairsOf('w');
+    await pairsOf('w', warmupPairs);
     creates.length = 0;
     whole.length = 0;
     const cpuBefore = process.cpuUsage();
-    await pairsOf('m');
+    await pairsOf('m', pairs);
     const cpu = process.cpuUsage(cpuBefore);
     return { lockCreateP50Ms: p50(creates), lockCreateP99Ms: p(creates, 99), lockPairP50Ms: p50(whole), lockPairCpuMs: (cpu.user + cpu.system) / 1000 / pairs };
   });

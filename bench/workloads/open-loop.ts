@@ -1,6 +1,7 @@
-import type { LoadResult, LoadSpec } from '../load.js';
-import { measureLockFloor } from '../zookeeper-floor.js';
-import { againstReferences, measuredAlternating, round, target, type Workload } from '../workload-result.js';
+import { numberField, spawnBenchChild } from '../child-process.js';
+import { runLoad, type LoadResult, type LoadSpec } from '../load.js';
+import { measureLockFloor, type ZooKeeperFloor } from '../zookeeper-floor.js';
+import { againstReferences, measuredAlternating, round, target, type Workload, type WorkloadContext } from '../workload-result.js';
 
 const RATE_PER_S = 200;
 /** Unused by a paced load (bench/paced-load.ts opens what it needs); kept for the spec's shape. */
@@ -39,18 +40,23 @@ export const openLoop: Workload = async (context) => {
     const { direct, proxy, bare } = againstReferences(context, spec);
     return { direct, proxy, bare };
   };
-  const written = await measuredAlternating(context, hop(writes));
+  // Writes also through the same proxy on the in-process lock: the edge's share of the added latency.
+  const inProcess = { spec: writes(env.inProcessProxyUrl), cpuMs: () => env.inProcessProxyCpuMs() };
+  const written = await measuredAlternating(context, { ...hop(writes), inProcess });
   const searched = await measuredAlternating(context, hop(searches));
   // A new document's lock is one ZooKeeper commit before the write may go: its latency, measured
   // on the same server in the same run at the same pace, is in every locked write's added latency.
   const floor = await measureLockFloor(env.zookeeper, { ratePerS: RATE_PER_S });
-  const run = { writeDirect: written.direct.load, writeProxy: written.proxy.load, writeBare: written.bare.load };
+  const floorUnderBare = await floorDuringWrites(context, writes(env.referenceUrl['node-http']));
+  const floorUnderLoad = await floorDuringWrites(context, writes(env.proxyUrl));
+  const run = { writeDirect: written.direct.load, writeProxy: written.proxy.load, writeBare: written.bare.load, writeInProcessLock: written.inProcess.load };
   const searchRun = { searchDirect: searched.direct.load, searchProxy: searched.proxy.load, searchBare: searched.bare.load };
   const added = (proxy: LoadResult, direct: LoadResult) => ({ p50: proxy.p50Ms - direct.p50Ms, p99: proxy.p99Ms - direct.p99Ms });
   const write = added(run.writeProxy, run.writeDirect);
   const search = added(searchRun.searchProxy, searchRun.searchDirect);
   // The hop alone: what a bare pipe proxy adds on this machine in the same run.
   const writeHop = added(run.writeBare, run.writeDirect);
+  const writeEdge = added(run.writeInProcessLock, run.writeDirect);
   const searchHop = added(searchRun.searchBare, searchRun.searchDirect);
   return {
     workload: 'open-loop',
@@ -65,6 +71,13 @@ export const openLoop: Workload = async (context) => {
       zk_lock_create_p50_ms: round(floor.lockCreateP50Ms),
       zk_lock_create_p99_ms: round(floor.lockCreateP99Ms),
       write_added_p50_beyond_zk_ms: round(write.p50 - floor.lockCreateP50Ms),
+      zk_lock_create_under_bare_load_p50_ms: round(floorUnderBare.lockCreateP50Ms),
+      zk_lock_create_under_bare_load_p99_ms: round(floorUnderBare.lockCreateP99Ms),
+      zk_lock_create_under_proxy_load_p50_ms: round(floorUnderLoad.lockCreateP50Ms),
+      zk_lock_create_under_proxy_load_p99_ms: round(floorUnderLoad.lockCreateP99Ms),
+      in_process_lock_write_added_p50_ms: round(writeEdge.p50),
+      in_process_lock_write_added_p99_ms: round(writeEdge.p99),
+      write_added_p99_beyond_zk_under_load_ms: round(write.p99 - floorUnderLoad.lockCreateP99Ms),
       search_direct_p50_ms: round(searchRun.searchDirect.p50Ms),
       search_proxy_p50_ms: round(searchRun.searchProxy.p50Ms),
       search_added_p50_ms: round(search.p50),
@@ -91,11 +104,41 @@ export const openLoop: Workload = async (context) => {
       target('open loop: search added p99 <= 2 ms', search.p99, search.p99 <= 2),
       target('open loop: write added p50 <= 1 ms', write.p50, write.p50 <= 1),
       target('open loop: write added p99 <= 3 ms', write.p99, write.p99 <= 3),
+      // What of that row the proxy's own code answers for: ZooKeeper's commit, whose p99 under a
+      // hop's load on these two cores reads 2-3 ms by itself (BENCHMARKS.md), left out.
+      target('open loop: write added p99 <= 3 ms on the in-process lock (edge and write path, no ZooKeeper)', writeEdge.p99, writeEdge.p99 <= 3),
     ],
     notes: [
       `${RATE_PER_S} requests/s at an even pace (bench/paced-load.ts: one request every ${1000 / RATE_PER_S} ms, whatever the answers do); writes PUT a new id each, stand-in write time ${options.writeMs} ms; ` +
         'bare_*_added: the same load through the bare node:http pipe proxy (the hop alone); ' +
-        'zk_lock_create_*: the raw client taking one new document\'s lock (container + privateLock, one transaction) at the same pace, on the same server (bench/zookeeper-floor.ts)',
+        'zk_lock_create_*: the raw client taking one new document\'s lock (container + privateLock, one transaction) at the same pace, on the same server (bench/zookeeper-floor.ts): alone after the slices, and *_under_bare_load / *_under_proxy_load while the same 200 writes/s go through the bare proxy / the proxy (the floor in its own process; that load is not measured): ZooKeeper shares the two cores, so any hop\'s load lengthens its commit\'s tail; ' +
+        'in_process_lock_write_added_*: the same writes through the same proxy on the in-process lock (a third process, in the same alternating slices): the edge and the write path without ZooKeeper',
     ],
   };
 };
+
+/**
+ * ZooKeeper's commit while a hop (the proxy, or the bare proxy) carries this workload's writes:
+ * the machine as busy as in that hop's slices (two cores shared by the load generator, the hop,
+ * the stand-in and ZooKeeper), which a floor measured alone does not see. The floor runs in its
+ * own process so that neither event loop delays the other; its warm-up and measured pairs fit
+ * inside the load.
+ */
+async function floorDuringWrites(context: WorkloadContext, hopWrites: LoadSpec): Promise<ZooKeeperFloor> {
+  const pairs = Math.max(50, Math.round(RATE_PER_S * Math.max(0.5, context.options.durationS - 2)));
+  const warmupPairs = Math.min(RATE_PER_S, pairs);
+  const loadS = (warmupPairs + pairs) / RATE_PER_S + 1;
+  const load = runLoad({ ...hopWrites, durationS: loadS });
+  const probe = await spawnBenchChild(
+    './zookeeper-floor-process.ts',
+    { zookeeper: context.env.zookeeper, ratePerS: RATE_PER_S, warmupPairs, pairs },
+    (line): ZooKeeperFloor => ({
+      lockCreateP50Ms: numberField(line, 'lockCreateP50Ms'),
+      lockCreateP99Ms: numberField(line, 'lockCreateP99Ms'),
+      lockPairP50Ms: numberField(line, 'lockPairP50Ms'),
+      lockPairCpuMs: numberField(line, 'lockPairCpuMs'),
+    }),
+  );
+  await Promise.all([load, probe.stop()]);
+  return probe.info;
+}

@@ -19,7 +19,7 @@ describe('npm run bench (smoke)', () => {
     const out = join(dir, 'latest.json');
     try {
       const args = ['--import', 'tsx', 'bench/run-bench.ts', '--quick', '--warmup', '0', '--lock-ops', '20', '--no-curator', '--zk', inject('zookeeperConnect'), '--out', out];
-      await run(process.execPath, args, { timeout: 90_000, maxBuffer: 16 * 1024 * 1024 });
+      await run(process.execPath, args, { timeout: 150_000, maxBuffer: 16 * 1024 * 1024 });
       const report: unknown = JSON.parse(await readFile(out, 'utf8'));
       const workloads = field(report, 'workloads');
       for (const name of WORKLOADS) {
@@ -33,6 +33,9 @@ describe('npm run bench (smoke)', () => {
       expect(field(search, 'cpu_ratio_vs_bare')).toBeGreaterThan(0);
       const uncontended = field(field(workloads, 'write-uncontended'), 'summary');
       expect(field(uncontended, 'in_process_lock_rps'), 'the in-process-lock reference served writes').toBeGreaterThan(0);
+      const openLoop = field(field(workloads, 'open-loop'), 'summary');
+      expect(field(openLoop, 'zk_lock_create_under_proxy_load_p50_ms'), 'the floor ran beside the proxy\'s writes').toBeGreaterThan(0);
+      expect(field(openLoop, 'zk_lock_create_under_bare_load_p50_ms'), 'the floor ran beside the bare proxy\'s writes').toBeGreaterThan(0);
       const hot = field(field(workloads, 'write-hot'), 'summary');
       expect(field(hot, 'proxy_overlaps')).toBe(0);
       expect(field(hot, 'proxy_rps')).toBeGreaterThan(0);
@@ -40,5 +43,5 @@ describe('npm run bench (smoke)', () => {
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
-  }, 120_000);
+  }, 180_000);
 });
