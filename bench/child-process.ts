@@ -64,6 +64,12 @@ export function objectField(value: unknown, name: string): unknown {
   return typeof value === 'object' && value !== null ? Reflect.get(value, name) : undefined;
 }
 
+export function stringField(value: unknown, name: string): string {
+  const field = objectField(value, name);
+  if (typeof field !== 'string') throw new Error(`expected a string in field ${name} of ${JSON.stringify(value)}`);
+  return field;
+}
+
 export function numberField(value: unknown, name: string): number {
   const field = objectField(value, name);
   if (typeof field !== 'number' || !Number.isFinite(field)) throw new Error(`expected a number in field ${name} of ${JSON.stringify(value)}`);

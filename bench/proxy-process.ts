@@ -15,14 +15,8 @@ import { ZooKeeperLockEngine } from '../src/lock/zookeeper/zookeeper-lock-engine
 import { startProxyRuntime } from '../src/server/proxy-runtime.js';
 import { testSettings } from '../test/support/test-settings.js';
 import { waitForLockService } from '../test/support/write-stack.js';
-import { objectField } from './child-process.js';
+import { objectField, stringField } from './child-process.js';
 import { LockTimingRecorder } from './lock-timings.js';
-
-function stringField(value: unknown, name: string): string {
-  const field = objectField(value, name);
-  if (typeof field !== 'string') throw new Error(`proxy-process: missing string ${name}`);
-  return field;
-}
 
 const config: unknown = JSON.parse(process.argv[2] ?? '{}');
 const inProcess = objectField(config, 'lockService') === 'in-process';

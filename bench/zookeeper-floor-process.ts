@@ -4,13 +4,11 @@
  * JSON `{ zookeeper, ratePerS, warmupPairs, pairs }`. Prints the `ZooKeeperFloor` as one JSON line
  * when done, and exits.
  */
-import { numberField, objectField } from './child-process.js';
+import { numberField, stringField } from './child-process.js';
 import { measureLockFloor } from './zookeeper-floor.js';
 
 const options: unknown = JSON.parse(process.argv[2] ?? '{}');
-const zookeeper = objectField(options, 'zookeeper');
-if (typeof zookeeper !== 'string') throw new Error('zookeeper-floor-process: missing string zookeeper');
-const floor = await measureLockFloor(zookeeper, {
+const floor = await measureLockFloor(stringField(options, 'zookeeper'), {
   ratePerS: numberField(options, 'ratePerS'),
   warmupPairs: numberField(options, 'warmupPairs'),
   pairs: numberField(options, 'pairs'),

@@ -48,7 +48,7 @@ type Pending = PendingRelease;
  * (nobody else is known to wait for the document): the same when none of this batcher's
  * transactions is on its way, else with the next one, sent when they are all answered. Under load
  * that makes one transaction of what would be several, which the server then does not put ahead
- * of the acquisitions sent meanwhile (measured in BENCHMARKS.md, "Latest run").
+ * of the acquisitions sent meanwhile (measured in BENCHMARKS.md, the run of 2026-11-26 00:11).
  */
 export type ReleasePace = 'now' | 'coalesced';
 
