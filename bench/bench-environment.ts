@@ -36,6 +36,13 @@ export interface BenchEnvironment {
   readonly referenceUrl: Readonly<Record<ReferenceClient, string>>;
   /** CPU time (user + system, ms) the reference proxy process has used since it started. */
   referenceCpuMs(client: ReferenceClient): Promise<number>;
+  /**
+   * The `node-http` reference proxy taking the least ZooKeeper lock a write can have
+   * (bench/reference-zookeeper-lock.ts) on the bench's server: what any ZooKeeper-locking proxy
+   * adds on this machine, for uncontended writes.
+   */
+  readonly lockingReferenceUrl: string;
+  lockingReferenceCpuMs(): Promise<number>;
   /** Both proxy instances (separate processes and ZooKeeper sessions, one lock root); [0] is `proxyUrl`. */
   readonly proxyUrls: readonly string[];
   /** The same proxy on the in-process lock engine (no ZooKeeper): the edge and the write path alone. */
@@ -125,6 +132,11 @@ export async function startBenchEnvironment(options: BenchOptions): Promise<Benc
       cleanups.push(() => reference.stop());
       references.set(client, reference.info);
     }
+    const lockingReference = await spawnBenchChild('./reference-proxy-process.ts', { upstream: directUrl, client: 'node-http', zookeeper }, (line) => ({
+      port: numberField(line, 'port'),
+      statsPort: numberField(line, 'statsPort'),
+    }));
+    cleanups.push(() => lockingReference.stop());
     const referenceOf = (client: ReferenceClient): { port: number; statsPort: number } => {
       const info = references.get(client);
       if (info === undefined) throw new Error(`no reference proxy for ${client}`);
@@ -144,6 +156,8 @@ export async function startBenchEnvironment(options: BenchOptions): Promise<Benc
         undici: `http://127.0.0.1:${referenceOf('undici').port}`,
       },
       referenceCpuMs: async (client) => cpuMsOf(await getJson(`http://127.0.0.1:${referenceOf(client).statsPort}/stats`)),
+      lockingReferenceUrl: `http://127.0.0.1:${lockingReference.info.port}`,
+      lockingReferenceCpuMs: async () => cpuMsOf(await getJson(`http://127.0.0.1:${lockingReference.info.statsPort}/stats`)),
       proxyUrls: [`http://127.0.0.1:${proxy.info.proxyPort}`, `http://127.0.0.1:${second.info.proxyPort}`],
       inProcessProxyUrl: `http://127.0.0.1:${inProcess.info.proxyPort}`,
       inProcessProxyCpuMs: async () => cpuMsOf(await getJson(`http://127.0.0.1:${inProcess.info.statsPort}/stats`)),

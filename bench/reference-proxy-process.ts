@@ -3,18 +3,40 @@
  * `node:http` server that pipes each request to the stand-in and the answer back, nothing else
  * (no classification, no header filtering, no error shapes). Argument: JSON `{ upstream, client }`,
  * `client` = `node-http` (a keep-alive agent) or `undici` (an undici `Pool`): the same proxy with
- * both upstream clients, so the bench measures which client costs less CPU. Prints
- * `{"port","statsPort"}`; `GET /stats` on the stats port reports this process's CPU time.
+ * both upstream clients, so the bench measures which client costs less CPU. With `zookeeper` (a
+ * connect string), the `node-http` proxy takes a ZooKeeper lock around each document write the
+ * least a lock can (reference-zookeeper-lock.ts). Prints `{"port","statsPort"}`; `GET /stats` on
+ * the stats port reports this process's CPU time.
  */
 import { Agent, createServer, request, type IncomingMessage, type ServerResponse } from 'node:http';
 import { Pool } from 'undici';
 import { objectField } from './child-process.js';
+import { connectReferenceLock, type ReferenceLock } from './reference-zookeeper-lock.js';
 
 const config: unknown = JSON.parse(process.argv[2] ?? '{}');
 const upstream = new URL(String(objectField(config, 'upstream')));
 const client = String(objectField(config, 'client'));
+const zookeeper = objectField(config, 'zookeeper');
+const lock = typeof zookeeper === 'string' ? await connectReferenceLock(zookeeper) : null;
 
-function viaNodeHttp(): (req: IncomingMessage, res: ServerResponse) => void {
+type Handler = (req: IncomingMessage, res: ServerResponse) => void;
+
+/** The lock taken before `forward`, released once the answer has gone back (or the client left). */
+function locking(lock: ReferenceLock, forward: Handler): Handler {
+  return (req, res) => {
+    const document = lock.documentOf(req.method, req.url);
+    if (document === null) return forward(req, res);
+    lock.acquire(document).then(
+      () => {
+        res.once('close', () => lock.release(document));
+        forward(req, res);
+      },
+      () => res.destroy(),
+    );
+  };
+}
+
+function viaNodeHttp(): Handler {
   const agent = new Agent({ keepAlive: true });
   return (req, res) => {
     const outgoing = request(
@@ -29,7 +51,7 @@ function viaNodeHttp(): (req: IncomingMessage, res: ServerResponse) => void {
   };
 }
 
-function viaUndici(): (req: IncomingMessage, res: ServerResponse) => void {
+function viaUndici(): Handler {
   const pool = new Pool(upstream.origin, { connections: 256 });
   return (req, res) => {
     const headers: Record<string, string | string[]> = {};
@@ -47,7 +69,8 @@ function viaUndici(): (req: IncomingMessage, res: ServerResponse) => void {
   };
 }
 
-const server = createServer({ keepAliveTimeout: 75_000 }, client === 'undici' ? viaUndici() : viaNodeHttp());
+const forward = client === 'undici' ? viaUndici() : viaNodeHttp();
+const server = createServer({ keepAliveTimeout: 75_000 }, lock === null ? forward : locking(lock, forward));
 server.listen(0, '127.0.0.1');
 await new Promise((resolve) => server.once('listening', resolve));
 const stats = createServer((_req, res) => {

@@ -40,16 +40,25 @@ export const openLoop: Workload = async (context) => {
     const { direct, proxy, bare } = againstReferences(context, spec);
     return { direct, proxy, bare };
   };
-  // Writes also through the same proxy on the in-process lock: the edge's share of the added latency.
+  // Writes also through the same proxy on the in-process lock (the edge's share of the added
+  // latency), and through the bare proxy taking the least ZooKeeper lock a write can have (what
+  // any ZooKeeper-locking proxy adds on this machine).
   const inProcess = { spec: writes(env.inProcessProxyUrl), cpuMs: () => env.inProcessProxyCpuMs() };
-  const written = await measuredAlternating(context, { ...hop(writes), inProcess });
+  const bareLocked = { spec: writes(env.lockingReferenceUrl), cpuMs: () => env.lockingReferenceCpuMs() };
+  const written = await measuredAlternating(context, { ...hop(writes), inProcess, bareLocked });
   const searched = await measuredAlternating(context, hop(searches));
   // A new document's lock is one ZooKeeper commit before the write may go: its latency, measured
   // on the same server in the same run at the same pace, is in every locked write's added latency.
   const floor = await measureLockFloor(env.zookeeper, { ratePerS: RATE_PER_S });
   const floorUnderBare = await floorDuringWrites(context, writes(env.referenceUrl['node-http']));
   const floorUnderProxy = await floorDuringWrites(context, writes(env.proxyUrl));
-  const run = { writeDirect: written.direct.load, writeProxy: written.proxy.load, writeBare: written.bare.load, writeInProcessLock: written.inProcess.load };
+  const run = {
+    writeDirect: written.direct.load,
+    writeProxy: written.proxy.load,
+    writeBare: written.bare.load,
+    writeInProcessLock: written.inProcess.load,
+    writeBareZooKeeperLock: written.bareLocked.load,
+  };
   const searchRun = { searchDirect: searched.direct.load, searchProxy: searched.proxy.load, searchBare: searched.bare.load };
   const added = (proxy: LoadResult, direct: LoadResult) => ({ p50: proxy.p50Ms - direct.p50Ms, p99: proxy.p99Ms - direct.p99Ms });
   const write = added(run.writeProxy, run.writeDirect);
@@ -57,6 +66,7 @@ export const openLoop: Workload = async (context) => {
   // The hop alone: what a bare pipe proxy adds on this machine in the same run.
   const writeHop = added(run.writeBare, run.writeDirect);
   const writeEdge = added(run.writeInProcessLock, run.writeDirect);
+  const writeLockFloor = added(run.writeBareZooKeeperLock, run.writeDirect);
   const searchHop = added(searchRun.searchBare, searchRun.searchDirect);
   return {
     workload: 'open-loop',
@@ -78,6 +88,11 @@ export const openLoop: Workload = async (context) => {
       in_process_lock_write_added_p50_ms: round(writeEdge.p50),
       in_process_lock_write_added_p99_ms: round(writeEdge.p99),
       write_added_p99_beyond_zk_under_load_ms: round(write.p99 - floorUnderProxy.lockCreateP99Ms),
+      bare_zk_lock_write_added_p50_ms: round(writeLockFloor.p50),
+      bare_zk_lock_write_added_p99_ms: round(writeLockFloor.p99),
+      write_added_p99_beyond_bare_zk_lock_ms: round(write.p99 - writeLockFloor.p99),
+      bare_zk_lock_write_cpu_ms_per_request: round(written.bareLocked.cpuMsPerRequest, 4),
+      write_cpu_ratio_vs_bare_zk_lock: round(written.proxy.cpuMsPerRequest / written.bareLocked.cpuMsPerRequest),
       search_direct_p50_ms: round(searchRun.searchDirect.p50Ms),
       search_proxy_p50_ms: round(searchRun.searchProxy.p50Ms),
       search_added_p50_ms: round(search.p50),
@@ -112,7 +127,8 @@ export const openLoop: Workload = async (context) => {
       `${RATE_PER_S} requests/s at an even pace (bench/paced-load.ts: one request every ${1000 / RATE_PER_S} ms, whatever the answers do); writes PUT a new id each, stand-in write time ${options.writeMs} ms; ` +
         'bare_*_added: the same load through the bare node:http pipe proxy (the hop alone); ' +
         'zk_lock_create_*: the raw client taking one new document\'s lock (container + privateLock, one transaction) at the same pace, on the same server (bench/zookeeper-floor.ts): alone after the slices, and *_under_bare_load / *_under_proxy_load while the same 200 writes/s go through the bare proxy / the proxy (the floor in its own process; that load is not measured): ZooKeeper shares the two cores, so any hop\'s load lengthens its commit\'s tail; ' +
-        'in_process_lock_write_added_*: the same writes through the same proxy on the in-process lock (a third process, in the same alternating slices): the edge and the write path without ZooKeeper',
+        'in_process_lock_write_added_*: the same writes through the same proxy on the in-process lock (a third process, in the same alternating slices): the edge and the write path without ZooKeeper; ' +
+        'bare_zk_lock_write_*: the same writes through the bare node:http proxy taking the least ZooKeeper lock a write can have, the proxy\'s node layout with the raw client (container + privateLock in one transaction before forwarding, one transaction deleting them after, not awaited; bench/reference-zookeeper-lock.ts), in the same alternating slices: what any ZooKeeper-locking proxy adds here',
     ],
   };
 };

@@ -36,6 +36,7 @@ describe('npm run bench (smoke)', () => {
       const openLoop = field(field(workloads, 'open-loop'), 'summary');
       expect(field(openLoop, 'zk_lock_create_under_proxy_load_p50_ms'), 'the floor ran beside the proxy\'s writes').toBeGreaterThan(0);
       expect(field(openLoop, 'zk_lock_create_under_bare_load_p50_ms'), 'the floor ran beside the bare proxy\'s writes').toBeGreaterThan(0);
+      expect(field(openLoop, 'bare_zk_lock_write_cpu_ms_per_request'), 'the bare proxy with the least ZooKeeper lock served writes').toBeGreaterThan(0);
       const hot = field(field(workloads, 'write-hot'), 'summary');
       expect(field(hot, 'proxy_overlaps')).toBe(0);
       expect(field(hot, 'proxy_rps')).toBeGreaterThan(0);

@@ -1,0 +1,74 @@
+/**
+ * The least a ZooKeeper lock can add to a write that goes through a proxy: the bare reference
+ * proxy (reference-proxy-process.ts) taking the proxy's own node layout for each document write
+ * with the raw client — the document container and its ephemeral `privateLock` in one
+ * transaction before forwarding, both deleted in one transaction, not awaited, once the answer
+ * has gone back. No queue, no priorities, no fencing, no error handling: a floor, not a lock. A
+ * write that finds the document taken tries again on the next turn of the event loop, which is
+ * only sound for the uncontended workloads it serves (`open-loop`).
+ */
+import { hostname } from 'node:os';
+import { connectRawClient } from '../src/lock/zk-raw-client.js';
+import { encodeNodeData } from '../src/lock/lock-node-data.js';
+import { isZkCode } from '../src/lock/zk-errors.js';
+import type { ZkClient } from '../src/lock/zk-client.js';
+import type { ZkOp } from '../src/lock/zk-multi.js';
+
+const ROOT = '/es-lock-proxy-bench/reference-lock';
+
+/** `/{index}/_doc|_create|_update/{id}` (the single-document writes the bench sends). */
+const DOCUMENT_WRITE = /^\/([^/_?][^/?]*)\/_(?:doc|create|update)\/([^/?]+)/;
+
+const DATA = encodeNodeData({
+  guid: '00000000-0000-4000-8000-000000000000',
+  owner: { host: hostname(), pid: process.pid, requestId: '00000000-0000-4000-8000-000000000000' },
+  priority: 'foreground',
+  acquiredAt: Date.now(),
+  message: 'PUT /bench-open-loop/_doc/00000000',
+  entry: null,
+});
+
+export interface ReferenceLock {
+  /** The lock's node for a document write, `null` for any other request. */
+  documentOf(method: string | undefined, url: string | undefined): string | null;
+  acquire(document: string): Promise<void>;
+  /** Sent, not awaited: the client's answer does not wait for it (neither does the proxy's). */
+  release(document: string): void;
+}
+
+export async function connectReferenceLock(zookeeper: string): Promise<ReferenceLock> {
+  const { client } = await connectRawClient(zookeeper, 10_000);
+  for (const path of ['/es-lock-proxy-bench', ROOT]) {
+    await client.create(path, '', 'persistent').catch((error: unknown) => {
+      if (!isZkCode(error, 'NODEEXISTS')) throw error;
+    });
+  }
+  return {
+    documentOf: (method, url) => {
+      if (method !== 'PUT' && method !== 'POST' && method !== 'DELETE') return null;
+      const match = DOCUMENT_WRITE.exec(url ?? '');
+      return match === null ? null : `${ROOT}/${encodeURIComponent(`${match[1]}/${match[2]}`)}`;
+    },
+    acquire: (document) => acquire(client, document),
+    release: (document) => {
+      const ops: ZkOp[] = [{ type: 'delete', path: `${document}/privateLock` }, { type: 'delete', path: document }];
+      client.multi(ops).catch(() => undefined);
+    },
+  };
+}
+
+async function acquire(client: ZkClient, document: string): Promise<void> {
+  const privateLock: ZkOp = { type: 'create', path: `${document}/privateLock`, data: DATA, mode: 'ephemeral' };
+  let containerExists = false;
+  for (;;) {
+    try {
+      await client.multi(containerExists ? [privateLock] : [{ type: 'create', path: document, mode: 'container' }, privateLock]);
+      return;
+    } catch (error) {
+      if (isZkCode(error, 'NONODE')) containerExists = false;
+      else if (isZkCode(error, 'NODEEXISTS')) containerExists = true;
+      else throw error;
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+  }
+}
