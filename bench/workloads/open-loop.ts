@@ -119,8 +119,8 @@ export const openLoop: Workload = async (context) => {
       target('open loop: search added p99 <= 2 ms', search.p99, search.p99 <= 2),
       target('open loop: write added p50 <= 1 ms', write.p50, write.p50 <= 1),
       target('open loop: write added p99 <= 3 ms', write.p99, write.p99 <= 3),
-      // What of that row the proxy's own code answers for: ZooKeeper's commit, whose p99 under a
-      // hop's load on these two cores read 1.6–3.9 ms by itself in the runs of 2026-11-26, left out.
+      // The same row without ZooKeeper: the edge and the write path. What a ZooKeeper lock leaves
+      // of the 3 ms on this machine is what the bare proxy with the least one adds (bare_zk_lock_*).
       target('open loop: write added p99 <= 3 ms on the in-process lock (edge and write path, no ZooKeeper)', writeEdge.p99, writeEdge.p99 <= 3),
     ],
     notes: [
