@@ -7,26 +7,18 @@
  * write that finds the document taken tries again on the next turn of the event loop, which is
  * only sound for the uncontended workloads it serves (`open-loop`).
  */
-import { hostname } from 'node:os';
 import { connectRawClient } from '../src/lock/zk-raw-client.js';
-import { encodeNodeData } from '../src/lock/lock-node-data.js';
 import { isZkCode } from '../src/lock/zk-errors.js';
 import type { ZkClient } from '../src/lock/zk-client.js';
 import type { ZkOp } from '../src/lock/zk-multi.js';
+import { BENCH_ROOT, benchLockData, ensureBenchRoot } from './bench-lock-nodes.js';
 
-const ROOT = '/es-lock-proxy-bench/reference-lock';
+export const REFERENCE_LOCK_ROOT = `${BENCH_ROOT}/reference-lock`;
 
 /** `/{index}/_doc|_create|_update/{id}` (the single-document writes the bench sends). */
 const DOCUMENT_WRITE = /^\/([^/_?][^/?]*)\/_(?:doc|create|update)\/([^/?]+)/;
 
-const DATA = encodeNodeData({
-  guid: '00000000-0000-4000-8000-000000000000',
-  owner: { host: hostname(), pid: process.pid, requestId: '00000000-0000-4000-8000-000000000000' },
-  priority: 'foreground',
-  acquiredAt: Date.now(),
-  message: 'PUT /bench-open-loop/_doc/00000000',
-  entry: null,
-});
+const DATA = benchLockData('PUT /bench-open-loop/_doc/00000000');
 
 export interface ReferenceLock {
   /** The lock's node for a document write, `null` for any other request. */
@@ -38,16 +30,12 @@ export interface ReferenceLock {
 
 export async function connectReferenceLock(zookeeper: string): Promise<ReferenceLock> {
   const { client } = await connectRawClient(zookeeper, 10_000);
-  for (const path of ['/es-lock-proxy-bench', ROOT]) {
-    await client.create(path, '', 'persistent').catch((error: unknown) => {
-      if (!isZkCode(error, 'NODEEXISTS')) throw error;
-    });
-  }
+  await ensureBenchRoot(client, REFERENCE_LOCK_ROOT);
   return {
     documentOf: (method, url) => {
       if (method !== 'PUT' && method !== 'POST' && method !== 'DELETE') return null;
       const match = DOCUMENT_WRITE.exec(url ?? '');
-      return match === null ? null : `${ROOT}/${encodeURIComponent(`${match[1]}/${match[2]}`)}`;
+      return match === null ? null : `${REFERENCE_LOCK_ROOT}/${encodeURIComponent(`${match[1]}/${match[2]}`)}`;
     },
     acquire: (document) => acquire(client, document),
     release: (document) => {

@@ -1,12 +1,10 @@
-import { hostname } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import type { ZkClient } from '../src/lock/zk-client.js';
 import { connectRawClient } from '../src/lock/zk-raw-client.js';
 import { percentile } from './load.js';
 import { untilDue } from './paced-load.js';
 import type { ZkOp } from '../src/lock/zk-multi.js';
-import { encodeNodeData } from '../src/lock/lock-node-data.js';
-import { isZkCode } from '../src/lock/zk-errors.js';
+import { BENCH_ROOT, benchLockData, ensureBenchRoot } from './bench-lock-nodes.js';
 
 /**
  * What ZooKeeper itself costs a lock, measured on the bench's own server in the same run: the
@@ -32,15 +30,8 @@ export interface BulkFloor {
   readonly deleteP50Ms: number;
 }
 
-const ROOT = '/es-lock-proxy-bench/floor';
-const DATA = encodeNodeData({
-  guid: '00000000-0000-4000-8000-000000000000',
-  owner: { host: hostname(), pid: process.pid, requestId: '00000000-0000-4000-8000-000000000000' },
-  priority: 'foreground',
-  acquiredAt: Date.now(),
-  message: 'PUT /bench-uncontended/_doc/00000000',
-  entry: null,
-});
+const ROOT = `${BENCH_ROOT}/floor`;
+const DATA = benchLockData('PUT /bench-uncontended/_doc/00000000');
 
 /** Percentiles by the same rule as the load generator's figures. */
 function p(values: readonly number[], at: number): number {
@@ -54,11 +45,7 @@ function p50(values: readonly number[]): number {
 async function withClient<T>(zookeeper: string, use: (client: ZkClient) => Promise<T>): Promise<T> {
   const { client, close } = await connectRawClient(zookeeper, 10_000);
   try {
-    for (const path of ['/es-lock-proxy-bench', ROOT]) {
-      await client.create(path, '', 'persistent').catch((error: unknown) => {
-        if (!isZkCode(error, 'NODEEXISTS')) throw error;
-      });
-    }
+    await ensureBenchRoot(client, ROOT);
     return await use(client);
   } finally {
     await close();

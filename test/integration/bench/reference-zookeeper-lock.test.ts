@@ -4,8 +4,8 @@ import { afterAll, beforeAll, describe, expect, inject, it, vi } from 'vitest';
 import { numberField, spawnBenchChild, type BenchChild } from '../../../bench/child-process.js';
 import { type RawZkConnection, connectRawClient } from '../../../src/lock/zk-raw-client.js';
 import { isZkCode } from '../../../src/lock/zk-errors.js';
+import { REFERENCE_LOCK_ROOT } from '../../../bench/reference-zookeeper-lock.js';
 
-const ROOT = '/es-lock-proxy-bench/reference-lock';
 
 /**
  * The bench's floor for a ZooKeeper-locked write (`bare_zk_lock_write_*` in `open-loop`) is only
@@ -19,7 +19,7 @@ describe('the bench reference proxy with the least ZooKeeper lock', () => {
   /** For each request the upstream saw: its path, and whether the document's privateLock existed then. */
   const seen: { path: string; locked: boolean }[] = [];
 
-  const lockNode = (index: string, id: string): string => `${ROOT}/${encodeURIComponent(`${index}/${id}`)}/privateLock`;
+  const lockNode = (index: string, id: string): string => `${REFERENCE_LOCK_ROOT}/${encodeURIComponent(`${index}/${id}`)}/privateLock`;
 
   async function exists(path: string): Promise<boolean> {
     try {
@@ -65,6 +65,6 @@ describe('the bench reference proxy with the least ZooKeeper lock', () => {
     expect(await answer.json()).toEqual({ result: 'created' });
     expect(seen.find((request) => request.path === `/${index}/_doc/1`)).toEqual({ path: `/${index}/_doc/1`, locked: true });
     await vi.waitFor(async () => expect(await exists(lockNode(index, '1'))).toBe(false));
-    expect(await exists(`${ROOT}/${encodeURIComponent(`${index}/1`)}`)).toBe(false);
+    expect(await exists(`${REFERENCE_LOCK_ROOT}/${encodeURIComponent(`${index}/1`)}`)).toBe(false);
   });
 });
