@@ -123,20 +123,17 @@ export async function startBenchEnvironment(options: BenchOptions): Promise<Benc
       );
     const proxy = await startProxy([...PROXY_NODE_FLAGS, ...profileArgs]);
     cleanups.push(() => proxy.stop());
-    const references = new Map<ReferenceClient, { port: number; statsPort: number }>();
-    for (const client of REFERENCE_CLIENTS) {
-      const reference = await spawnBenchChild('./reference-proxy-process.ts', { upstream: directUrl, client }, (line) => ({
+    const startReference = async (client: ReferenceClient, lockOn?: string): Promise<{ port: number; statsPort: number }> => {
+      const reference = await spawnBenchChild('./reference-proxy-process.ts', { upstream: directUrl, client, zookeeper: lockOn }, (line) => ({
         port: numberField(line, 'port'),
         statsPort: numberField(line, 'statsPort'),
       }));
       cleanups.push(() => reference.stop());
-      references.set(client, reference.info);
-    }
-    const lockingReference = await spawnBenchChild('./reference-proxy-process.ts', { upstream: directUrl, client: 'node-http', zookeeper }, (line) => ({
-      port: numberField(line, 'port'),
-      statsPort: numberField(line, 'statsPort'),
-    }));
-    cleanups.push(() => lockingReference.stop());
+      return reference.info;
+    };
+    const references = new Map<ReferenceClient, { port: number; statsPort: number }>();
+    for (const client of REFERENCE_CLIENTS) references.set(client, await startReference(client));
+    const lockingReference = await startReference('node-http', zookeeper);
     const referenceOf = (client: ReferenceClient): { port: number; statsPort: number } => {
       const info = references.get(client);
       if (info === undefined) throw new Error(`no reference proxy for ${client}`);
@@ -156,8 +153,8 @@ export async function startBenchEnvironment(options: BenchOptions): Promise<Benc
         undici: `http://127.0.0.1:${referenceOf('undici').port}`,
       },
       referenceCpuMs: async (client) => cpuMsOf(await getJson(`http://127.0.0.1:${referenceOf(client).statsPort}/stats`)),
-      lockingReferenceUrl: `http://127.0.0.1:${lockingReference.info.port}`,
-      lockingReferenceCpuMs: async () => cpuMsOf(await getJson(`http://127.0.0.1:${lockingReference.info.statsPort}/stats`)),
+      lockingReferenceUrl: `http://127.0.0.1:${lockingReference.port}`,
+      lockingReferenceCpuMs: async () => cpuMsOf(await getJson(`http://127.0.0.1:${lockingReference.statsPort}/stats`)),
       proxyUrls: [`http://127.0.0.1:${proxy.info.proxyPort}`, `http://127.0.0.1:${second.info.proxyPort}`],
       inProcessProxyUrl: `http://127.0.0.1:${inProcess.info.proxyPort}`,
       inProcessProxyCpuMs: async () => cpuMsOf(await getJson(`http://127.0.0.1:${inProcess.info.statsPort}/stats`)),
