@@ -33,6 +33,7 @@ describe('npm run bench (smoke)', () => {
       expect(field(search, 'cpu_ratio_vs_bare')).toBeGreaterThan(0);
       const uncontended = field(field(workloads, 'write-uncontended'), 'summary');
       expect(field(uncontended, 'in_process_lock_rps'), 'the in-process-lock reference served writes').toBeGreaterThan(0);
+      expect(field(uncontended, 'bare_zk_lock_rps'), 'the bare proxy with the least ZooKeeper lock served uncontended writes').toBeGreaterThan(0);
       const openLoop = field(field(workloads, 'open-loop'), 'summary');
       expect(field(openLoop, 'zk_lock_create_under_proxy_load_p50_ms'), 'the floor ran beside the proxy\'s writes').toBeGreaterThan(0);
       expect(field(openLoop, 'zk_lock_create_under_bare_load_p50_ms'), 'the floor ran beside the bare proxy\'s writes').toBeGreaterThan(0);
