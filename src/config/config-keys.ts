@@ -343,7 +343,7 @@ export const CONFIG_KEYS: { readonly [K in ConfigKey]: KeySpec<ConfigValues[K]> 
   }),
   'proxy.alias.cache.ttl.ms': key({
     defaultValue: '5000',
-    description: 'How long in ms the answer of an alias look-up (`GET /{name}/_alias`) is reused.',
+    description: 'How long in ms the answer of an alias look-up (`GET /{name}/_alias`) is reused; a name used in the last fifth of that time is looked up again in the background.',
     reload: 'live',
     parse: timeoutMs,
   }),

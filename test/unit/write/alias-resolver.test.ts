@@ -82,4 +82,100 @@ describe('AliasResolver', () => {
     await aliases.lockIndexFor('b');
     expect(lookup).toHaveBeenCalledTimes(4);
   });
+
+  describe('a name written steadily', () => {
+    const TTL_MS = 1_000;
+    const START = 10_000;
+    const ALIASED: NameAliases = { isAlias: false, writeAliases: ['logs'], writeIndex: 'logs-1' };
+
+    /** A resolver on a clock the test moves, with the look-ups it was asked for, each answered by the test. */
+    function onClock(): { aliases: AliasResolver; clock: { now: number }; asked: ((answer: NameAliases | Error) => void)[] } {
+      // Not 0: lru-cache takes an entry stored at time 0 for one without a TTL.
+      const clock = { now: START };
+      const asked: ((answer: NameAliases | Error) => void)[] = [];
+      const lookup: AliasLookup = () =>
+        new Promise((resolve, reject) => asked.push((answer) => (answer instanceof Error ? reject(answer) : resolve(answer))));
+      const aliases = new AliasResolver({ lookup, ttlMs: () => TTL_MS, capacity: 100, concurrency: 4, now: () => clock.now });
+      return { aliases, clock, asked };
+    }
+
+    async function firstAnswer(aliases: AliasResolver, asked: ((answer: NameAliases | Error) => void)[]): Promise<void> {
+      const first = aliases.lockIndexFor('logs-1');
+      await vi.waitFor(() => expect(asked).toHaveLength(1), { interval: 1 });
+      asked[0]!(PLAIN);
+      expect(await first).toBe('logs-1');
+    }
+
+    it('is looked up again in the background in the last fifth of the life of its answer, so no write waits for the look-up', async () => {
+      const { aliases, clock, asked } = onClock();
+      await firstAnswer(aliases, asked);
+      clock.now = START + 850;
+      // Answered from the cache while the new look-up is still out: the write does not wait for it.
+      expect(await Promise.all([aliases.lockIndexFor('logs-1'), aliases.lockIndexFor('logs-1')])).toEqual(['logs-1', 'logs-1']);
+      await vi.waitFor(() => expect(asked, 'a look-up in the background').toHaveLength(2), { interval: 1 });
+      expect(await aliases.lockIndexFor('logs-1')).toBe('logs-1');
+      expect(asked, 'one look-up in the background for every write meanwhile').toHaveLength(2);
+      asked[1]!(ALIASED);
+      await vi.waitFor(async () => expect(await aliases.lockIndexFor('logs-1')).toBe('logs'), { interval: 1 });
+      // Past the first answer's life, within the new one's: answered with no more look-ups.
+      clock.now = START + 1_100;
+      expect(await aliases.lockIndexFor('logs-1')).toBe('logs');
+      expect(asked).toHaveLength(2);
+    });
+
+    it('never uses an answer past its life: a write after it waits for a look-up of its own when the one in the background has not answered', async () => {
+      const { aliases, clock, asked } = onClock();
+      await firstAnswer(aliases, asked);
+      clock.now = START + 850;
+      expect(await aliases.lockIndexFor('logs-1')).toBe('logs-1');
+      await vi.waitFor(() => expect(asked).toHaveLength(2), { interval: 1 });
+      clock.now = START + 1_001;
+      let answered = false;
+      const late = aliases.lockIndexFor('logs-1').then((index) => ((answered = true), index));
+      await vi.waitFor(() => expect(asked).toHaveLength(3), { interval: 1 });
+      expect(answered, 'the expired answer is not used').toBe(false);
+      asked[2]!(ALIASED);
+      expect(await late).toBe('logs');
+      // The background look-up, started before the write's own, answers last: it does not replace the newer answer.
+      asked[1]!(PLAIN);
+      await new Promise((resolve) => setImmediate(resolve));
+      clock.now = START + 1_050;
+      expect(await aliases.lockIndexFor('logs-1')).toBe('logs');
+    });
+
+    it('lets a write waiting for its own look-up have that answer when the background one answers first', async () => {
+      const { aliases, clock, asked } = onClock();
+      await firstAnswer(aliases, asked);
+      clock.now = START + 850;
+      expect(await aliases.lockIndexFor('logs-1')).toBe('logs-1');
+      await vi.waitFor(() => expect(asked).toHaveLength(2), { interval: 1 });
+      clock.now = START + 1_001;
+      const late = aliases.lockIndexFor('logs-1');
+      await vi.waitFor(() => expect(asked).toHaveLength(3), { interval: 1 });
+      asked[1]!(PLAIN);
+      asked[2]!(ALIASED);
+      expect(await late).toBe('logs');
+    });
+
+    it('keeps the answer until its life ends when the background look-up fails, then looks up again in the foreground', async () => {
+      const { aliases, clock, asked } = onClock();
+      await firstAnswer(aliases, asked);
+      clock.now = START + 850;
+      expect(await aliases.lockIndexFor('logs-1')).toBe('logs-1');
+      await vi.waitFor(() => expect(asked).toHaveLength(2), { interval: 1 });
+      asked[1]!(new Error('connect ECONNREFUSED'));
+      clock.now = START + 950;
+      // A failed refresh is tried again on the next use, the answer still in its life meanwhile.
+      await vi.waitFor(async () => {
+        expect(await aliases.lockIndexFor('logs-1')).toBe('logs-1');
+        expect(asked).toHaveLength(3);
+      }, { interval: 1 });
+      asked[2]!(new Error('connect ECONNREFUSED'));
+      clock.now = START + 1_001;
+      const failure = aliases.lockIndexFor('logs-1').catch((error: unknown) => error);
+      await vi.waitFor(() => expect(asked.length).toBeGreaterThanOrEqual(4), { interval: 1 });
+      asked[asked.length - 1]!(new Error('connect ECONNREFUSED'));
+      expect(await failure).toMatchObject({ code: 'ALIAS_RESOLUTION_FAILED' });
+    });
+  });
 });
