@@ -106,14 +106,20 @@ describe('AliasResolver', () => {
       expect(await first).toBe('logs-1');
     }
 
+    /** A first answer, then a write in the last fifth of its life: answered from the cache, a look-up out in the background. */
+    async function agingWithLookUpOut(): Promise<ReturnType<typeof onClock>> {
+      const setup = onClock();
+      await firstAnswer(setup.aliases, setup.asked);
+      setup.clock.now = START + 850;
+      expect(await setup.aliases.lockIndexFor('logs-1')).toBe('logs-1');
+      await vi.waitFor(() => expect(setup.asked, 'a look-up in the background').toHaveLength(2), { interval: 1 });
+      return setup;
+    }
+
     it('is looked up again in the background in the last fifth of the life of its answer, so no write waits for the look-up', async () => {
-      const { aliases, clock, asked } = onClock();
-      await firstAnswer(aliases, asked);
-      clock.now = START + 850;
-      // Answered from the cache while the new look-up is still out: the write does not wait for it.
+      const { aliases, clock, asked } = await agingWithLookUpOut();
+      // Answered from the cache while the new look-up is still out: the writes do not wait for it.
       expect(await Promise.all([aliases.lockIndexFor('logs-1'), aliases.lockIndexFor('logs-1')])).toEqual(['logs-1', 'logs-1']);
-      await vi.waitFor(() => expect(asked, 'a look-up in the background').toHaveLength(2), { interval: 1 });
-      expect(await aliases.lockIndexFor('logs-1')).toBe('logs-1');
       expect(asked, 'one look-up in the background for every write meanwhile').toHaveLength(2);
       asked[1]!(ALIASED);
       await vi.waitFor(async () => expect(await aliases.lockIndexFor('logs-1')).toBe('logs'), { interval: 1 });
@@ -124,11 +130,7 @@ describe('AliasResolver', () => {
     });
 
     it('never uses an answer past its life: a write after it waits for a look-up of its own when the one in the background has not answered', async () => {
-      const { aliases, clock, asked } = onClock();
-      await firstAnswer(aliases, asked);
-      clock.now = START + 850;
-      expect(await aliases.lockIndexFor('logs-1')).toBe('logs-1');
-      await vi.waitFor(() => expect(asked).toHaveLength(2), { interval: 1 });
+      const { aliases, clock, asked } = await agingWithLookUpOut();
       clock.now = START + 1_001;
       let answered = false;
       const late = aliases.lockIndexFor('logs-1').then((index) => ((answered = true), index));
@@ -144,11 +146,7 @@ describe('AliasResolver', () => {
     });
 
     it('lets a write waiting for its own look-up have that answer when the background one answers first', async () => {
-      const { aliases, clock, asked } = onClock();
-      await firstAnswer(aliases, asked);
-      clock.now = START + 850;
-      expect(await aliases.lockIndexFor('logs-1')).toBe('logs-1');
-      await vi.waitFor(() => expect(asked).toHaveLength(2), { interval: 1 });
+      const { aliases, clock, asked } = await agingWithLookUpOut();
       clock.now = START + 1_001;
       const late = aliases.lockIndexFor('logs-1');
       await vi.waitFor(() => expect(asked).toHaveLength(3), { interval: 1 });
@@ -158,11 +156,7 @@ describe('AliasResolver', () => {
     });
 
     it('keeps the answer until its life ends when the background look-up fails, then looks up again in the foreground', async () => {
-      const { aliases, clock, asked } = onClock();
-      await firstAnswer(aliases, asked);
-      clock.now = START + 850;
-      expect(await aliases.lockIndexFor('logs-1')).toBe('logs-1');
-      await vi.waitFor(() => expect(asked).toHaveLength(2), { interval: 1 });
+      const { aliases, clock, asked } = await agingWithLookUpOut();
       asked[1]!(new Error('connect ECONNREFUSED'));
       clock.now = START + 950;
       // A failed refresh is tried again on the next use, the answer still in its life meanwhile.
