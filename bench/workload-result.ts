@@ -148,6 +148,11 @@ export async function measuredAlternating<K extends string>(context: WorkloadCon
   return measuredRuns;
 }
 
+/** The ZooKeeper server's CPU time (ms) as `AlternatingRun.serverCpuMs` reads it; NaN when unreadable. */
+export function zookeeperCpuMs(env: WorkloadContext['env']): () => Promise<number> {
+  return async () => (await env.zookeeperCpu())?.totalMs ?? Number.NaN;
+}
+
 /** The loads of a proxy-vs-references comparison: the stand-in, the proxy, both bare proxies. */
 export function againstReferences(context: WorkloadContext, spec: (baseUrl: string, run: string) => LoadSpec): Record<'direct' | 'proxy' | 'bare' | 'bareUndici', AlternatingRun> {
   const { env } = context;
@@ -156,7 +161,7 @@ export function againstReferences(context: WorkloadContext, spec: (baseUrl: stri
     proxy: {
       spec: spec(env.proxyUrl, 'p'),
       cpuMs: async () => (await env.proxyStats()).cpuMs,
-      serverCpuMs: async () => (await env.zookeeperCpu())?.totalMs ?? Number.NaN,
+      serverCpuMs: zookeeperCpuMs(env),
     },
     bare: { spec: spec(env.referenceUrl['node-http'], 'b'), cpuMs: () => env.referenceCpuMs('node-http') },
     bareUndici: { spec: spec(env.referenceUrl.undici, 'u'), cpuMs: () => env.referenceCpuMs('undici') },

@@ -1,6 +1,6 @@
 import type { LoadSpec } from '../load.js';
 import { measureLockFloor } from '../zookeeper-floor.js';
-import { againstReferences, comparison, cycle, measuredAlternating, round, target, versusBare, type Workload } from '../workload-result.js';
+import { againstReferences, comparison, cycle, measuredAlternating, round, target, versusBare, zookeeperCpuMs, type Workload } from '../workload-result.js';
 
 const INDEX = 'bench-uncontended';
 const DOCUMENTS = 100_000;
@@ -21,8 +21,7 @@ export const writeUncontended: Workload = async (context) => {
     };
   };
   const inProcessLock = { spec: spec(env.inProcessProxyUrl, 'm'), cpuMs: () => env.inProcessProxyCpuMs() };
-  const zookeeperCpuMs = async (): Promise<number> => (await env.zookeeperCpu())?.totalMs ?? Number.NaN;
-  const leastLock = { spec: spec(env.lockingReferenceUrl, 'l'), cpuMs: () => env.lockingReferenceCpuMs(), serverCpuMs: zookeeperCpuMs };
+  const leastLock = { spec: spec(env.lockingReferenceUrl, 'l'), cpuMs: () => env.lockingReferenceCpuMs(), serverCpuMs: zookeeperCpuMs(env) };
   const { direct, proxy, bare, bareUndici, inProcess, bareLocked } = await measuredAlternating(context, {
     ...againstReferences(context, spec),
     inProcess: inProcessLock,

@@ -113,16 +113,16 @@ export class AliasResolver {
   private refreshWhenAging(name: string, ttlMs: number): void {
     if (this.refreshing.has(name) || this.cache.getRemainingTTL(name) > ttlMs * (1 - REFRESH_AFTER_SHARE_OF_TTL)) return;
     const aging = this.cache.peek(name);
+    if (aging === undefined) return;
     this.refreshing.add(name);
-    this.limit(() => this.resolve(name))
-      .then(
-        (answer) => {
-          // Only over the answer it refreshes: a write's own look-up may have replaced it meanwhile
-          // with a newer one, and an expired answer is looked up again by the next write.
-          if (aging !== undefined && this.cache.peek(name) === aging) this.cache.set(name, answer, { ttl: this.options.ttlMs() });
-        },
-        () => undefined,
-      )
+    void this.limit(() => this.resolve(name))
+      .then((answer) => {
+        // Only over the answer it refreshes: a write's own look-up may have replaced it meanwhile
+        // with a newer one, and an expired answer is looked up again by the next write.
+        if (this.cache.peek(name) === aging) this.cache.set(name, answer, { ttl: this.options.ttlMs() });
+      })
+      // A failed look-up leaves the answer to expire; the write after that looks up on its own.
+      .catch(() => undefined)
       .finally(() => this.refreshing.delete(name));
   }
 
