@@ -192,12 +192,19 @@ export function comparison(direct: LoadResult, proxy: LoadResult, proxyCpuMsPerR
     direct_rps: round(direct.rps, 1),
     proxy_rps: round(proxy.rps, 1),
     throughput_ratio: round(proxy.rps / direct.rps),
-    direct_p50_ms: round(direct.p50Ms),
-    proxy_p50_ms: round(proxy.p50Ms),
-    added_p50_ms: round(proxy.p50Ms - direct.p50Ms),
-    direct_p99_ms: round(direct.p99Ms),
-    proxy_p99_ms: round(proxy.p99Ms),
-    added_p99_ms: round(proxy.p99Ms - direct.p99Ms),
+    ...addedLatency(direct, proxy),
     proxy_non2xx: proxy.non2xx + proxy.errors,
+  };
+}
+
+/** p50 and p99 straight and through the proxy, and what the proxy added; keys start with `prefix` (`write_direct_p50_ms`). */
+export function addedLatency(direct: LoadResult, proxy: LoadResult, prefix = ''): Record<string, number> {
+  return {
+    [`${prefix}direct_p50_ms`]: round(direct.p50Ms),
+    [`${prefix}proxy_p50_ms`]: round(proxy.p50Ms),
+    [`${prefix}added_p50_ms`]: round(proxy.p50Ms - direct.p50Ms),
+    [`${prefix}direct_p99_ms`]: round(direct.p99Ms),
+    [`${prefix}proxy_p99_ms`]: round(proxy.p99Ms),
+    [`${prefix}added_p99_ms`]: round(proxy.p99Ms - direct.p99Ms),
   };
 }

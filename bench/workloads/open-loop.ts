@@ -1,7 +1,7 @@
 import { numberField, spawnBenchChild } from '../child-process.js';
 import { runLoad, type LoadResult, type LoadSpec } from '../load.js';
 import { measureLockFloor, type ZooKeeperFloor } from '../zookeeper-floor.js';
-import { againstReferences, measuredAlternating, round, target, type Workload, type WorkloadContext } from '../workload-result.js';
+import { addedLatency, againstReferences, measuredAlternating, round, target, type Workload, type WorkloadContext } from '../workload-result.js';
 
 const RATE_PER_S = 200;
 /** Unused by a paced load (bench/paced-load.ts opens what it needs); kept for the spec's shape. */
@@ -72,12 +72,7 @@ export const openLoop: Workload = async (context) => {
     workload: 'open-loop',
     summary: {
       rate_per_s: RATE_PER_S,
-      write_direct_p50_ms: round(run.writeDirect.p50Ms),
-      write_proxy_p50_ms: round(run.writeProxy.p50Ms),
-      write_added_p50_ms: round(write.p50),
-      write_direct_p99_ms: round(run.writeDirect.p99Ms),
-      write_proxy_p99_ms: round(run.writeProxy.p99Ms),
-      write_added_p99_ms: round(write.p99),
+      ...addedLatency(run.writeDirect, run.writeProxy, 'write_'),
       zk_lock_create_p50_ms: round(floor.lockCreateP50Ms),
       zk_lock_create_p99_ms: round(floor.lockCreateP99Ms),
       write_added_p50_beyond_zk_ms: round(write.p50 - floor.lockCreateP50Ms),
@@ -93,12 +88,7 @@ export const openLoop: Workload = async (context) => {
       write_added_p99_beyond_bare_zk_lock_ms: round(write.p99 - writeLockFloor.p99),
       bare_zk_lock_write_cpu_ms_per_request: round(written.bareLocked.cpuMsPerRequest, 4),
       write_cpu_ratio_vs_bare_zk_lock: round(written.proxy.cpuMsPerRequest / written.bareLocked.cpuMsPerRequest),
-      search_direct_p50_ms: round(searchRun.searchDirect.p50Ms),
-      search_proxy_p50_ms: round(searchRun.searchProxy.p50Ms),
-      search_added_p50_ms: round(search.p50),
-      search_direct_p99_ms: round(searchRun.searchDirect.p99Ms),
-      search_proxy_p99_ms: round(searchRun.searchProxy.p99Ms),
-      search_added_p99_ms: round(search.p99),
+      ...addedLatency(searchRun.searchDirect, searchRun.searchProxy, 'search_'),
       bare_write_added_p50_ms: round(writeHop.p50),
       bare_write_added_p99_ms: round(writeHop.p99),
       bare_search_added_p50_ms: round(searchHop.p50),
