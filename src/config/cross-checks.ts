@@ -2,6 +2,7 @@ import { accessSync, constants } from 'node:fs';
 import type { ConfigKey, ValueOf } from './config-keys.js';
 import { invalidSetting, type RawSetting } from './raw-setting.js';
 import { describeFileError } from './file-errors.js';
+import { ListenerTlsError, readListenerTls } from '../tls/listener-tls.js';
 
 type SettingOf = (key: ConfigKey) => RawSetting;
 
@@ -14,6 +15,7 @@ export function checkAcrossKeys(value: ValueOf, settingOf: SettingOf): string[] 
   checkElasticsearchAuth(value, settingOf);
   checkDistinctPorts(value, settingOf);
   checkReadableCaFile(value, settingOf);
+  checkListenerTls(value, settingOf);
   return value('elasticsearch.ssl.verify') ? [] : ['elasticsearch.ssl.verify=false: TLS certificates of the cluster are not verified'];
 }
 
@@ -79,5 +81,27 @@ function checkReadableCaFile(value: ValueOf, settingOf: SettingOf): void {
     accessSync(caFile, constants.R_OK);
   } catch (error) {
     throw invalidSetting(settingOf('elasticsearch.ssl.ca'), `a readable file (${describeFileError(error)})`);
+  }
+}
+
+/**
+ * The listener's TLS files are read and matched at start, so a typo, an unreadable file or the key
+ * of another certificate stops the start (exit 2) instead of failing every client's handshake.
+ */
+function checkListenerTls(value: ValueOf, settingOf: SettingOf): void {
+  const certFile = value('proxy.listen.tls.cert');
+  const keyFile = value('proxy.listen.tls.key');
+  const caFile = value('proxy.listen.tls.ca');
+  if (certFile !== null && keyFile === null) throw invalidSetting(settingOf('proxy.listen.tls.cert'), 'proxy.listen.tls.key to be set too');
+  if (keyFile !== null && certFile === null) throw invalidSetting(settingOf('proxy.listen.tls.key'), 'proxy.listen.tls.cert to be set too');
+  if (certFile === null || keyFile === null) {
+    if (caFile !== null) throw invalidSetting(settingOf('proxy.listen.tls.ca'), 'proxy.listen.tls.cert and proxy.listen.tls.key to be set too');
+    return;
+  }
+  try {
+    readListenerTls({ certFile, keyFile, caFile });
+  } catch (error) {
+    if (error instanceof ListenerTlsError) throw invalidSetting(settingOf(error.key), error.expected);
+    throw error;
   }
 }

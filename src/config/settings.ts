@@ -1,4 +1,5 @@
 import type { Priority } from '../lock/lock-engine.js';
+import type { ListenerTlsFiles } from '../tls/listener-tls.js';
 
 /**
  * The one validated, frozen view of the configuration. Built by `load-settings.ts` from
@@ -61,6 +62,8 @@ export type FencingMode = 'off' | 'on';
 export interface ProxySettings {
   readonly listenHost: string;
   readonly listenPort: number;
+  /** HTTPS on the proxy port when set; plain HTTP when null. */
+  readonly listenTls: ListenerTlsFiles | null;
   readonly adminHost: string;
   readonly adminPort: number;
   readonly adminToken: string | null;
