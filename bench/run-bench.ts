@@ -18,6 +18,7 @@ import { fgUnderBg } from './workloads/fg-under-bg.js';
 import { lock } from './workloads/lock.js';
 import { openLoop } from './workloads/open-loop.js';
 import { passthrough } from './workloads/passthrough.js';
+import { tls } from './workloads/tls.js';
 import { writeHot } from './workloads/write-hot.js';
 import { writeUncontended } from './workloads/write-uncontended.js';
 import { warmZooKeeper, type ZooKeeperWarmup } from './zookeeper-warmup.js';
@@ -31,7 +32,10 @@ const WORKLOAD_RUNNERS: Record<WorkloadName, Workload> = {
   bulk,
   lock,
   fencing,
+  tls,
 };
+
+const LOCK_FREE_WORKLOADS = new Set<WorkloadName>(['passthrough', 'tls']);
 
 async function zookeeperVersion(connect: string): Promise<string> {
   const port = Number(connect.split(',')[0]?.split(':')[1]);
@@ -65,8 +69,8 @@ async function runAll(options: BenchOptions): Promise<void> {
   let warmup: ZooKeeperWarmup | null = null;
   try {
     host = await machine(env.zookeeper);
-    // `--warmup 0` (the smoke test) asks for none; only passthrough never locks.
-    if (options.warmupS > 0 && options.workloads.some((name) => name !== 'passthrough')) {
+    // `--warmup 0` (the smoke test) asks for none; passthrough and tls never lock.
+    if (options.warmupS > 0 && options.workloads.some((name) => !LOCK_FREE_WORKLOADS.has(name))) {
       console.error('[bench] warming ZooKeeper up ...');
       warmup = await warmZooKeeper(env);
       console.error(`[bench] ZooKeeper warm-up: ${JSON.stringify(warmup)}`);
