@@ -8,9 +8,10 @@ import { shadowingRoutes, unmodelledWriteRoutes, type ShadowingRoute, type SpecR
  * Regenerates, from Elasticsearch's REST API specification (`specification/_json_spec/` of
  * elastic/elasticsearch-specification, one branch per minor version), the routes the classifier
  * must know so that a non-write request is not taken for a document write, and the full route
- * list the classifier's test walks. Usage:
+ * list the classifier's test walks. The same files are in elastic/elasticsearch under
+ * `rest-api-spec/src/main/resources/rest-api-spec/api/` at each release tag. Usage:
  *
- *   npm run spec:routes -- <dir of _json_spec> --version 8.19 [--source elastic/elasticsearch-specification@<commit>]
+ *   npm run spec:routes -- <dir of the JSON files> --version 8.19 [--source elastic/elasticsearch-specification@<commit>]
  */
 
 const SHADOWING_OUTPUT = 'src/classify/es-spec-shadowing-routes.generated.ts';
@@ -46,7 +47,8 @@ function main(): void {
 
 function readSpec(dir: string): SpecRoute[] {
   const routes: SpecRoute[] = [];
-  for (const file of readdirSync(dir).filter((name) => name.endsWith('.json')).sort()) {
+  // `_common.json` (in elastic/elasticsearch's copy of the files) holds the parameters every API takes, no route.
+  for (const file of readdirSync(dir).filter((name) => name.endsWith('.json') && name !== '_common.json').sort()) {
     const parsed = JSON.parse(readFileSync(join(dir, file), 'utf8')) as SpecFile;
     for (const [api, definition] of Object.entries(parsed)) {
       for (const { path, methods } of definition.url.paths) routes.push({ api, path: checkedPath(file, path), methods: methods.map((m) => checkedMethod(file, m)) });
