@@ -1,9 +1,12 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { describe, expect, it } from 'vitest';
+import { RouteTrie, type Resolution, type RouteVersion } from '../../../src/classify/es-route-trie.js';
+import { ELASTICSEARCH_ROUTES } from '../../../src/classify/es-routes.js';
 import { SPEC_SHADOWING_ROUTES, SPEC_VERSION as SHADOWING_SPEC_VERSION } from '../../../src/classify/es-spec-shadowing-routes.generated.js';
-import { COMPATIBLE_7_ROUTES, WRITE_ROUTES } from '../../../src/classify/es-write-routes.js';
+import { COMPATIBLE_7_ROUTES, MODELLED_SPEC_APIS, OTHER, WRITE_ROUTES, type RouteHandler } from '../../../src/classify/es-write-routes.js';
+import { decodePathSegment } from '../../../src/classify/path-segments.js';
 import { classifyRoute, type RouteClassification } from '../../../src/classify/route-parser.js';
-import { shadowingRoutes, unmodelledWriteRoutes, type SpecRoute } from '../../../src/classify/route-shapes.js';
+import { shadowingRoutes, shapeOf, unmodelledWriteRoutes, type SpecRoute } from '../../../src/classify/route-shapes.js';
 import { SPEC_ROUTES, SPEC_VERSION } from '../../support/es-spec-routes.generated.js';
 
 /*
@@ -120,5 +123,72 @@ describe(`classifyRoute over every route of Elasticsearch's REST API specificati
     expect(SHADOWING_SPEC_VERSION).toBe(SPEC_VERSION);
     const derived = shadowingRoutes(spec, [...WRITE_ROUTES, ...COMPATIBLE_7_ROUTES]).map((r) => [r.methods, r.path, r.apis.join(' ')]);
     expect(SPEC_SHADOWING_ROUTES).toEqual(derived);
+  });
+});
+
+/** The write routes and every route of the specification: Elasticsearch's router as far as the specification knows it. */
+function wholeSpecificationTrie(): RouteTrie<RouteHandler> {
+  const trie = new RouteTrie<RouteHandler>(decodePathSegment);
+  for (const [methods, path, version, handler] of [...WRITE_ROUTES, ...COMPATIBLE_7_ROUTES]) for (const m of methods) trie.add(m, path, version, handler);
+  const registered = new Set<string>();
+  for (const { api, path, methods } of spec) {
+    if (MODELLED_SPEC_APIS.has(api)) continue;
+    const unnamed = `/${shapeOf(path).map((segment) => (segment === '*' ? '{}' : segment)).join('/')}`;
+    for (const method of methods) {
+      if (registered.has(`${method} ${unnamed}`)) continue;
+      registered.add(`${method} ${unnamed}`);
+      trie.add(method, unnamed, 'current', OTHER);
+    }
+  }
+  return trie;
+}
+
+/**
+ * Request paths where a write route and a specification route meet: each specification path cut or
+ * padded to each write route's length, its parameters filled with the write route's literals or
+ * with index names, type names and ids that look like API names.
+ */
+function meetingPaths(): Set<string> {
+  const writeShapes = [...WRITE_ROUTES, ...COMPATIBLE_7_ROUTES].map(([, path]) => shapeOf(path));
+  const fills = ['products', 'doc', '_doc', '_all', '_bulk', '_create', '_update', '_source'];
+  const paths = new Set<string>();
+  for (const { path } of spec) {
+    const specShape = shapeOf(path);
+    for (const writeShape of writeShapes) {
+      for (const length of [writeShape.length, specShape.length]) {
+        for (const fill of fills) {
+          const segments = Array.from({ length }, (_, i) => {
+            const literal = [specShape[i], writeShape[i]].find((segment) => segment !== undefined && segment !== '*');
+            return literal ?? (i === 0 ? INDEX : fill);
+          });
+          paths.add(`/${segments.join('/')}`);
+        }
+      }
+    }
+  }
+  return paths;
+}
+
+function writeOrPass(resolution: Resolution<RouteHandler>): string {
+  if (!resolution.matched || resolution.handler.kind === 'other') return 'pass';
+  return JSON.stringify([resolution.handler, [...resolution.params]]);
+}
+
+describe('the generated shadowing list', () => {
+  it('picks the same writes as a router holding every route of the specification', () => {
+    const whole = wholeSpecificationTrie();
+    const paths = meetingPaths();
+    expect(paths.size).toBeGreaterThan(10_000);
+    const differing: string[] = [];
+    for (const path of paths) {
+      for (const method of ['PUT', 'POST', 'DELETE']) {
+        for (const version of ['current', 'v7'] satisfies RouteVersion[]) {
+          const listed = writeOrPass(ELASTICSEARCH_ROUTES.resolve(method, path, version));
+          const everything = writeOrPass(whole.resolve(method, path, version));
+          if (listed !== everything) differing.push(`${method} ${path} (${version}): ${listed}, whole specification: ${everything}`);
+        }
+      }
+    }
+    expect(differing).toEqual([]);
   });
 });
