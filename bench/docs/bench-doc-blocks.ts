@@ -89,7 +89,7 @@ function figuresBlock(kept: readonly HistoryRow[]): string {
       const rows = BENCH_FIGURES.filter((figure) => figure.section === section).map((figure) => {
         const stats = statsOf(kept, figure.id);
         if (stats === null) return `| ${figure.label} | not measured | |`;
-        const range = stats.n > 1 ? `${format(stats.min, figure.unit)} – ${format(stats.max, figure.unit)}` : '—';
+        const range = stats.n > 1 ? rangeOf(stats, figure.unit, ' – ') : '—';
         return `| ${figure.label} | ${format(stats.median, figure.unit)} | ${range} |`;
       });
       return [`**${SECTION_TITLES[section]}**`, '', header, '| --- | --- | --- |', ...rows, ''].join('\n');
@@ -132,7 +132,14 @@ function quote(kept: readonly HistoryRow[], id: string): string {
   const stats: FigureStats | null = statsOf(kept, id);
   if (stats === null) return '(not measured)';
   const median = format(stats.median, figure.unit);
-  return stats.n > 1 ? `${median} [${format(stats.min, figure.unit)}–${format(stats.max, figure.unit)}]` : median;
+  const spread = format(stats.min, figure.unit) !== format(stats.max, figure.unit);
+  return stats.n > 1 && spread ? `${median} [${rangeOf(stats, figure.unit, '–')}]` : median;
+}
+
+/** The lowest and highest value of the runs kept; one value when every run measured the same. */
+function rangeOf(stats: FigureStats, unit: 'x' | 'ms' | '', separator: string): string {
+  const [low, high] = [format(stats.min, unit), format(stats.max, unit)];
+  return low === high ? `${low} in every run` : `${low}${separator}${high}`;
 }
 
 export function format(value: number, unit: 'x' | 'ms' | ''): string {

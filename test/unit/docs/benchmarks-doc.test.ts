@@ -91,6 +91,8 @@ describe('the generated blocks', () => {
     const one = withBlocks(doc, inputs(rows.slice(1))) ?? '';
     expect(one).toContain('| uncontended locked write: throughput ÷ the bare proxy | 0.90x | — |');
     expect(one).toContain('n=1');
+    expect(two).toContain('| overlapping writes through one proxy | 0 | 0 in every run |');
+    expect(two).toContain('- **Safety**: 0 overlapping writes');
     expect(withBlocks('no markers', inputs(rows))).toBeNull();
   });
 
