@@ -62,7 +62,7 @@ function runBlock({ report, kept }: BlockInputs): string {
   const commit = latest === undefined || latest.commit === '' ? '' : ` of commit \`${latest.commit}\``;
   const runs = kept.length === 1 ? 'one run is kept so far (n=1): each figure below is that run, with no range yet' : `the last ${kept.length} runs are kept (oldest ${day(kept[0]?.runAt ?? '')})`;
   return [
-    `Latest run${commit}: ${day(report.generatedAt)}, ${report.totalSeconds} s; ${machine['cores']} cores (${machine['cpu']}), ${machine['memoryGiB']} GiB, ${machine['platform']}, Node ${machine['node']}, ZooKeeper ${String(machine['zookeeper']).split('-')[0]}; 1-minute load average ${load.atStart} at the start, ${load.atEnd} at the end; ${options.durationS} s measured per way after ${options.warmupS} s of warm-up; the stand-in takes ${options.writeMs} ms per write and ${options.readMs} ms per read.`,
+    `Latest run${commit}: finished ${day(report.generatedAt)} after ${report.totalSeconds} s; ${machine['cores']} cores (${machine['cpu']}), ${machine['memoryGiB']} GiB, ${machine['platform']}, Node ${machine['node']}, ZooKeeper ${String(machine['zookeeper']).split('-')[0]}; 1-minute load average ${load.atStart} at the start, ${load.atEnd} at the end; ${options.durationS} s measured per way after ${options.warmupS} s of warm-up; the stand-in takes ${options.writeMs} ms per write and ${options.readMs} ms per read.`,
     '',
     `Runs kept: ${runs}.`,
     '',
@@ -144,7 +144,7 @@ function rangeOf(stats: FigureStats, unit: 'x' | 'ms' | '', separator: string): 
 
 export function format(value: number, unit: 'x' | 'ms' | ''): string {
   if (unit === 'x') return `${value.toFixed(value >= 10 ? 1 : 2)}x`;
-  if (unit === 'ms') return `${Number.isInteger(value) ? String(value) : value.toFixed(value >= 10 ? 1 : 2)} ms`;
+  if (unit === 'ms') return `${Number.isInteger(value) ? String(value) : value.toFixed(value >= 10 ? 1 : value < 0.1 ? 3 : 2)} ms`;
   return Number.isInteger(value) ? value.toLocaleString('en-US') : value.toFixed(3);
 }
 

@@ -40,6 +40,8 @@ export const BENCH_FIGURES: readonly BenchFigure[] = [
   { id: 'write_throughput_vs_least_lock', section: 'edge', label: 'uncontended locked write: throughput ÷ the least ZooKeeper lock', unit: 'x', read: of('write-uncontended', 'throughput_ratio_vs_bare_zk_lock') },
   { id: 'in_process_throughput_vs_bare', section: 'edge', label: 'uncontended write on the in-process lock: throughput ÷ the bare proxy', unit: 'x', read: of('write-uncontended', 'in_process_lock_throughput_ratio_vs_bare') },
   { id: 'write_throughput_vs_direct', section: 'edge', label: 'uncontended locked write: throughput ÷ straight to the cluster', unit: 'x', read: of('write-uncontended', 'throughput_ratio') },
+  { id: 'bare_search_throughput_vs_direct', section: 'edge', label: 'the bare proxy, search: throughput ÷ straight to the cluster', unit: 'x', read: quotient(of('passthrough', 'bare_rps'), of('passthrough', 'direct_rps')) },
+  { id: 'bare_write_throughput_vs_direct', section: 'edge', label: 'the bare proxy, write: throughput ÷ straight to the cluster', unit: 'x', read: quotient(of('write-uncontended', 'bare_rps'), of('write-uncontended', 'direct_rps')) },
   { id: 'zk_cpu_per_write_ms', section: 'edge', label: "ZooKeeper server's CPU per uncontended locked write", unit: 'ms', read: of('write-uncontended', 'zk_server_cpu_ms_per_write') },
   { id: 'least_lock_zk_cpu_per_write_ms', section: 'edge', label: "ZooKeeper server's CPU per write of the least ZooKeeper lock", unit: 'ms', read: of('write-uncontended', 'bare_zk_lock_zk_server_cpu_ms_per_write') },
   { id: 'search_added_p50_ms', section: 'open loop', label: 'search at 200/s: added p50', unit: 'ms', read: of('open-loop', 'search_added_p50_ms') },
