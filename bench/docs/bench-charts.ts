@@ -44,7 +44,7 @@ const TOP = 58;
 const RATIO_MAX = 1.2;
 
 export function renderCharts(report: BenchReport, kept: readonly HistoryRow[]): Chart[] {
-  return [throughputChart(kept), latencyChart(report)];
+  return [throughputChart(kept), latencyChart(report), trendChart(kept)];
 }
 
 function throughputChart(kept: readonly HistoryRow[]): Chart {
@@ -128,6 +128,45 @@ function latencyChart(report: BenchReport): Chart {
   const ticks = Array.from({ length: scaleMax / 2 + 1 }, (_, i) => i * 2);
   const axis = ticks.map((tick) => [line(x(tick), TOP + ROW_HEIGHT - 4, x(tick), y, 'grid'), text(x(tick), y + 16, `${tick} ms`, 'middle', 'muted')].join(''));
   return chart('latency-open-loop.svg', title, 'dot: p50, bar: p50 to p99; grey: references', y + 30, [...axis, ...parts]);
+}
+
+const TREND_LINES: readonly { readonly label: string; readonly figure: string; readonly inverted?: boolean; readonly color: string }[] = [
+  { label: 'uncontended write ÷ bare proxy', figure: 'write_throughput_vs_bare', color: '#2f81f7' },
+  { label: 'uncontended write ÷ least ZooKeeper lock', figure: 'write_throughput_vs_least_lock', color: '#8250df' },
+  { label: 'hot documents, 1 proxy ÷ perfect lock', figure: 'hot_one_proxy_vs_perfect', color: '#1a7f37' },
+  { label: 'bulk of 1,000: speed ÷ straight', figure: 'bulk_time_vs_direct', inverted: true, color: '#bf8700' },
+  { label: 'search ÷ bare proxy', figure: 'search_throughput_vs_bare', color: '#cf222e' },
+];
+
+/** The headline ratios run by run over the runs kept: whether a change moved them, or the machine did. */
+function trendChart(kept: readonly HistoryRow[]): Chart {
+  const title = 'Throughput ratios over the runs kept';
+  const plotTop = TOP + 10;
+  const plotHeight = 200;
+  const y = (ratio: number): number => plotTop + plotHeight - (Math.min(ratio, RATIO_MAX) / RATIO_MAX) * plotHeight;
+  const slots = Math.max(kept.length, 2);
+  const x = (i: number): number => 60 + (kept.length === 1 ? 0.5 : i / (slots - 1)) * (WIDTH - 400);
+  const parts: string[] = [];
+  for (const tick of [0, 0.2, 0.4, 0.6, 0.8, 1, 1.2]) {
+    parts.push(line(60, y(tick), WIDTH - 340, y(tick), tick === 1 ? 'one' : 'grid'), text(52, y(tick) + 4, tick.toFixed(1), 'end', 'muted'));
+  }
+  kept.forEach((row, i) => parts.push(text(x(i), plotTop + plotHeight + 18, row.commit === '' ? `run ${i + 1}` : row.commit, 'middle', 'muted')));
+  TREND_LINES.forEach((trend, n) => {
+    const points = kept.flatMap((row, i) => {
+      const value = row.figures[trend.figure];
+      if (typeof value !== 'number' || value === 0) return [];
+      return [`${fmt(x(i))},${fmt(y(trend.inverted === true ? 1 / value : value))}`];
+    });
+    if (points.length > 1) parts.push(`<polyline points="${points.join(' ')}" fill="none" stroke="${trend.color}" stroke-width="2"/>`);
+    for (const point of points) {
+      const [cx, cy] = point.split(',');
+      parts.push(`<circle cx="${cx}" cy="${cy}" r="4" fill="${trend.color}"/>`);
+    }
+    const legendY = plotTop + 10 + n * 22;
+    parts.push(`<rect x="${WIDTH - 320}" y="${legendY - 9}" width="12" height="12" fill="${trend.color}"/>`, text(WIDTH - 301, legendY + 2, trend.label, 'start'));
+  });
+  const subtitle = kept.length === 1 ? 'one run kept so far (n=1); each later run adds a point' : `the last ${kept.length} runs, oldest first, by commit`;
+  return chart('ratio-trend.svg', title, subtitle, plotTop + plotHeight + 36, parts);
 }
 
 const STYLE = [

@@ -104,4 +104,12 @@ describe('the generated blocks', () => {
     const [single] = renderCharts(latest(), rows.slice(0, 1));
     expect(single?.svg).not.toContain('class="range"');
   });
+
+  it('draws one line per ratio across the runs kept, points alone while there is one run', () => {
+    const rows = [0.6, 0.9].map((ratio, i) => historyRowOf(reportWith(`2026-01-0${i + 1}T00:00:00.000Z`, ratio), `c${i}`));
+    const trend = (kept: typeof rows) => renderCharts(latest(), kept).find((chart) => chart.file === 'ratio-trend.svg')?.svg ?? '';
+    expect(trend(rows).match(/<polyline /g)).toHaveLength(5);
+    expect(trend(rows)).toContain('>c1</text>');
+    expect(trend(rows.slice(0, 1))).not.toContain('<polyline ');
+  });
 });
