@@ -5,9 +5,10 @@
  */
 import { mkdir, writeFile } from 'node:fs/promises';
 import { cpus, loadavg, totalmem } from 'node:os';
-import { dirname } from 'node:path';
+import { dirname, resolve } from 'node:path';
 import { fourLetterWord } from '../test/support/zookeeper-server.js';
 import { startBenchEnvironment } from './bench-environment.js';
+import { BENCH_PATHS, writeBenchDocs } from './docs/bench-docs.js';
 import { jvmCpuSince, type JvmCpu } from './jvm-cpu.js';
 import { parseBenchOptions, USAGE, type BenchOptions, type WorkloadName } from './bench-options.js';
 import { notesList, resultsTable, targetsTable } from './report.js';
@@ -107,6 +108,20 @@ async function runAll(options: BenchOptions): Promise<void> {
   if (warmup !== null) console.log(`\nZooKeeper warm-up before the workloads: ${warmup.rounds} rounds, ${warmup.seconds} s; its JIT threads' CPU in the last round: ${warmup.compilerMsPerS ?? 'not readable'} ms/s`);
   console.log(`\nload average (1 min) at start/end: ${report.loadAverage1m.atStart} / ${report.loadAverage1m.atEnd}`);
   console.log(`machine: ${JSON.stringify(host)}\nwritten: ${options.out} (total ${report.totalSeconds} s)`);
+  recordInDocs(options.out);
+}
+
+/**
+ * A run that wrote the results the docs quote joins history.csv and regenerates docs/benchmarks.md,
+ * its charts and the README's headline; a run written elsewhere (`--out`, the smoke test) leaves them.
+ */
+function recordInDocs(out: string): void {
+  if (resolve(out) !== resolve(BENCH_PATHS.latest)) {
+    console.log(`docs not regenerated: only a run written to ${BENCH_PATHS.latest} is recorded`);
+    return;
+  }
+  const changed = writeBenchDocs(process.cwd());
+  console.log(`recorded in ${BENCH_PATHS.history}; regenerated: ${changed.join(', ') || 'nothing changed'}`);
 }
 
 const argv = process.argv.slice(2);

@@ -107,7 +107,7 @@ export type ValueOf = <K extends ConfigKey>(key: K) => ConfigValues[K];
  * Every configuration key, in the order of the shipped properties file: the original
  * Contentserv keys first, with their original (mis)spellings canonical, then the proxy's own.
  * This table is the single source for parsing, environment names, defaults, reload behaviour
- * and the README's configuration reference (`renderConfigReference`).
+ * and the configuration reference of docs/configuration.md (`renderConfigReference`).
  */
 export const CONFIG_KEYS: { readonly [K in ConfigKey]: KeySpec<ConfigValues[K]> } = {
   'zookeeper.servers': key({

@@ -56,7 +56,7 @@ export type ByQueryPolicy = 'passthrough' | 'reject';
 /** `zookeeper`: locks shared by every instance on the ensemble; `in-process`: this process only. */
 export type LockService = 'zookeeper' | 'in-process';
 export type LogFormat = 'json' | 'pretty';
-/** `on`: locked writes carry a compare-and-set fence read under the lock (issue #14). */
+/** `on`: locked writes carry a compare-and-set fence read under the lock, so a write that outlived its lock is refused. */
 export type FencingMode = 'off' | 'on';
 
 export interface ProxySettings {
