@@ -377,6 +377,7 @@ export function startWritePath(overrides: TestSettingsOverrides = {}): WritePath
       route: route as WriteRoute,
       body,
       bodyStreams: false,
+      inflatedFrom: null,
       requestId: `req-${++requestCounter}`,
       clientGone: gone.signal,
     };
