@@ -1,4 +1,4 @@
-import { brotliCompressSync, deflateRawSync, deflateSync, gzipSync } from 'node:zlib';
+import { brotliCompressSync, deflateRawSync, deflateSync, gunzipSync, gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { jsonOf, rawRequest, type RawResponse } from '../../support/http-request.js';
 import { ZOOKEEPER_LOCKS } from '../../support/lock-backends.js';
@@ -75,12 +75,17 @@ describe('compressed request bodies through the proxy', () => {
     const holder = rawRequest(harness.proxyUrl, { method: 'PUT', path: '/split/_doc/held', body: '{"v":"holder"}', headers: { 'content-type': 'application/json' } });
     await gate.arrived(1);
     const body = deflateSync(ndjson([{ index: { _index: 'split', _id: 'free' } }, { v: 'free' }, { index: { _index: 'split', _id: 'held' } }, { v: 'bulk' }]));
-    const bulk = post(harness, '/_bulk', body, { 'Content-Encoding': 'deflate' });
+    const bulk = post(harness, '/_bulk', body, { 'Content-Encoding': 'deflate', 'Accept-Encoding': 'gzip' });
     await vi.waitFor(async () => expect(await lockEntriesOf(harness, 'split', 'held')).toBe(2), { timeout: 10_000, interval: 20 });
     gate.remove();
     expect((await holder).status).toBe(200);
+    // The answer the proxy composed from the sub-bulks' is compressed, as Elasticsearch's would be.
     const answer = await bulk;
-    expect(jsonOf(answer)).toMatchObject({ errors: false, items: [{ index: { _id: 'free', status: 201 } }, { index: { _id: 'held', status: 200 } }] });
+    expect(answer.headers['content-encoding']).toBe('gzip');
+    expect(JSON.parse(gunzipSync(answer.body).toString())).toMatchObject({
+      errors: false,
+      items: [{ index: { _id: 'free', status: 201 } }, { index: { _id: 'held', status: 200 } }],
+    });
     const subBulks = harness.standIn.requests.filter((request) => request.url === '/_bulk');
     expect(subBulks).toHaveLength(2);
     for (const subBulk of subBulks) {
