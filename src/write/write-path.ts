@@ -16,7 +16,7 @@ export function createWriteInterceptor(deps: WritePathDeps): WriteInterceptor {
     try {
       // Refused before any lock is taken: the proxy may compose the answer, and Elasticsearch refuses these too.
       responseOptionsOf(received.req.url ?? '/');
-      const exchange = await withReadableBody(received, deps.settings());
+      const exchange = await withReadableBody(received, deps.settings(), deps.logger);
       await dispatch(deps, exchange, exchange.route, priorityOf(deps, exchange));
     } catch (error) {
       answerFailure(deps, received, error);

@@ -1,6 +1,8 @@
 import { brotliCompressSync, deflateRawSync, deflateSync, gunzipSync, gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { jsonOf, rawRequest, type RawResponse } from '../../support/http-request.js';
+import { pino } from 'pino';
+import { INFLATE_CHUNK_BYTES } from '../../../src/http/body/inflate-body.js';
 import { FileDeadLetterStore } from '../../../src/deadletter/file-dead-letter-store.js';
 import { ZOOKEEPER_LOCKS } from '../../support/lock-backends.js';
 import type { EsStandIn, LoggedRequest } from '../../support/es-stand-in.js';
@@ -43,9 +45,12 @@ describe('compressed request bodies through the proxy', () => {
   let stacks: WriteStack[] = [];
   let harness: Proxy;
   let fenced: Proxy;
+  /** The first proxy's log lines, to read how far a refused body was inflated. */
+  const logLines: Record<string, unknown>[] = [];
   beforeAll(async () => {
+    const logger = pino({ level: 'info' }, { write: (line: string) => logLines.push(JSON.parse(line) as Record<string, unknown>) });
     stacks = [
-      await startWriteStack({ ...ZOOKEEPER_LOCKS.stackLocks(), settings: { proxy: { maxBodyBytes: MAX_BODY_BYTES } } }),
+      await startWriteStack({ ...ZOOKEEPER_LOCKS.stackLocks(), settings: { proxy: { maxBodyBytes: MAX_BODY_BYTES } }, logger }),
       await startWriteStack({ ...ZOOKEEPER_LOCKS.stackLocks(), settings: { proxy: { maxBodyBytes: MAX_BODY_BYTES, fencing: 'on' } } }),
     ];
     harness = proxyOf(stacks[0]!);
@@ -159,6 +164,11 @@ describe('compressed request bodies through the proxy', () => {
     expect((process.resourceUsage().maxRSS - peakBefore) / 1024).toBeLessThan(128);
     expect(harness.standIn.requests).toEqual([]);
     expect(await lockEntriesOf(harness, 'bomb', '1')).toBe(0);
+    // Inflation stopped within one chunk of the limit.
+    const rejected = logLines.find((line) => line.msg === 'request body rejected' && line.code === 'INFLATED_BODY_TOO_LARGE');
+    expect(rejected).toMatchObject({ compressedBytes: bomb.length, maxBytes: MAX_BODY_BYTES });
+    expect(rejected?.inflatedBytes).toBeGreaterThan(MAX_BODY_BYTES);
+    expect(rejected?.inflatedBytes).toBeLessThanOrEqual(MAX_BODY_BYTES + INFLATE_CHUNK_BYTES);
   });
 
   it('answers a corrupt gzip body 400 naming the coding, with nothing forwarded and no lock taken', async () => {
