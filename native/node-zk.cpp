@@ -382,7 +382,7 @@ public:
         }
 
         #ifndef WIN32
-        // es-lock-proxy (issue #10 hole 8): the C client opens its socket without SOCK_CLOEXEC, so
+        // es-lock-proxy: the C client opens its socket without SOCK_CLOEXEC, so
         // a child process started from this process would inherit it and keep the dead
         // connection's epoll registration alive after the C client closed it; that registration
         // then reports hang-ups to whichever socket Node opens on the same number (a client

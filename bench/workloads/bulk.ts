@@ -110,8 +110,7 @@ async function proxySlice(env: BenchEnvironment, bulks: number, counters: ProxyC
 /**
  * The stand-in and the proxy in turns (`inTurns`), each slice a quarter of the bulks with the
  * trickle. Run one after the other, the load from elsewhere on this shared machine drifted between
- * the two and read as a ratio: the same code gave 1.43x to 1.90x in back-to-back bulk-only runs
- * (BENCHMARKS.md).
+ * the two and read as a ratio: the same code gave 1.43x to 1.90x in back-to-back bulk-only runs.
  */
 async function alternating(context: WorkloadContext): Promise<{ direct: [LoadResult, LoadResult]; proxy: [LoadResult, LoadResult]; counters: ProxyCounters }> {
   const { env, options } = context;

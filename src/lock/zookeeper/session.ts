@@ -11,7 +11,7 @@ import { ZkClient } from '../zk-client.js';
  * the server may expire the session as early as 1/3 of the timeout after we hear "connecting".
  * Held locks are declared lost at 1/4 of the timeout after that: nothing new is forwarded under
  * them. Their nodes are kept until their holders release them (or the session ends), since a
- * write already sent may still be inside Elasticsearch (issue #10 hole 1).
+ * write already sent may still be inside Elasticsearch: deleting them would let the next holder in beside it.
  */
 export const SUSPENDED_LOSS_FRACTION = 1 / 4;
 
