@@ -187,6 +187,9 @@ describe('batch acquisition of documents this process already knows', () => {
     const engine = pool.open(settings);
     const known = { index: 'known-queued', id: 'doc' };
     const fresh = Array.from({ length: 5 }, (_, i) => ({ index: 'known-queued', id: `fresh-${i}` }));
+    await makeKnown(engine, [{ index: 'known-queued', id: 'own' }]); // the lock root and index exist
+    // Persistent, so the reaper (every second here) cannot take the document node while it is empty.
+    await persistentDocuments([known]);
     await makeKnown(engine, [known]);
     const docPath = documentPath(root, known);
     const raw = await connectRawClient(inject('zookeeperConnect'), 4_000);
@@ -208,6 +211,7 @@ describe('batch acquisition of documents this process already knows', () => {
       expect(await childrenOrEmpty(raw.client, docPath)).toEqual([]);
     } finally {
       await raw.close();
+      await removeDocuments([known]);
     }
   });
 
