@@ -416,8 +416,11 @@ export class DocumentLock implements LockHome {
 
   /**
    * This process released the document a moment ago and the release has not gone out yet: it
-   * goes out in the same transaction as our create. Refused (an operator force-released the old
-   * lock) → the release takes its ordinary way and so do we; reply lost → both reconcile.
+   * goes out in the same transaction as our create. Refused by one of its operations (an operator
+   * force-released the old lock) → the release takes its ordinary way and so do we. Refused as a
+   * whole request, or reply lost → the release is verified and sent again on its own (never
+   * marked done unanswered: its privateLock would stay until the session ends), and we look at
+   * what is ours before going on.
    */
   private async fusedFastPath(link: Link, plan: FastPathPlan, release: PendingRelease): Promise<FastPathResult> {
     const ops = opsOf(release.item, this.ctx.forcedEpoch).map(({ op }) => op);
@@ -427,7 +430,12 @@ export class DocumentLock implements LockHome {
         this.ctx.releases.resubmit(release);
         return await this.plainFastPath(link, plan);
       }
+      if (result.kind === 'refusedWhole') {
+        this.ctx.releases.afterUnknownOutcome(release, result.error);
+        return { kind: 'unknown' };
+      }
       if (result.kind === 'unknown') this.ctx.releases.afterUnknownOutcome(release, new ZkError(ZK_RC.CONNECTIONLOSS, 'fused release: reply lost'));
+      // Applied with the transaction (`held`, `preceded`, `unread`), or the session ended with its nodes (`gone`).
       else release.done();
       return result;
     } catch (error) {

@@ -37,7 +37,7 @@ export interface PendingRelease {
   readonly done: () => void;
   /** Times its ownership was verified after a refused epoch check (bounded). */
   verified?: number;
-  /** Times its transaction was refused as a whole request (bounded). */
+  /** Times in a row its transaction was refused as a whole request (paces the next try). */
   refusedWhole?: number;
 }
 
@@ -59,11 +59,15 @@ const MAX_OPS_PER_TXN = 3_000;
 const MAX_VERIFICATIONS = 5;
 
 /**
- * Tries of a release whose transaction is refused as a whole request, and the pause after the
- * n-th refusal (n × this, 1.5 s in all): THROTTLEDOP asks to retry later.
+ * A release whose transaction is refused as a whole request (THROTTLEDOP asks to retry later) is
+ * tried again after n × this pause for its n-th refusal, at most `MAX_WHOLE_REFUSAL_PAUSE_MS`,
+ * for as long as the session lives: given up, its privateLock stayed until the session ended and
+ * every writer of the document, in every process, waited for it. After `WHOLE_REFUSALS_LOGGED`
+ * refusals in a row it says so, once.
  */
-const MAX_WHOLE_REFUSALS = 5;
 const WHOLE_REFUSAL_BACKOFF_MS = 100;
+const MAX_WHOLE_REFUSAL_PAUSE_MS = 2_000;
+const WHOLE_REFUSALS_LOGGED = 5;
 
 /**
  * A batch refused by one document's NOTEMPTY goes again without that delete this many times; the
@@ -307,12 +311,8 @@ export class ReleaseBatcher {
    */
   private async afterLostReply(batch: readonly Pending[], error: unknown): Promise<void> {
     if (isSessionEnd(error)) return settle(batch);
-    if (!isZkCode(error, 'CONNECTIONLOSS') && !isZkCode(error, 'OPERATIONTIMEOUT')) {
-      // Settled as it was, privateLock stayed ours until the session ended: every writer waited.
-      const retried = await this.pauseAfterWholeRefusal(batch, error);
-      if (retried.length === 0) return;
-      batch = retried;
-    }
+    // Settled as it was, privateLock stayed ours until the session ended: every writer waited.
+    if (!isZkCode(error, 'CONNECTIONLOSS') && !isZkCode(error, 'OPERATIONTIMEOUT')) await this.pauseAfterWholeRefusal(batch, error);
     await this.connection.settle();
     const link = await this.connection.whenConnected();
     if (link === null) return settle(batch);
@@ -326,21 +326,17 @@ export class ReleaseBatcher {
     );
   }
 
-  /** Waits before another try (longer each time); settles, with an error line, those out of tries. */
-  private async pauseAfterWholeRefusal(batch: readonly Pending[], error: unknown): Promise<Pending[]> {
-    const again: Pending[] = [];
+  /** Waits before another try, longer each time (bounded); says so when a release keeps being refused. */
+  private async pauseAfterWholeRefusal(batch: readonly Pending[], error: unknown): Promise<void> {
     let tries = 0;
     for (const pending of batch) {
       pending.refusedWhole = (pending.refusedWhole ?? 0) + 1;
       tries = Math.max(tries, pending.refusedWhole);
-      if (pending.refusedWhole <= MAX_WHOLE_REFUSALS) again.push(pending);
-      else {
-        this.logger.error({ err: error, docPath: pending.item.docPath }, 'lock release refused again and again: the session end removes privateLock');
-        settle([pending]);
+      if (pending.refusedWhole === WHOLE_REFUSALS_LOGGED) {
+        this.logger.error({ err: error, docPath: pending.item.docPath }, 'lock release refused again and again: trying again while the session lives');
       }
     }
-    if (again.length > 0) await new Promise((resolve) => setTimeout(resolve, tries * WHOLE_REFUSAL_BACKOFF_MS));
-    return again;
+    await new Promise((resolve) => setTimeout(resolve, Math.min(tries * WHOLE_REFUSAL_BACKOFF_MS, MAX_WHOLE_REFUSAL_PAUSE_MS)));
   }
 
   /** The epoch or document check was refused: is privateLock still ours? Then delete it against both as they are now. */
