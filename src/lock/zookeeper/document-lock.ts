@@ -253,6 +253,11 @@ export class DocumentLock implements LockHome {
     this.lingerTimer = null;
   }
 
+  /** The node `name` of our document (privateLock or a queue entry) is ours as far as we know. */
+  knowsNode(name: string): boolean {
+    return name === PRIVATE_LOCK ? this.ownsPrivateLock : name === this.entry;
+  }
+
   linkUp(): boolean {
     return this.ctx.connection.linkUp(this.generation);
   }
@@ -349,6 +354,8 @@ export class DocumentLock implements LockHome {
       const failure = new LockUnavailableError(`ZooKeeper error while acquiring ${this.key.index}/${this.key.id}`, { cause: error });
       for (const member of this.waiters.drain()) member.group.fail(member, failure);
       await this.leave();
+      // The failed request may have been applied after all (its answer misreported): look for what it left.
+      void this.ctx.orphans.sweep();
     }
   }
 

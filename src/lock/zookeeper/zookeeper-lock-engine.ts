@@ -32,6 +32,7 @@ import { forceRelease } from './force-release.js';
 import { ForcedReleaseEpoch } from './forced-release-epoch.js';
 import { GatedZk } from './gated-zk.js';
 import { type ZkInspection, heldKeys, inspectKey } from './inspect.js';
+import { OrphanSweep } from './orphan-sweep.js';
 import { RecentReleases } from './recent-releases.js';
 import { ReleaseBatcher } from './release-batcher.js';
 import { RequestGate } from './request-gate.js';
@@ -93,7 +94,10 @@ export class ZooKeeperLockEngine implements LockEngine {
     this.session = new ZkSession(settings, logger, this.engineStats, {
       connected: () => {
         const link = this.connection.current();
-        if (link !== null) this.context.forcedEpoch.connected(link);
+        if (link === null) return;
+        this.context.forcedEpoch.connected(link);
+        // A reply lost or misreported across the reconnect may have left a node of ours behind.
+        void this.context.orphans.sweep();
       },
       lossMarginExceeded: (generation) => this.onMarginExceeded(generation),
       expired: (generation) => this.onExpired(generation),
@@ -115,6 +119,17 @@ export class ZooKeeperLockEngine implements LockEngine {
       contention: new ContentionHints(CONTENTION_TTL_MS, CONTENTION_CAPACITY),
       releases: new ReleaseBatcher(this.connection, forcedEpoch, logger, (docPath) => containers.remember(docPath)),
       forcedEpoch,
+      orphans: new OrphanSweep(
+        this.root,
+        this.connection,
+        forcedEpoch,
+        logger,
+        {
+          knows: (docPath, name) => this.locks.get(docPath)?.knowsNode(name) === true,
+          claims: (docPath, guid) => this.locks.get(docPath)?.guid === guid,
+        },
+        (count) => events.orphansRemoved(count),
+      ),
       events,
       logger,
       detach: (docPath, lock) => {
@@ -174,6 +189,17 @@ export class ZooKeeperLockEngine implements LockEngine {
     if (local !== undefined && local.guid === forced.guid) local.forcedHere();
     this.logger.warn({ key, holder: forced.data.owner, message: forced.data.message }, 'forced release of a lock');
     return true;
+  }
+
+  /**
+   * Deletes the lock nodes of this process's session that no local lock claims (by guid): what a
+   * reply lost or misreported across a reconnect, or an acquisition that failed, may leave
+   * behind. Runs by itself after every reconnect and failed acquisition; call it after any
+   * outcome the engine cannot vouch for. Concurrent calls share one sweep (plus one more after
+   * it). Resolves with the number of nodes deleted; never rejects.
+   */
+  sweepOrphans(): Promise<number> {
+    return this.context.orphans.sweep();
   }
 
   async close(): Promise<void> {
