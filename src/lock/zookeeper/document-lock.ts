@@ -13,6 +13,7 @@ import type { EngineContext } from './engine-context.js';
 import { type FastPathPlan, type FastPathResult, fastPath, fusedFastPath } from './fast-path.js';
 import { ForeignQueueWatch } from './foreign-queue.js';
 import { decideHandOver } from './handover-policy.js';
+import { HolderWatch } from './holder-watch.js';
 import { arbitrate, enterQueue, lastSegment, readQueue, viewQueue } from './queue-wait.js';
 import { RECONCILE_UNKNOWN_WARN_AFTER, type ReconcileResult, type Reconciled, reconcile, reconcilePauseMs } from './recovery.js';
 import { type OwnedLock, type PendingRelease, type ReleasePace, opsOf } from './release-batcher.js';
@@ -91,6 +92,8 @@ export class DocumentLock implements LockHome {
   /** The transaction that granted our privateLock created the document container (see `deletesDocument`). */
   private createdDocument = false;
   private privateLockGone = false;
+  /** The watch on the privateLock we hold (its czxid's), for a single acquisition's grant. */
+  private holderWatch: HolderWatch | null = null;
   /** A create (or transaction) of ours may have been applied without us seeing the answer. */
   private uncertain = false;
   /** Reconciliations in a row whose reads left the outcome unknown (paces the next one). */
@@ -702,6 +705,7 @@ export class DocumentLock implements LockHome {
     this.reapedRetries = 0;
     // A forced release already seen may be newer than a create whose answer came only now.
     this.forcedReleaseSeen(this.ctx.forcedEpoch.latestForcedZxid());
+    this.watchPrivateLock();
     this.foreign.granted(this.children);
     const first = this.waiters.shift();
     if (first === undefined) {
@@ -803,6 +807,29 @@ export class DocumentLock implements LockHome {
   }
 
   // ---- watches ---------------------------------------------------------------------------------
+
+  /**
+   * A single acquisition's grant watches its privateLock (a read sent now, not awaited): deleted
+   * by hand, the lock is lost at once — nothing new is forwarded or handed over under it — and
+   * its release deletes nothing by that name. A bulk's keys (one read each would double a bulk's
+   * requests) learn it at their release, which verifies first (release-batcher.ts).
+   */
+  private watchPrivateLock(): void {
+    const czxid = this.ownedCzxid;
+    if (!this.mayLinger || czxid === null || this.holderWatch?.czxid === czxid) return;
+    this.holderWatch = new HolderWatch(this.ctx.connection, this.privatePath, czxid, this.generation, () => this.privateLockWent(czxid));
+    this.holderWatch.arm();
+  }
+
+  /** Our privateLock of `czxid` went, and not by our own release, yield or step-back. */
+  private privateLockWent(czxid: number): void {
+    if (this.ownedCzxid !== czxid) return;
+    if (this.state === 'lost') this.privateLockGone = true;
+    if (!this.holdsPrivateLock()) return;
+    this.privateLockGone = true;
+    this.ctx.logger.warn({ key: this.key }, 'privateLock was deleted while held (by hand?): the lock is lost, nothing is forwarded under it');
+    this.toLost('privateLock was deleted while held (a forced release, or by hand)');
+  }
 
   /** While held with local waiters: see other processes' entries, for the hand-over bound. */
   private watchForeignQueue(): void {
@@ -951,7 +978,9 @@ export class DocumentLock implements LockHome {
   }
 
   private ownedLock(): OwnedLock | null {
-    return this.ownsPrivateLock && this.ownedCzxid !== null ? { czxid: this.ownedCzxid, docVersion: this.docVersion, epoch: this.epochAtCreate } : null;
+    if (!this.ownsPrivateLock || this.ownedCzxid === null) return null;
+    const watch = this.holderWatch?.czxid === this.ownedCzxid ? this.holderWatch : null;
+    return { czxid: this.ownedCzxid, docVersion: this.docVersion, epoch: this.epochAtCreate, ...(watch === null ? {} : { gone: () => watch.gone() }) };
   }
 
   private async stepBack(): Promise<void> {

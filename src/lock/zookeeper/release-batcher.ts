@@ -29,6 +29,11 @@ export interface OwnedLock {
   readonly docVersion: number;
   /** The forced-release epoch known before privateLock was created. */
   readonly epoch: number;
+  /**
+   * The holder's watch saw privateLock go (holder-watch.ts): the name may already be the next
+   * holder's, and is never deleted. Absent where no watch was armed (a bulk's keys).
+   */
+  readonly gone?: () => boolean;
 }
 
 /** A release waiting to be sent, and what to call once it is committed (or moot). */
@@ -171,6 +176,7 @@ export class ReleaseBatcher {
     const mine = this.pending.filter((p) => p.item.docPath === docPath);
     const only = mine[0];
     if (mine.length !== 1 || only === undefined || only.item.privateLock === null || only.item.deleteDocument) return null;
+    if (only.item.privateLock.gone?.() === true) return null;
     if (only.item.generation !== generation) return null;
     this.pending = this.pending.filter((p) => p !== only);
     this.pendingDocs.delete(docPath);
@@ -221,7 +227,7 @@ export class ReleaseBatcher {
    * `flushFor` is ordered after it on the session.
    */
   private send(batch: readonly Pending[], documentRefusals = 0): Promise<void> {
-    const live = this.dropEnded(batch);
+    const live = this.dropEnded(batch).filter((pending) => this.withoutGoneLock(pending));
     if (live.length === 0) return Promise.resolve();
     const link = this.connection.current();
     if (link !== null) return this.issue(link, live, documentRefusals);
@@ -390,6 +396,20 @@ export class ReleaseBatcher {
     const docVersion = doc.status === 'fulfilled' ? (doc.value?.stat.version ?? 0) : 0;
     const privateLock = lockOurs && item.privateLock !== null ? { ...item.privateLock, epoch: epochNow, docVersion } : null;
     return { ...item, privateLock, entry: entryOurs ? item.entry : null, deleteDocument: lockOurs && item.deleteDocument };
+  }
+
+  /**
+   * Drops a privateLock its holder's watch saw go from the item (settled when nothing is left):
+   * deleted by path, the name might be the next holder's node. False when the item is done.
+   */
+  private withoutGoneLock(pending: Pending): boolean {
+    const lock = pending.item.privateLock;
+    if (lock?.gone?.() !== true) return true;
+    this.logger.warn({ docPath: pending.item.docPath }, 'privateLock went while held (deleted by hand?): not deleting that name');
+    pending.item = { ...pending.item, privateLock: null, deleteDocument: false };
+    if (pending.item.entry !== null) return true;
+    pending.done();
+    return false;
   }
 
   /** Items of a session that ended are done: their nodes died with it. */

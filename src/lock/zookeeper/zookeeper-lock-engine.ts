@@ -84,6 +84,8 @@ export class ZooKeeperLockEngine implements LockEngine {
   private readonly root: string;
   private readonly prefixes: PrefixRanks;
   private closed = false;
+  /** The session generation connected last: connecting again within it is a reconnect. */
+  private connectedGeneration = -1;
 
   constructor(settings: ZooKeeperSettings, logger: Logger, options: ZooKeeperLockEngineOptions = {}) {
     this.settings = settings;
@@ -96,8 +98,10 @@ export class ZooKeeperLockEngine implements LockEngine {
         const link = this.connection.current();
         if (link === null) return;
         this.context.forcedEpoch.connected(link);
-        // A reply lost or misreported across the reconnect may have left a node of ours behind.
-        void this.context.orphans.sweep();
+        // A reply lost or misreported across the reconnect may have left a node of ours behind (a
+        // new session has none yet).
+        if (this.connectedGeneration === link.generation) void this.context.orphans.sweep();
+        this.connectedGeneration = link.generation;
       },
       lossMarginExceeded: (generation) => this.onMarginExceeded(generation),
       expired: (generation) => this.onExpired(generation),
