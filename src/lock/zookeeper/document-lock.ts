@@ -656,7 +656,7 @@ export class DocumentLock implements LockHome {
     const deleteDocument = this.deletesDocument();
     if (deleteDocument) this.ctx.containers.forgetPath(this.docPath);
     else if (this.createdDocument) this.ctx.containers.remember(this.docPath);
-    const item = { docPath: this.docPath, generation: this.generation, privateLock: this.ownedLock(), entry: this.entry, deleteDocument };
+    const item = { docPath: this.docPath, generation: this.generation, privateLock: this.heldLock(), entry: this.entry, deleteDocument };
     await this.ctx.releases.submit(item, this.releasePace());
     this.toReleased();
     return 'stop';
@@ -782,7 +782,7 @@ export class DocumentLock implements LockHome {
     await this.ctx.releases.submit({
       docPath: this.docPath,
       generation: this.generation,
-      privateLock: this.privateLockGone ? null : this.ownedLock(),
+      privateLock: this.privateLockGone ? null : this.heldLock(),
       entry: this.entry,
       deleteDocument: false,
     });
@@ -975,6 +975,16 @@ export class DocumentLock implements LockHome {
     this.ownedCzxid = czxid;
     this.docVersion = docVersion;
     this.createdDocument = false;
+  }
+
+  /**
+   * Our privateLock as its release deletes it after a hold: without a watch of its own (a bulk's
+   * keys), looked for among our session's nodes first — it may have been deleted by hand and the
+   * name taken by the next holder meanwhile.
+   */
+  private heldLock(): OwnedLock | null {
+    const lock = this.ownedLock();
+    return lock === null || lock.gone !== undefined ? lock : { ...lock, verifyFirst: true };
   }
 
   private ownedLock(): OwnedLock | null {

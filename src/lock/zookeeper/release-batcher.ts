@@ -34,6 +34,11 @@ export interface OwnedLock {
    * holder's, and is never deleted. Absent where no watch was armed (a bulk's keys).
    */
   readonly gone?: () => boolean;
+  /**
+   * No watch vouches for it: the release first lists this session's nodes (one getEphemerals for
+   * the whole transaction) and deletes privateLock only when it is among them.
+   */
+  readonly verifyFirst?: boolean;
 }
 
 /** A release waiting to be sent, and what to call once it is committed (or moot). */
@@ -141,6 +146,8 @@ export class ReleaseBatcher {
   private readonly inFlight = new Set<Promise<void>>();
   /** This batcher's transactions sent and not answered yet (`coalesced` releases wait for them). */
   private txnsOnTheirWay = 0;
+  /** The server cannot list a session's ephemeral nodes (before 3.6). */
+  private ephemeralsUnsupported = false;
 
   private readonly documentKept: (docPath: string) => void;
 
@@ -176,7 +183,7 @@ export class ReleaseBatcher {
     const mine = this.pending.filter((p) => p.item.docPath === docPath);
     const only = mine[0];
     if (mine.length !== 1 || only === undefined || only.item.privateLock === null || only.item.deleteDocument) return null;
-    if (only.item.privateLock.gone?.() === true) return null;
+    if (only.item.privateLock.gone?.() === true || only.item.privateLock.verifyFirst === true) return null;
     if (only.item.generation !== generation) return null;
     this.pending = this.pending.filter((p) => p !== only);
     this.pendingDocs.delete(docPath);
@@ -212,7 +219,25 @@ export class ReleaseBatcher {
     const batch = this.pending;
     this.pending = [];
     this.pendingDocs.clear();
+    const link = this.connection.current();
+    if (link !== null && batch.some((pending) => pending.item.privateLock?.verifyFirst === true)) {
+      this.track(this.verifyThenSend(link, batch));
+      return;
+    }
     for (const chunk of chunks(batch)) this.track(this.send(chunk));
+  }
+
+  /** One listing of this session's nodes for the whole flush, then its transactions. */
+  private async verifyThenSend(link: Link, batch: readonly Pending[]): Promise<void> {
+    let verified: readonly Pending[];
+    try {
+      verified = await this.withoutOthersLocks(link, batch);
+    } catch (error) {
+      // Not listed (connection lost, say): each item is verified by reading its nodes instead.
+      await this.afterLostReply(batch, error);
+      return;
+    }
+    await Promise.all([...chunks(verified)].map((chunk) => this.send(chunk)));
   }
 
   private track(work: Promise<void>): void {
@@ -230,11 +255,13 @@ export class ReleaseBatcher {
     const live = this.dropEnded(batch).filter((pending) => this.withoutGoneLock(pending));
     if (live.length === 0) return Promise.resolve();
     const link = this.connection.current();
+    if (link !== null && live.some((pending) => pending.item.privateLock?.verifyFirst === true)) return this.verifyThenSend(link, live);
     if (link !== null) return this.issue(link, live, documentRefusals);
     return this.connection.whenConnected().then((later) => (later === null ? settle(live) : this.send(live, documentRefusals)));
   }
 
   private async issue(link: Link, batch: readonly Pending[], documentRefusals: number): Promise<void> {
+    if (batch.length === 0) return;
     try {
       const txn = this.txnOf(batch);
       const outcome = await this.onItsWay(link.zk.multi(txn.ops));
@@ -255,6 +282,48 @@ export class ReleaseBatcher {
       await this.retryWithout(batch[0]!, failed?.role, outcome.code);
     } catch (error) {
       await this.afterLostReply(batch, error);
+    }
+  }
+
+  /**
+   * The items whose privateLock no watch vouches for keep it only when it is one of this session's
+   * nodes now (listed in one request): a privateLock deleted by hand and re-created by the next
+   * holder belongs to that holder's session. Within the session, no other lock of this process can
+   * have re-created it before this release: a new acquisition of the document is ordered after it.
+   */
+  private async withoutOthersLocks(link: Link, batch: readonly Pending[]): Promise<readonly Pending[]> {
+    const prefix = commonPrefix(batch.map((pending) => `${pending.item.docPath}/`));
+    const ours = await this.ephemeralsOf(link, prefix);
+    const kept: Pending[] = [];
+    for (const pending of batch) {
+      const { item } = pending;
+      if (item.privateLock?.verifyFirst === true) {
+        const path = `${item.docPath}/${PRIVATE_LOCK}`;
+        if (ours !== null && !ours.has(path)) {
+          this.logger.warn({ docPath: item.docPath }, 'privateLock is no longer this session\'s (deleted by hand?): not deleting that name');
+          pending.item = { ...item, privateLock: null, deleteDocument: false };
+          if (pending.item.entry === null) {
+            pending.done();
+            continue;
+          }
+        } else {
+          pending.item = { ...item, privateLock: { czxid: item.privateLock.czxid, docVersion: item.privateLock.docVersion, epoch: item.privateLock.epoch } };
+        }
+      }
+      kept.push(pending);
+    }
+    return kept;
+  }
+
+  /** This session's nodes under `prefix`; null when the server cannot list them (before 3.6): then nothing is verified. */
+  private async ephemeralsOf(link: Link, prefix: string): Promise<ReadonlySet<string> | null> {
+    if (this.ephemeralsUnsupported) return null;
+    try {
+      return new Set(await link.zk.ephemerals(prefix));
+    } catch (error) {
+      if (!isZkCode(error, 'UNIMPLEMENTED')) throw error;
+      this.ephemeralsUnsupported = true;
+      return null;
     }
   }
 
@@ -430,6 +499,17 @@ function settle(batch: readonly Pending[]): void {
 
 function isSessionEnd(error: unknown): boolean {
   return isZkCode(error, 'SESSIONEXPIRED') || isZkCode(error, 'INVALIDSTATE') || isZkCode(error, 'CLOSING');
+}
+
+/** The longest string all of `paths` start with. */
+function commonPrefix(paths: readonly string[]): string {
+  let prefix = paths[0] ?? '';
+  for (const path of paths) {
+    let i = 0;
+    while (i < prefix.length && i < path.length && prefix[i] === path[i]) i++;
+    prefix = prefix.slice(0, i);
+  }
+  return prefix;
 }
 
 function* chunks(batch: readonly Pending[]): Generator<Pending[]> {

@@ -1,5 +1,6 @@
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
 import { pino } from 'pino';
+import type { HeldLock } from '../../../src/lock/lock-engine.js';
 import { childrenOrEmpty } from '../../../src/lock/zk-client.js';
 import { type RawZkConnection, connectRawClient } from '../../../src/lock/zk-raw-client.js';
 import { PRIVATE_LOCK, documentPath, normalizeRoot } from '../../../src/lock/znode-names.js';
@@ -123,5 +124,32 @@ describe('three proxies and the stand-in: a hand-deleted privateLock never lets 
     expect(standIn.overlaps.count).toBe(0);
     expect(standIn.document(index, '1')?.source).toEqual({ holder: 3 });
     gate.remove();
+  });
+});
+
+describe('a bulk\'s key whose privateLock was deleted by hand', () => {
+  it('releases without deleting the privateLock of the holder that came next', async () => {
+    const settings = zkSettings(connect);
+    const a = pool.open(settings);
+    const b = pool.open(settings);
+    const keys = Array.from({ length: 5 }, (_, i) => ({ index: 'hand-deleted-bulk', id: `doc-${i}` }));
+    const root = normalizeRoot(settings.lockRoot);
+    const granted: HeldLock[] = [];
+    const result = await a.acquireEach(keys, 'background', { timeoutMs: 5_000, owner: owner('bulk'), onGranted: (lock) => granted.push(lock) });
+    expect(result.failed.size).toBe(0);
+    const victim = keys[2]!;
+    const victimDoc = documentPath(root, victim);
+    await raw.client.delete(`${victimDoc}/${PRIVATE_LOCK}`, -1);
+    const next = await b.acquire(victim, 'foreground', { timeoutMs: 2_000, owner: owner('next') });
+    const nextSession = await privateLockOwner(victimDoc);
+    expect(nextSession).not.toBeNull();
+    // The bulk ends: its keys are released in one transaction.
+    await Promise.all(granted.map((lock) => lock.release()));
+    await a.inspect(victim);
+    expect(await privateLockOwner(victimDoc)).toBe(nextSession);
+    expect(next.lost.aborted).toBe(false);
+    // The other keys were released as usual.
+    for (const key of keys.filter((k) => k !== victim)) expect(await privateLockOwner(documentPath(root, key))).toBeNull();
+    await next.release();
   });
 });
