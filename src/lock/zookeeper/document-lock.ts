@@ -256,6 +256,11 @@ export class DocumentLock implements LockHome {
     this.lingerTimer = null;
   }
 
+  /** privateLock may be ours now: held, or a create (or transaction) of ours that makes it may be on its way or unanswered. */
+  mayHoldPrivateLock(): boolean {
+    return this.ownsPrivateLock || this.uncertain || this.state === 'fastPath' || this.state === 'arbitrating' || this.state === 'recovering';
+  }
+
   /** The node `name` of our document (privateLock or a queue entry) is ours as far as we know. */
   knowsNode(name: string): boolean {
     return name === PRIVATE_LOCK ? this.ownsPrivateLock : name === this.entry;
@@ -652,12 +657,18 @@ export class DocumentLock implements LockHome {
     if (this.state === 'held' && this.mayLinger) this.ctx.recentReleases.noteReleased(this.docPath);
     if (this.state === 'released') return 'stop';
     this.state = 'releasing';
-    if (this.uncertain) await this.findOwnNodes();
-    const deleteDocument = this.deletesDocument();
-    if (deleteDocument) this.ctx.containers.forgetPath(this.docPath);
-    else if (this.createdDocument) this.ctx.containers.remember(this.docPath);
-    const item = { docPath: this.docPath, generation: this.generation, privateLock: this.heldLock(), entry: this.entry, deleteDocument };
-    await this.ctx.releases.submit(item, this.releasePace());
+    // Out of the engine's map, our nodes are still ours until the release is through: the orphan sweep leaves them be.
+    this.ctx.releasing.add(this.guid);
+    try {
+      if (this.uncertain) await this.findOwnNodes();
+      const deleteDocument = this.deletesDocument();
+      if (deleteDocument) this.ctx.containers.forgetPath(this.docPath);
+      else if (this.createdDocument) this.ctx.containers.remember(this.docPath);
+      const item = { docPath: this.docPath, generation: this.generation, privateLock: this.heldLock(), entry: this.entry, deleteDocument };
+      await this.ctx.releases.submit(item, this.releasePace());
+    } finally {
+      this.ctx.releasing.delete(this.guid);
+    }
     this.toReleased();
     return 'stop';
   }

@@ -26,6 +26,8 @@ export interface EngineContext {
   readonly contention: ContentionHints;
   readonly releases: ReleaseBatcher;
   readonly forcedEpoch: ForcedReleaseEpoch;
+  /** Guids of document locks detached while their release is on its way: not orphans. */
+  readonly releasing: Set<string>;
   /** Deletes nodes of our session that no live lock claims (after a reconnect, an unknown outcome, a failed acquisition). */
   readonly orphans: OrphanSweep;
   readonly events: LockEvents;

@@ -15,11 +15,13 @@ export interface LocalClaims {
    */
   knows(docPath: string, name: string): boolean;
   /**
-   * A live lock of `docPath` has this guid: the node is its own, or will be once an answer on its
-   * way arrives (a create reply in flight, a reconciliation). Guids are never reused, so a guid
-   * no live lock has now is nobody's for good.
+   * The node `name` with this guid may be a live lock's: the lock of `docPath` has this guid (the
+   * node is its own, or will be once an answer on its way arrives), a lock whose release is on
+   * its way had it, or — for privateLock, whose name every holder reuses — the live lock of the
+   * document may have created it since it was read (a create of its own in flight, or held).
+   * Guids are never reused: a guid no lock claims now is nobody's for good.
    */
-  claims(docPath: string, guid: string): boolean;
+  claims(docPath: string, name: string, guid: string): boolean;
 }
 
 interface Orphan {
@@ -141,8 +143,9 @@ export class OrphanSweep {
       if (stat.ephemeralOwner !== zk.sessionId || guid === null) continue;
       candidates.push({ path: `${docPath}/${names[i]!}`, name: names[i]!, version: stat.version, guid });
     }
-    // Judged when the delete is issued, after every read: a lock that claims a guid now claimed it at the read.
-    const orphans = candidates.filter((orphan) => !this.local.claims(docPath, orphan.guid));
+    // Judged right before the delete is issued, after every read: a create this process issues
+    // later is ordered after the delete on the session.
+    const orphans = candidates.filter((orphan) => !this.local.claims(docPath, orphan.name, orphan.guid));
     if (orphans.length === 0) return 0;
     const ops: TxnOp[] = [this.epoch.checkOp(epoch), ...orphans.map((orphan): TxnOp => ({ op: 'delete', path: orphan.path, version: orphan.version }))];
     const outcome = await zk.multi(ops);

@@ -22,7 +22,7 @@ import { type LockEvents, NO_LOCK_EVENTS } from '../lock-events.js';
 import { type LockEngineStats, newStats, snapshotStats } from '../lock-stats.js';
 import type { PrefixRanks } from '../queue-order.js';
 import { ZkError } from '../zk-errors.js';
-import { documentPath, normalizeRoot } from '../znode-names.js';
+import { PRIVATE_LOCK, documentPath, normalizeRoot } from '../znode-names.js';
 import { acquireInBatches } from './batch-acquire.js';
 import { Connection, type Link } from './connection.js';
 import { ContainerCache, ContentionHints } from './containers.js';
@@ -79,6 +79,8 @@ export class ZooKeeperLockEngine implements LockEngine {
   private readonly groupContext: GroupContext;
   private readonly activityCount = new ActivityCount();
   private readonly locks = new Map<string, DocumentLock>();
+  /** Guids of document locks that left the map and whose release is still on its way. */
+  private readonly releasing = new Set<string>();
   /** Single acquisitions of documents not known to exist, taken together at the end of this turn. */
   private freshSingles: DocumentLock[] = [];
   private readonly root: string;
@@ -123,6 +125,7 @@ export class ZooKeeperLockEngine implements LockEngine {
       contention: new ContentionHints(CONTENTION_TTL_MS, CONTENTION_CAPACITY),
       releases: new ReleaseBatcher(this.connection, forcedEpoch, logger, (docPath) => containers.remember(docPath)),
       forcedEpoch,
+      releasing: this.releasing,
       orphans: new OrphanSweep(
         this.root,
         this.connection,
@@ -130,7 +133,11 @@ export class ZooKeeperLockEngine implements LockEngine {
         logger,
         {
           knows: (docPath, name) => this.locks.get(docPath)?.knowsNode(name) === true,
-          claims: (docPath, guid) => this.locks.get(docPath)?.guid === guid,
+          claims: (docPath, name, guid) => {
+            if (this.releasing.has(guid)) return true;
+            const lock = this.locks.get(docPath);
+            return lock !== undefined && (lock.guid === guid || (name === PRIVATE_LOCK && lock.mayHoldPrivateLock()));
+          },
         },
         (count) => events.orphansRemoved(count),
       ),

@@ -154,3 +154,19 @@ it('an acquisition told its applied create failed (-2, runtime inconsistency) le
   await (await b.acquire(key, 'foreground', { timeoutMs: 5_000, owner: owner('b') })).release();
   await waitFor(async () => (await childrenOrEmpty(raw.client, docPath)).length === 0);
 });
+
+it('removes an orphaned privateLock that a request of the same process waits behind, which then gets the lock', async () => {
+  const settings = zkSettings(connect);
+  const a = pool.open(settings);
+  const key = { index: 'orphans', id: 'waited-on' };
+  const docPath = documentPath(normalizeRoot(settings.lockRoot), key);
+  await plantOrphans(a, docPath, { privateLock: true });
+  const acquiring = a.acquire(key, 'foreground', { timeoutMs: 10_000, owner: owner('waiting') });
+  // A queued behind the orphan (its own entry beside the planted one).
+  await waitFor(async () => (await childrenOrEmpty(raw.client, docPath)).length === 3);
+  expect(await a.sweepOrphans()).toBe(2);
+  const held = await acquiring;
+  expect((await a.inspect(key)).holder?.owner.requestId).toBe('waiting');
+  await held.release();
+  expect(await childrenOrEmpty(raw.client, docPath)).toEqual([]);
+});
