@@ -33,7 +33,7 @@ afterEach(async () => {
   await link?.close();
 });
 
-it.each([1, 2, 3])('a fused release whose transaction is refused as a whole (THROTTLEDOP) still runs: no lock is left behind (round %i)', async (round) => {
+it.each([1, 2, 3, 4, 5, 6])('a fused release whose transaction is refused as a whole (THROTTLEDOP) still runs: no lock is left behind (round %i)', async (round) => {
   const settings = zkSettings(connect);
   link = await TcpForwarder.start(connect);
   const a = pool.open({ ...settings, servers: link.connectString });
