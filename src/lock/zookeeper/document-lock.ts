@@ -403,6 +403,7 @@ export class DocumentLock implements LockHome {
       rank: this.bestRank(),
       data: this.nodeData(),
     };
+    await this.releaseIssued();
     const release = this.ctx.releases.takeForFusion(this.docPath, link.generation);
     const result = release === null ? await this.plainFastPath(link, plan) : await this.fusedFastPath(link, plan, release);
     switch (result.kind) {
@@ -422,6 +423,12 @@ export class DocumentLock implements LockHome {
       default:
         return this.afterFailure(result);
     }
+  }
+
+  /** Our previous lock's release of this document, when it waits for its verification: ordered before what we send. */
+  private async releaseIssued(): Promise<void> {
+    const issued = this.ctx.releases.issuedFor([this.docPath]);
+    if (issued !== null) await issued;
   }
 
   private plainFastPath(link: Link, plan: FastPathPlan): Promise<FastPathResult> {
@@ -463,6 +470,7 @@ export class DocumentLock implements LockHome {
     const link = await this.link();
     if (link === null) return 'leave';
     this.state = 'queued';
+    await this.releaseIssued();
     this.ctx.releases.flushFor(this.docPath);
     const rank = this.bestRank();
     const result = await enterQueue(link.zk, this.ctx.containers, {

@@ -146,6 +146,8 @@ export class ReleaseBatcher {
   private readonly inFlight = new Set<Promise<void>>();
   /** This batcher's transactions sent and not answered yet (`coalesced` releases wait for them). */
   private txnsOnTheirWay = 0;
+  /** Documents whose release waits for the listing that verifies it, and when it is issued. */
+  private readonly verifying = new Map<string, Promise<void>>();
   /** The server cannot list a session's ephemeral nodes (before 3.6). */
   private ephemeralsUnsupported = false;
 
@@ -166,6 +168,21 @@ export class ReleaseBatcher {
       this.pendingDocs.add(item.docPath);
       if (pace === 'now' || this.txnsOnTheirWay === 0) this.scheduleFlush();
     });
+  }
+
+  /**
+   * Resolves once the releases of `docPaths` that wait for their verification (a bulk's keys) are
+   * issued; null when none waits. A new acquisition or read of such a document waits for it, so
+   * it stays ordered after the release on the session, as `flushFor` keeps it for the others.
+   */
+  issuedFor(docPaths: Iterable<string>): Promise<void> | null {
+    if (this.verifying.size === 0) return null;
+    const waits: Promise<void>[] = [];
+    for (const docPath of docPaths) {
+      const issued = this.verifying.get(docPath);
+      if (issued !== undefined) waits.push(issued);
+    }
+    return waits.length === 0 ? null : Promise.all(waits).then(() => undefined);
   }
 
   /** A new acquisition of `docPath` must be ordered after our release of it: send it now. */
@@ -229,15 +246,27 @@ export class ReleaseBatcher {
 
   /** One listing of this session's nodes for the whole flush, then its transactions. */
   private async verifyThenSend(link: Link, batch: readonly Pending[]): Promise<void> {
+    let issued = (): void => undefined;
+    const whenIssued = new Promise<void>((resolve) => (issued = resolve));
+    const docPaths = batch.map((pending) => pending.item.docPath);
+    for (const docPath of docPaths) this.verifying.set(docPath, whenIssued);
+    const done = (): void => {
+      for (const docPath of docPaths) if (this.verifying.get(docPath) === whenIssued) this.verifying.delete(docPath);
+      issued();
+    };
     let verified: readonly Pending[];
     try {
       verified = await this.withoutOthersLocks(link, batch);
     } catch (error) {
+      done();
       // Not listed (connection lost, say): each item is verified by reading its nodes instead.
       await this.afterLostReply(batch, error);
       return;
     }
-    await Promise.all([...chunks(verified)].map((chunk) => this.send(chunk)));
+    // Issued synchronously (when connected) by `send`: whoever waited is ordered after them.
+    const sent = [...chunks(verified)].map((chunk) => this.send(chunk));
+    done();
+    await Promise.all(sent);
   }
 
   private track(work: Promise<void>): void {

@@ -180,6 +180,9 @@ export class ZooKeeperLockEngine implements LockEngine {
   }
 
   async inspect(key: LockKey): Promise<LockInspection> {
+    // A release of ours on its way is seen as done: the read is ordered after it.
+    const releaseIssued = this.context.releases.issuedFor([documentPath(this.root, key)]);
+    if (releaseIssued !== null) await releaseIssued;
     return this.withLink(async (link) => this.withLocal(await inspectKey(link.zk, this.root, this.prefixes, key)));
   }
 
