@@ -84,6 +84,11 @@ function parseProxyStats(value: unknown): ProxyStats {
   };
 }
 
+/** CPU time (user + system, ms) a bench child with a `/stats` listener has used since it started. */
+export async function childCpuMs(statsPort: number): Promise<number> {
+  return cpuMsOf(await getJson(`http://127.0.0.1:${statsPort}/stats`));
+}
+
 /** `process.cpuUsage()` (µs) as reported by a bench child, in ms. */
 function cpuMsOf(value: unknown): number {
   return (numberField(objectField(value, 'cpu'), 'user') + numberField(objectField(value, 'cpu'), 'system')) / 1000;

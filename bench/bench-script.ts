@@ -5,7 +5,7 @@ import { fileURLToPath } from 'node:url';
  * .bench-build/, as `npm start` runs dist/) or from source under tsx (the bench's own tests).
  * Compiled matters: tsx's esbuild transform is not the JavaScript a user runs (for one, it wraps
  * every function it creates in a naming helper), and the proxy's CPU per locked write measured
- * 12–16% higher under it (BENCHMARKS.md, Method).
+ * 12–16% higher under it.
  */
 const COMPILED = import.meta.url.endsWith('.js');
 

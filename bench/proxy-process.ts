@@ -1,6 +1,7 @@
 /**
  * One proxy instance in its own process for `npm run bench`. Argument: JSON
- * `{ zookeeper, lockRoot, upstream, deadLetterDir, lockService? }`. Prints
+ * `{ zookeeper, lockRoot, upstream, deadLetterDir, lockService?, listenTls? }` (`listenTls`:
+ * `{ certFile, keyFile }`, HTTPS on the proxy port). Prints
  * `{"proxyPort","adminPort","statsPort"}` once its lock service is ready. `lockService:
  * "in-process"` runs the same proxy on the in-process lock engine, without ZooKeeper: the edge and
  * the write path alone, the reference that tells their cost from the ZooKeeper lock's.
@@ -20,6 +21,8 @@ import { LockTimingRecorder } from './lock-timings.js';
 
 const config: unknown = JSON.parse(process.argv[2] ?? '{}');
 const inProcess = objectField(config, 'lockService') === 'in-process';
+const tlsFiles = objectField(config, 'listenTls');
+const listenTls = typeof tlsFiles === 'object' && tlsFiles !== null ? { certFile: stringField(tlsFiles, 'certFile'), keyFile: stringField(tlsFiles, 'keyFile'), caFile: null } : null;
 // Long lock timeouts: a flood must queue, not turn into 429s that would flatter the latency.
 const settings = testSettings({
   zookeeper: {
@@ -30,7 +33,7 @@ const settings = testSettings({
     backgroundTimeoutMs: 60_000,
   },
   elasticsearch: { hosts: [stringField(config, 'upstream')] },
-  proxy: { deadLetterDir: stringField(config, 'deadLetterDir'), logLevel: 'error', slowLockMs: 60_000, fencing: objectField(config, 'fencing') === 'on' ? 'on' : 'off', lockService: inProcess ? 'in-process' : 'zookeeper' },
+  proxy: { deadLetterDir: stringField(config, 'deadLetterDir'), logLevel: 'error', slowLockMs: 60_000, fencing: objectField(config, 'fencing') === 'on' ? 'on' : 'off', lockService: inProcess ? 'in-process' : 'zookeeper', listenTls },
 });
 const logger = pino({ level: 'error' }, pino.destination(2));
 const timing = new LockTimingRecorder();

@@ -5,19 +5,22 @@
  */
 import { mkdir, writeFile } from 'node:fs/promises';
 import { cpus, loadavg, totalmem } from 'node:os';
-import { dirname } from 'node:path';
+import { dirname, resolve } from 'node:path';
 import { fourLetterWord } from '../test/support/zookeeper-server.js';
 import { startBenchEnvironment } from './bench-environment.js';
+import { BENCH_PATHS, writeBenchDocs } from './docs/bench-docs.js';
 import { jvmCpuSince, type JvmCpu } from './jvm-cpu.js';
 import { parseBenchOptions, USAGE, type BenchOptions, type WorkloadName } from './bench-options.js';
 import { notesList, resultsTable, targetsTable } from './report.js';
 import { round, type Workload, type WorkloadResult } from './workload-result.js';
 import { bulk } from './workloads/bulk.js';
+import { bulkGzip } from './workloads/bulk-gzip.js';
 import { fencing } from './workloads/fencing.js';
 import { fgUnderBg } from './workloads/fg-under-bg.js';
 import { lock } from './workloads/lock.js';
 import { openLoop } from './workloads/open-loop.js';
 import { passthrough } from './workloads/passthrough.js';
+import { tls } from './workloads/tls.js';
 import { writeHot } from './workloads/write-hot.js';
 import { writeUncontended } from './workloads/write-uncontended.js';
 import { warmZooKeeper, type ZooKeeperWarmup } from './zookeeper-warmup.js';
@@ -29,9 +32,13 @@ const WORKLOAD_RUNNERS: Record<WorkloadName, Workload> = {
   'write-hot': writeHot,
   'fg-under-bg': fgUnderBg,
   bulk,
+  'bulk-gzip': bulkGzip,
   lock,
   fencing,
+  tls,
 };
+
+const LOCK_FREE_WORKLOADS = new Set<WorkloadName>(['passthrough', 'tls']);
 
 async function zookeeperVersion(connect: string): Promise<string> {
   const port = Number(connect.split(',')[0]?.split(':')[1]);
@@ -65,8 +72,8 @@ async function runAll(options: BenchOptions): Promise<void> {
   let warmup: ZooKeeperWarmup | null = null;
   try {
     host = await machine(env.zookeeper);
-    // `--warmup 0` (the smoke test) asks for none; only passthrough never locks.
-    if (options.warmupS > 0 && options.workloads.some((name) => name !== 'passthrough')) {
+    // `--warmup 0` (the smoke test) asks for none; passthrough and tls never lock.
+    if (options.warmupS > 0 && options.workloads.some((name) => !LOCK_FREE_WORKLOADS.has(name))) {
       console.error('[bench] warming ZooKeeper up ...');
       warmup = await warmZooKeeper(env);
       console.error(`[bench] ZooKeeper warm-up: ${JSON.stringify(warmup)}`);
@@ -103,6 +110,20 @@ async function runAll(options: BenchOptions): Promise<void> {
   if (warmup !== null) console.log(`\nZooKeeper warm-up before the workloads: ${warmup.rounds} rounds, ${warmup.seconds} s; its JIT threads' CPU in the last round: ${warmup.compilerMsPerS ?? 'not readable'} ms/s`);
   console.log(`\nload average (1 min) at start/end: ${report.loadAverage1m.atStart} / ${report.loadAverage1m.atEnd}`);
   console.log(`machine: ${JSON.stringify(host)}\nwritten: ${options.out} (total ${report.totalSeconds} s)`);
+  recordInDocs(options.out);
+}
+
+/**
+ * A run that wrote the results the docs quote joins history.csv and regenerates docs/benchmarks.md,
+ * its charts and the README's headline; a run written elsewhere (`--out`, the smoke test) leaves them.
+ */
+function recordInDocs(out: string): void {
+  if (resolve(out) !== resolve(BENCH_PATHS.latest)) {
+    console.log(`docs not regenerated: only a run written to ${BENCH_PATHS.latest} is recorded`);
+    return;
+  }
+  const changed = writeBenchDocs(process.cwd());
+  console.log(`recorded in ${BENCH_PATHS.history}; regenerated: ${changed.join(', ') || 'nothing changed'}`);
 }
 
 const argv = process.argv.slice(2);

@@ -3,7 +3,7 @@
  * creates pipelined from one session (all sent at once, awaited together), alternating, on a
  * ZooKeeper of its own (nothing else writes to it, so the server's zxid counts transactions).
  * Prints per-round wall times, the median ratio and the zxids each way consumed, in one run.
- * A measurement for the README, not a test: only the ratio within one run means anything.
+ * A measurement for docs/internals/zookeeper-addon.md, not a test: only the ratio within one run means anything.
  */
 import { parseArgs } from 'node:util';
 import { connectRawClient } from '../src/lock/zk-raw-client.js';

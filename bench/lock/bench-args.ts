@@ -2,7 +2,7 @@
 export type Workload = 'cold' | 'warm' | 'hot' | 'spread';
 export type Impl = 'es-lock-proxy' | 'curator';
 
-/** `await`: each release is awaited before the next acquire; `pipelined`: not (see README of bench:lock). */
+/** `await`: each release is awaited before the next acquire; `pipelined`: not, as the proxy does (docs/benchmarks.md, Method). */
 export type ReleaseMode = 'await' | 'pipelined';
 
 export interface BenchArgs {

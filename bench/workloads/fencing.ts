@@ -14,7 +14,7 @@ const CONNECTIONS = 32;
 const BULK_POOL = 10_000;
 
 /**
- * The cost of proxy.fencing=on (issue #14): the environment's proxy (fencing off) against a second
+ * The cost of proxy.fencing=on: the environment's proxy (fencing off) against a second
  * proxy process started here with fencing on, same ZooKeeper, same stand-in, in the same run —
  * uncontended single writes (one realtime GET per write) and 1,000-document bulks (one `_mget`
  * per sub-bulk, the body rewritten and never streamed).

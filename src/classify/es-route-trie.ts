@@ -37,11 +37,14 @@ class MethodHandlers<H> {
   }
 }
 
+/** The name of a wildcard segment no handler reads. */
+const UNNAMED = '';
+
 class TrieNode<H> {
   readonly children = new Map<string, TrieNode<H>>();
   value: MethodHandlers<H> | null = null;
 
-  constructor(readonly paramName: string | null) {}
+  constructor(public paramName: string | null) {}
 }
 
 export type Decode = (rawToken: string) => string;
@@ -95,18 +98,24 @@ export class RouteTrie<H> {
   }
 }
 
+/**
+ * `{name}` is a wildcard whose value the handler reads as `name`; `{}` a wildcard nobody reads (a
+ * route known only by its shape), which takes whatever name another route gives the same node.
+ */
 function childFor<H>(node: TrieNode<H>, token: string): TrieNode<H> {
-  const named = /^\{(.+)\}$/.exec(token);
-  const key = named === null ? token : WILDCARD;
-  const paramName = named?.[1] ?? null;
+  const wildcard = /^\{(.*)\}$/.exec(token);
+  const key = wildcard === null ? token : WILDCARD;
+  const paramName = wildcard === null ? null : wildcard[1] ?? UNNAMED;
   const existing = node.children.get(key);
-  if (existing !== undefined) {
-    if (existing.paramName !== paramName) throw new Error(`conflicting wildcard names ${existing.paramName} and ${paramName}`);
-    return existing;
+  if (existing === undefined) {
+    const created = new TrieNode<H>(paramName);
+    node.children.set(key, created);
+    return created;
   }
-  const created = new TrieNode<H>(paramName);
-  node.children.set(key, created);
-  return created;
+  if (paramName === UNNAMED || existing.paramName === paramName) return existing;
+  if (existing.paramName !== UNNAMED) throw new Error(`conflicting wildcard names ${existing.paramName} and ${paramName}`);
+  existing.paramName = paramName;
+  return existing;
 }
 
 /** One `TrieNode.retrieve` recursion, line for line (index 1 is the first segment after a leading `/`). */
@@ -158,6 +167,6 @@ class TrieWalk<H> {
   }
 
   private put(node: TrieNode<H>, token: string): void {
-    if (this.params !== null && node.paramName !== null) this.params.set(node.paramName, this.decode(token));
+    if (this.params !== null && node.paramName !== null && node.paramName !== UNNAMED) this.params.set(node.paramName, this.decode(token));
   }
 }

@@ -1,5 +1,5 @@
 import type { ValueOf } from './config-keys.js';
-import type { ElasticsearchSettings, Settings } from './settings.js';
+import type { ElasticsearchSettings, ProxySettings, Settings } from './settings.js';
 
 /** Shapes validated key values into the `Settings` object; cross-key rules were checked before. */
 export function buildSettings(value: ValueOf, source: Settings['source']): Settings {
@@ -29,6 +29,7 @@ export function buildSettings(value: ValueOf, source: Settings['source']): Setti
     proxy: {
       listenHost: value('proxy.listen.host'),
       listenPort: value('proxy.listen.port'),
+      listenTls: listenerTls(value),
       adminHost: value('proxy.admin.host'),
       adminPort: value('proxy.admin.port'),
       adminToken: value('proxy.admin.token'),
@@ -59,6 +60,14 @@ function elasticsearchAuth(value: ValueOf): ElasticsearchSettings['auth'] {
   const password = value('elasticsearch.auth.password');
   if (username !== null && password !== null) return { kind: 'basic', username, password };
   return null;
+}
+
+/** Both files set or neither: the cross-key checks refused one without the other. */
+function listenerTls(value: ValueOf): ProxySettings['listenTls'] {
+  const certFile = value('proxy.listen.tls.cert');
+  const keyFile = value('proxy.listen.tls.key');
+  if (certFile === null || keyFile === null) return null;
+  return { certFile, keyFile, caFile: value('proxy.listen.tls.ca') };
 }
 
 /**

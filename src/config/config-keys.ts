@@ -69,6 +69,9 @@ export interface ConfigValues {
   readonly 'elasticsearch.auth.api_key': string | null;
   readonly 'proxy.listen.host': string;
   readonly 'proxy.listen.port': number;
+  readonly 'proxy.listen.tls.cert': string | null;
+  readonly 'proxy.listen.tls.key': string | null;
+  readonly 'proxy.listen.tls.ca': string | null;
   readonly 'proxy.admin.host': string;
   readonly 'proxy.admin.port': number;
   readonly 'proxy.admin.token': string | null;
@@ -104,7 +107,7 @@ export type ValueOf = <K extends ConfigKey>(key: K) => ConfigValues[K];
  * Every configuration key, in the order of the shipped properties file: the original
  * Contentserv keys first, with their original (mis)spellings canonical, then the proxy's own.
  * This table is the single source for parsing, environment names, defaults, reload behaviour
- * and the README's configuration reference (`renderConfigReference`).
+ * and the configuration reference of docs/configuration.md (`renderConfigReference`).
  */
 export const CONFIG_KEYS: { readonly [K in ConfigKey]: KeySpec<ConfigValues[K]> } = {
   'zookeeper.servers': key({
@@ -221,6 +224,25 @@ export const CONFIG_KEYS: { readonly [K in ConfigKey]: KeySpec<ConfigValues[K]> 
     reload: 'restart',
     parse: port,
   }),
+  'proxy.listen.tls.cert': key({
+    defaultValue: '',
+    description:
+      'PEM certificate (chain) of the proxy port; with `proxy.listen.tls.key` the port speaks HTTPS only. The files are re-read on SIGHUP and when they change: new connections get the new certificate, a bad file is logged and the served one kept.',
+    reload: 'restart',
+    parse: optional(nonEmptyText),
+  }),
+  'proxy.listen.tls.key': key({
+    defaultValue: '',
+    description: 'PEM private key (unencrypted) of `proxy.listen.tls.cert`.',
+    reload: 'restart',
+    parse: optional(nonEmptyText),
+  }),
+  'proxy.listen.tls.ca': key({
+    defaultValue: '',
+    description: 'PEM CA certificate(s): when set, the proxy port requires a client certificate signed by one of them (mutual TLS).',
+    reload: 'restart',
+    parse: optional(nonEmptyText),
+  }),
   'proxy.admin.host': key({
     defaultValue: '127.0.0.1',
     description: 'Address the admin listener (health, readiness, metrics, locks) binds to.',
@@ -325,7 +347,7 @@ export const CONFIG_KEYS: { readonly [K in ConfigKey]: KeySpec<ConfigValues[K]> 
   }),
   'proxy.max.body.bytes': key({
     defaultValue: '100mb',
-    description: 'Largest request body accepted (413 above it), in bytes or with a unit such as `512kb`, `100mb`.',
+    description: 'Largest request body accepted (413 above it), in bytes or with a unit such as `512kb`, `100mb`; a gzip or deflate body the proxy reads is held to it once inflated too.',
     reload: 'restart',
     parse: byteSize,
   }),

@@ -2,6 +2,7 @@ import { accessSync, constants } from 'node:fs';
 import type { ConfigKey, ValueOf } from './config-keys.js';
 import { invalidSetting, type RawSetting } from './raw-setting.js';
 import { describeFileError } from './file-errors.js';
+import { ListenerTlsError, readListenerTls } from '../tls/listener-tls.js';
 
 type SettingOf = (key: ConfigKey) => RawSetting;
 
@@ -9,11 +10,15 @@ type SettingOf = (key: ConfigKey) => RawSetting;
  * Rules that involve several keys. Each throws a one-line `ConfigError` blaming the key the user
  * most likely got wrong: the one they set rather than the one left at its default.
  */
-export function checkAcrossKeys(value: ValueOf, settingOf: SettingOf): string[] {
+export function checkAcrossKeys(value: ValueOf, settingOf: SettingOf, options: { readonly checkFiles: boolean }): string[] {
   checkLockPrefixes(value, settingOf);
   checkElasticsearchAuth(value, settingOf);
   checkDistinctPorts(value, settingOf);
-  checkReadableCaFile(value, settingOf);
+  checkListenerTlsPairs(value, settingOf);
+  if (options.checkFiles) {
+    checkReadableCaFile(value, settingOf);
+    checkListenerTlsFiles(value, settingOf);
+  }
   return value('elasticsearch.ssl.verify') ? [] : ['elasticsearch.ssl.verify=false: TLS certificates of the cluster are not verified'];
 }
 
@@ -79,5 +84,32 @@ function checkReadableCaFile(value: ValueOf, settingOf: SettingOf): void {
     accessSync(caFile, constants.R_OK);
   } catch (error) {
     throw invalidSetting(settingOf('elasticsearch.ssl.ca'), `a readable file (${describeFileError(error)})`);
+  }
+}
+
+/** The listener's certificate and key come together; a client CA needs both. */
+function checkListenerTlsPairs(value: ValueOf, settingOf: SettingOf): void {
+  const certFile = value('proxy.listen.tls.cert');
+  const keyFile = value('proxy.listen.tls.key');
+  if (certFile !== null && keyFile === null) throw invalidSetting(settingOf('proxy.listen.tls.cert'), 'proxy.listen.tls.key to be set too');
+  if (keyFile !== null && certFile === null) throw invalidSetting(settingOf('proxy.listen.tls.key'), 'proxy.listen.tls.cert to be set too');
+  if (certFile === null && value('proxy.listen.tls.ca') !== null) {
+    throw invalidSetting(settingOf('proxy.listen.tls.ca'), 'proxy.listen.tls.cert and proxy.listen.tls.key to be set too');
+  }
+}
+
+/**
+ * The listener's TLS files are read and matched at start, so a typo, an unreadable file or the key
+ * of another certificate stops the start (exit 2) instead of failing every client's handshake.
+ */
+function checkListenerTlsFiles(value: ValueOf, settingOf: SettingOf): void {
+  const certFile = value('proxy.listen.tls.cert');
+  const keyFile = value('proxy.listen.tls.key');
+  if (certFile === null || keyFile === null) return;
+  try {
+    readListenerTls({ certFile, keyFile, caFile: value('proxy.listen.tls.ca') });
+  } catch (error) {
+    if (error instanceof ListenerTlsError) throw invalidSetting(settingOf(error.key), error.expected);
+    throw error;
   }
 }

@@ -23,6 +23,8 @@ export function applyLiveChanges(running: Settings, next: Settings): LiveUpdate 
     configFile: null,
     env: {},
     flags: Object.entries(properties).map(([key, value]) => `${key}=${value}`),
+    // Both sides were checked when they were loaded; a file replaced since must not make this throw.
+    checkFiles: false,
   });
   return { settings: Object.freeze({ ...merged, source: running.source }), diff };
 }

@@ -18,6 +18,12 @@ export interface LoadSettingsOptions {
   readonly flags: readonly string[];
   /** Base of a relative `configFile`; the process's working directory when omitted. */
   readonly cwd?: string;
+  /**
+   * Whether files named by keys (CA, listener certificate and key) are opened and checked; default
+   * true. False only to merge values that were already checked, so that a file replaced since
+   * cannot make the merge throw: the part that uses the file reads it again and handles it then.
+   */
+  readonly checkFiles?: boolean;
 }
 
 /**
@@ -39,7 +45,7 @@ export function loadSettings(options: LoadSettingsOptions): Settings {
   // Ignored keys keep their defaults: the Settings shape stays complete, and nothing reads them.
   const settingOf = (key: ConfigKey): RawSetting => (ignored.has(key) ? defaultSetting(key) : requireSetting(effective, key));
   const value = validatedValues(settingOf);
-  const crossWarnings = checkAcrossKeys(value, settingOf);
+  const crossWarnings = checkAcrossKeys(value, settingOf, { checkFiles: options.checkFiles ?? true });
   const warnings = [...layers.flatMap((layer) => layer.warnings), ...ignoredKeysNote(effective, ignored), ...crossWarnings];
   return buildSettings(value, { configFile, warnings });
 }

@@ -1,4 +1,5 @@
 import type { Priority } from '../lock/lock-engine.js';
+import type { ListenerTlsFiles } from '../tls/listener-tls.js';
 
 /**
  * The one validated, frozen view of the configuration. Built by `load-settings.ts` from
@@ -55,12 +56,14 @@ export type ByQueryPolicy = 'passthrough' | 'reject';
 /** `zookeeper`: locks shared by every instance on the ensemble; `in-process`: this process only. */
 export type LockService = 'zookeeper' | 'in-process';
 export type LogFormat = 'json' | 'pretty';
-/** `on`: locked writes carry a compare-and-set fence read under the lock (issue #14). */
+/** `on`: locked writes carry a compare-and-set fence read under the lock, so a write that outlived its lock is refused. */
 export type FencingMode = 'off' | 'on';
 
 export interface ProxySettings {
   readonly listenHost: string;
   readonly listenPort: number;
+  /** HTTPS on the proxy port when set; plain HTTP when null. */
+  readonly listenTls: ListenerTlsFiles | null;
   readonly adminHost: string;
   readonly adminPort: number;
   readonly adminToken: string | null;

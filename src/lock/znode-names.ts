@@ -12,8 +12,8 @@ import type { LockKey } from './lock-engine.js';
 export const PRIVATE_LOCK = 'privateLock';
 
 /**
- * A persistent node under the lock root whose data version counts the forced releases (issue #10
- * hole 3). Its name has a `.`, which `encodeSegment` never produces: no index node can clash.
+ * A persistent node under the lock root whose data version counts the forced releases, so a stale
+ * release cannot match a re-created document node. Its name has a `.`, which `encodeSegment` never produces: no index node can clash.
  */
 export const FORCED_RELEASES = '.forced-releases';
 

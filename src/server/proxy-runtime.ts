@@ -23,13 +23,16 @@ import { startProxy, type BoundAddress, type StartProxyDeps } from './start-prox
 export interface ProxyRuntime {
   readonly proxyAddress: BoundAddress;
   readonly adminAddress: BoundAddress;
+  /** `https` when the proxy port has a certificate (`proxy.listen.tls.*`). */
+  readonly proxyScheme: 'http' | 'https';
   readonly locks: LockEngine;
   readonly metrics: ProxyMetrics;
   /** The settings in force for new requests. */
   settings(): Settings;
   /**
    * Takes a freshly loaded configuration: live keys apply to the next request, keys that need a
-   * restart are reported and left as they run.
+   * restart are reported and left as they run. The proxy port's certificate files are re-read
+   * (same paths) for new connections.
    */
   reload(next: Settings): ReloadDiff;
   /** Stops accepting, drains in-flight requests, releases every lock, closes the ZooKeeper session. */
@@ -100,6 +103,7 @@ export async function startProxyRuntime(initial: Settings, logger: Logger, optio
     return {
       proxyAddress: proxy.proxyAddress,
       adminAddress: proxy.adminAddress,
+      proxyScheme: proxy.proxyScheme,
       locks: engine,
       metrics,
       settings,
@@ -107,6 +111,7 @@ export async function startProxyRuntime(initial: Settings, logger: Logger, optio
         const update = applyLiveChanges(current, next);
         current = update.settings;
         setLogLevel(current.proxy.logLevel);
+        proxy.reloadCertificate();
         return update.diff;
       },
       close: async () => {

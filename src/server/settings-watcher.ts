@@ -15,6 +15,8 @@ export interface SettingsWatcherOptions {
   readonly logger: Logger;
   /** Watched for changes besides SIGHUP; null when the proxy runs without a file. */
   readonly configFile: string | null;
+  /** Other files whose change triggers a reload (the proxy port's certificate, key and CA). */
+  readonly alsoWatch?: readonly string[];
   readonly signals: { on(signal: 'SIGHUP', listener: () => void): unknown; off(signal: 'SIGHUP', listener: () => void): unknown };
   /** Editors write a file in several steps; one reload after they settle. */
   readonly debounceMs?: number;
@@ -42,20 +44,21 @@ export function watchSettings(options: SettingsWatcherOptions): () => void {
   };
   const onHangup = (): void => reload('SIGHUP');
   options.signals.on('SIGHUP', onHangup);
-  const watcher = watchFile(options.configFile, () => {
+  const onFileChange = (): void => {
     clearTimeout(timer);
     timer = setTimeout(() => reload('file changed'), options.debounceMs ?? 200);
-  });
+  };
+  const files = [...(options.configFile !== null ? [options.configFile] : []), ...(options.alsoWatch ?? [])];
+  const watchers = files.map((file) => watchFile(file, onFileChange));
   return () => {
     clearTimeout(timer);
-    watcher?.close();
+    for (const watcher of watchers) watcher.close();
     options.signals.off('SIGHUP', onHangup);
   };
 }
 
 /** Watches the directory, so a file replaced by rename (how most editors save) is still seen. */
-function watchFile(file: string | null, onChange: () => void): FSWatcher | null {
-  if (file === null) return null;
+function watchFile(file: string, onChange: () => void): FSWatcher {
   const name = basename(file);
   const watcher = watch(dirname(file), (_event, changed) => {
     if (changed === null || changed === name) onChange();

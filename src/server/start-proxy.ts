@@ -1,4 +1,4 @@
-import { createServer, type Server, type ServerOptions } from 'node:http';
+import { createServer, type ServerOptions } from 'node:http';
 import type { Router } from 'express';
 import type { Logger } from 'pino';
 import type { Settings } from '../config/settings.js';
@@ -14,6 +14,7 @@ import { answerClientError } from './client-error.js';
 import { InFlightRequests } from './in-flight-requests.js';
 import { proxyCredentials } from './proxy-credentials.js';
 import { closeServer, listen, type BoundAddress } from './listen.js';
+import { createProxyListener, type EdgeServer, type ProxyListener } from './proxy-listener.js';
 
 export type { BoundAddress } from './listen.js';
 
@@ -46,6 +47,10 @@ export interface StartProxyDeps {
 export interface RunningProxy extends ProxyServices {
   readonly proxyAddress: BoundAddress;
   readonly adminAddress: BoundAddress;
+  /** `https` when `proxy.listen.tls.cert`/`.key` are set. */
+  readonly proxyScheme: 'http' | 'https';
+  /** Re-reads the proxy port's certificate files for new connections (logs and keeps the served one if they cannot be served). */
+  reloadCertificate(): void;
   /** Stops accepting, lets in-flight requests finish (up to `proxy.shutdownTimeoutMs`), closes upstream sockets. */
   close(): Promise<void>;
 }
@@ -63,22 +68,28 @@ export async function startProxy(settings: Settings, logger: Logger, deps: Start
   const writeInterceptor = deps.writeInterceptor ?? deps.createWriteInterceptor?.(services);
   const inFlight = new InFlightRequests();
 
-  const proxyServer = createServer(
-    edgeServerOptions(deps.headersTimeoutMs),
-    createProxyHandler({
-      forwarder,
-      logger: logger.child({ component: 'proxy' }),
-      maxBodyBytes: settings.proxy.maxBodyBytes,
-      inFlight,
-      events: observer,
-      ...(deps.bodyIdleTimeoutMs !== undefined ? { bodyIdleTimeoutMs: deps.bodyIdleTimeoutMs } : {}),
-      ...(writeInterceptor !== undefined ? { writeInterceptor } : {}),
-    }),
-  );
+  const handler = createProxyHandler({
+    forwarder,
+    logger: logger.child({ component: 'proxy' }),
+    maxBodyBytes: settings.proxy.maxBodyBytes,
+    inFlight,
+    events: observer,
+    ...(deps.bodyIdleTimeoutMs !== undefined ? { bodyIdleTimeoutMs: deps.bodyIdleTimeoutMs } : {}),
+    ...(writeInterceptor !== undefined ? { writeInterceptor } : {}),
+  });
+  let proxyListener: ProxyListener;
+  try {
+    proxyListener = createProxyListener(settings.proxy.listenTls, edgeServerOptions(deps.headersTimeoutMs), handler, logger.child({ component: 'listener' }));
+  } catch (error) {
+    // Certificate files replaced by unusable ones since the settings were checked.
+    await forwarder.close();
+    throw error;
+  }
+  const proxyServer = proxyListener.server;
   proxyServer.on('clientError', answerClientError);
   const adminServer = createServer(createAdminApp({ readiness, logger: logger.child({ component: 'admin' }), routers: deps.adminRouters ?? [] }));
 
-  const started: Server[] = [];
+  const started: EdgeServer[] = [];
   try {
     const proxyAddress = await listen(proxyServer, settings.proxy.listenHost, settings.proxy.listenPort);
     started.push(proxyServer);
@@ -88,6 +99,8 @@ export async function startProxy(settings: Settings, logger: Logger, deps: Start
     return {
       proxyAddress,
       adminAddress,
+      proxyScheme: proxyListener.scheme,
+      reloadCertificate: proxyListener.reloadCertificate,
       forwarder,
       readiness,
       close: () => (closing ??= shutDown({ proxyServer, adminServer, inFlight, forwarder, timeoutMs: settings.proxy.shutdownTimeoutMs, logger })),
@@ -118,8 +131,8 @@ function edgeServerOptions(headersTimeoutMs: number | undefined): ServerOptions 
 }
 
 async function shutDown(parts: {
-  proxyServer: Server;
-  adminServer: Server;
+  proxyServer: EdgeServer;
+  adminServer: EdgeServer;
   inFlight: InFlightRequests;
   forwarder: UpstreamForwarder;
   timeoutMs: number;

@@ -60,7 +60,7 @@ const REFRESH_AFTER_SHARE_OF_TTL = 0.8;
  *
  * - A write through an alias is keyed on the alias itself. That needs no knowledge of the alias's
  *   current write index, so two proxies serialize writes through one alias whatever each has
- *   cached, before and after a rollover (issue #10 hole 5).
+ *   cached, before and after a rollover.
  * - A write to a concrete index that is (as far as the cache knows) the target of a write alias is
  *   keyed on that alias (the smallest name when there are several), so it waits for writes
  *   through the alias. This part does depend on the cache: right after a rollover a proxy that

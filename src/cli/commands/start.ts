@@ -64,11 +64,19 @@ async function serve(settings: Settings, reread: () => Settings, logger: Logger,
   }
   // Handlers first: once the startup line is out, a supervisor may signal at any moment.
   const exitCode = closeOnShutdownSignal(proxy, context.signals, logger);
-  const stopWatching = watchSettings({ reread, target: proxy, logger, configFile: settings.source.configFile, signals: context.signals });
+  const stopWatching = watchSettings({
+    reread,
+    target: proxy,
+    logger,
+    configFile: settings.source.configFile,
+    alsoWatch: listenerTlsFiles(settings),
+    signals: context.signals,
+  });
   void exitCode.finally(stopWatching);
   logger.info(
     {
       listen: hostPort(proxy.proxyAddress),
+      scheme: proxy.proxyScheme,
       admin: hostPort(proxy.adminAddress),
       upstream: settings.elasticsearch.hosts.map(redactUrl),
       lockService: settings.proxy.lockService,
@@ -79,6 +87,13 @@ async function serve(settings: Settings, reread: () => Settings, logger: Logger,
     'es-lock-proxy started',
   );
   return exitCode;
+}
+
+/** A certificate renewed in place (cert-manager, certbot) is picked up without a signal. */
+function listenerTlsFiles(settings: Settings): string[] {
+  const tls = settings.proxy.listenTls;
+  if (tls === null) return [];
+  return [tls.certFile, tls.keyFile, ...(tls.caFile !== null ? [tls.caFile] : [])];
 }
 
 /** `host:port`, with IPv6 addresses bracketed as in URLs. */

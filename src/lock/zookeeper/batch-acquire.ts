@@ -11,7 +11,7 @@ import { classifyFailure } from './round-trip.js';
 /** Keys per transaction, and bytes (ZooKeeper refuses requests over jute.maxbuffer, 1 MiB by default). */
 export const MAX_KEYS_PER_TXN = 1_000;
 const MAX_BYTES_PER_TXN = 512 * 1024;
-/** Chunks of one `acquireEach` in flight at once: the rest wait (issue #10 hole 6). */
+/** Chunks of one `acquireEach` in flight at once: the rest wait, so one bulk cannot fill the session. */
 const CHUNKS_IN_FLIGHT = 2;
 /**
  * Refused batch transactions before going key by key. Each refusal settles at least one key (a

@@ -279,7 +279,7 @@ export class DocumentLock implements LockHome {
 
   // ---- session events (from the engine) -----------------------------------------------------
 
-  /** The link was silent past the safety margin: stop vouching, but keep privateLock (hole 1). */
+  /** The link was silent past the safety margin: stop vouching, but keep privateLock while its write may still run. */
   marginExceeded(generation: number): void {
     if (this.generation <= generation) this.toLost('ZooKeeper connection suspended past the safety margin');
   }

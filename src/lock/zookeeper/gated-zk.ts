@@ -7,7 +7,7 @@ import type { RequestGate } from './request-gate.js';
  * The engine's `LockZk` on one handle of our ZooKeeper addon: every request passes the
  * session's `RequestGate` (bounded outstanding operations, issue order kept), and every node is
  * created with the configured ACL — creator-only when `zookeeper.auth` is set, in the create
- * itself (issue #13: never create-then-setAcl).
+ * itself: a create followed by a setAcl leaves the node open to every client in between.
  */
 export class GatedZk implements LockZk {
   private readonly client: ZkClient;

@@ -1,5 +1,5 @@
 /**
- * Bounds the ZooKeeper operations outstanding on one session (issue #10 hole 6): a 100 MB bulk
+ * Bounds the ZooKeeper operations outstanding on one session, so that one request's work is bounded: a 100 MB bulk
  * must not queue millions of requests in the C client. FIFO and synchronous when there is room,
  * so requests keep the order they were issued in — the engine relies on ZooKeeper answering a
  * session's requests in that order (read-before-create, release-before-reacquire).

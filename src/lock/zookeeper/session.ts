@@ -11,7 +11,7 @@ import { ZkClient } from '../zk-client.js';
  * the server may expire the session as early as 1/3 of the timeout after we hear "connecting".
  * Held locks are declared lost at 1/4 of the timeout after that: nothing new is forwarded under
  * them. Their nodes are kept until their holders release them (or the session ends), since a
- * write already sent may still be inside Elasticsearch (issue #10 hole 1).
+ * write already sent may still be inside Elasticsearch: deleting them would let the next holder in beside it.
  */
 export const SUSPENDED_LOSS_FRACTION = 1 / 4;
 
@@ -213,7 +213,9 @@ export class ZkSession {
     const timeoutMs = this.negotiatedTimeoutMs();
     clearTimeout(this.lossTimer);
     this.lossTimer = setTimeout(() => {
-      if (this.generation !== generation || this.currentState !== 'suspended') return;
+      // Unavailable already (the connect window is shorter than the margin) is no reason to keep
+      // vouching: only a reconnection, which clears this timer, is.
+      if (this.generation !== generation || this.closing || this.currentState === 'connected') return;
       this.logger.error({ suspendedMs: timeoutMs * SUSPENDED_LOSS_FRACTION }, 'ZooKeeper suspended past the safety margin; held locks are lost');
       this.setState('unavailable');
       this.events.lossMarginExceeded(generation);

@@ -67,7 +67,7 @@ export interface ZooKeeperLockEngineOptions {
  * Priority locks on ZooKeeper, one session per engine (one engine per process). Requests of
  * this process for one document share one `DocumentLock` (document-lock.ts: the states);
  * `acquireEach` takes fresh documents in batch transactions (batch-acquire.ts); releases are
- * compare-and-delete transactions, coalesced (release-batcher.ts). README "Locks in ZooKeeper".
+ * compare-and-delete transactions, coalesced (release-batcher.ts). docs/lock-protocol.md describes the protocol.
  */
 export class ZooKeeperLockEngine implements LockEngine {
   private readonly settings: ZooKeeperSettings;

@@ -1,6 +1,6 @@
 /**
  * What a realtime read under the lock found of a document, and the compare-and-set condition a
- * write derives from it (issue #14). A write that outlives its lock carries the condition of its
+ * write derives from it. A write that outlives its lock carries the condition of its
  * own read; the next holder's write changed the document since, so Elasticsearch refuses the
  * stale one with 409 `version_conflict_engine_exception`.
  */

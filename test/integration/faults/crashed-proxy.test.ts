@@ -79,7 +79,7 @@ describe('crashed proxy', () => {
     expect(crashedClients.every((outcome) => outcome.kind === 'unanswered')).toBe(true);
     // kill -9 closes the crashed proxy's sockets, not its writes inside Elasticsearch: each is still
     // in flight when the survivor's write to its document arrives, and lands after it. Without
-    // fencing (issue #14) nothing stops that; the documents end with the stale content.
+    // fencing (proxy.fencing=on) nothing stops that; the documents end with the stale content.
     const lockedKeys = [...DOCS, ...BULK_DOCS].map((id) => `crash/${id}`);
     expect(stack.standIn.overlaps.examples.map((example) => example.key).sort()).toEqual(lockedKeys);
     expect(stack.standIn.overlaps.count).toBe(lockedKeys.length);

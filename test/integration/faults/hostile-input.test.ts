@@ -206,7 +206,7 @@ const requestArb: fc.Arbitrary<HostileRequest> = fc.oneof(
   { weight: 2, arbitrary: fc.record({ method: methodArb, path: pathArb, headers: headerArb, body: bodyArb }) },
 );
 
-/** A valid item and one with an empty `_id` (issue #10 hole 2: its valid key stayed locked). */
+/** A valid item and one with an empty `_id` (once, its valid key stayed locked until restart). */
 const LEAKING_BULK: HostileRequest = {
   method: 'POST',
   path: Buffer.from('/_bulk'),

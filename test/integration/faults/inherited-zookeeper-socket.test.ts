@@ -14,7 +14,7 @@ import { waitUntil } from './fault-kit.js';
 const CONNECTIONS = 48;
 
 /**
- * Issue #10 hole 8 ("an answer lost"): in the soak, a client connection accepted right after the
+ * An answer lost: in the soak, a client connection accepted right after the
  * ZooKeeper restart was closed without an answer. Cause: the ZooKeeper C client creates its socket
  * without close-on-exec, so a child process started meanwhile (the soak restarts the ZooKeeper
  * server from the test process) inherits it. When the C client later closes that socket, the child

@@ -14,7 +14,7 @@ import { captureLogs, exchange, isElasticsearchError, type Outcome, waitUntil } 
 const SESSION_TIMEOUT_MS = 2_000;
 
 /**
- * Issue #10 hole 4: the lock is checked when the request is handed to the upstream socket, not
+ * The lock is checked when the request is handed to the upstream socket, not
  * only once after the grant. The write here has its lock and waits for a TLS handshake with the
  * cluster (held by a frozen forwarder) while the proxy's ZooKeeper link goes silent past the
  * safety margin: once the handshake completes the write must not be sent.

@@ -9,7 +9,7 @@ import { startZooKeeper, type ZooKeeperCluster } from '../../support/zookeeper-s
 import { owner, waitFor } from '../../unit/lock/lock-engine-suite.js';
 
 /**
- * Issue #10 hole 1. Engine A holds a lock for a long write; its ZooKeeper link goes silent past
+ * The safety margin keeps the lock. Engine A holds a lock for a long write; its ZooKeeper link goes silent past
  * the safety margin (A marks the lock lost: nothing new may be forwarded under it) and comes back
  * before the session expires. A's write may still be inside Elasticsearch, so nobody else may get
  * the lock until A has released it.

@@ -15,7 +15,7 @@ import { exchange, waitUntil } from './fault-kit.js';
 const SESSION_TIMEOUT_MS = 12_000;
 
 /**
- * Issue #10 hole 1, as a user's cluster sees it (the engine-level test is margin-keeps-lock.test.ts):
+ * The safety margin keeps the lock, as a user's cluster sees it (the engine-level test is margin-keeps-lock.test.ts):
  * proxy A's ZooKeeper link goes silent past the safety margin and comes back before the session
  * expires, while A's write is still inside the cluster. A must stop trusting the lock (nothing new
  * forwarded under it) but keep privateLock until that write has answered: proxy B's write to the

@@ -26,7 +26,7 @@ function bulkOf(index: string, id: string): string {
  * write is never replayed (it may have been applied), and the document's lock is held until the
  * upstream socket is closed. Closing the socket does not take a write out of Elasticsearch: a
  * write still held inside the cluster after its 504 overlaps the next holder's and can land after
- * it (the oracle shows it; fencing, issue #14, is what closes it).
+ * it (the oracle shows it; fencing, proxy.fencing=on, is what closes it).
  */
 describe.each(LOCK_BACKENDS)('upstream faults under locked writes ($name locks)', (locks) => {
   let stack: WriteStack;

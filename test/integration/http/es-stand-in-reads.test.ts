@@ -12,7 +12,7 @@ const NO_SUCH_INDEX = (index: string) => ({
 });
 
 /**
- * Realtime reads by id in Elasticsearch 8's shapes: what a client (the proxy's fencing, issue #14)
+ * Realtime reads by id in Elasticsearch 8's shapes: what a client (the proxy's fencing)
  * reads `_seq_no`/`_primary_term` from before a compare-and-write.
  */
 describe('Elasticsearch stand-in: realtime GET and _mget', () => {

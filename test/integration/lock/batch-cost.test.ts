@@ -238,7 +238,7 @@ describe('batch acquisition cost', () => {
   });
 });
 
-describe('bounded work per request (issue #10 hole 6)', () => {
+describe('bounded work per request', () => {
   const pool = new EnginePool();
   afterAll(() => pool.closeAll());
 

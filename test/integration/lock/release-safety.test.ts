@@ -12,7 +12,7 @@ import { owner, waitFor } from '../../unit/lock/lock-engine-suite.js';
 import { EnginePool, makeKnown, zkSettings } from './zk-test-engines.js';
 
 /**
- * Issue #10 hole 3: a release or step-back may delete only the node its own acquisition created.
+ * A release or step-back may delete only the node its own acquisition created, never another holder's.
  * Engine A talks to ZooKeeper through a forwarder that can hold its bytes or lose one reply; the
  * other engines and a raw client (playing a client of the original algorithm) are connected
  * directly.
@@ -102,7 +102,7 @@ async function createQueueEntry(docPath: string): Promise<string> {
   }
 }
 
-describe('releases delete only their own acquisition\'s nodes (issue #10 hole 3)', () => {
+describe('releases delete only their own acquisition\'s nodes', () => {
   it('a holder releasing after an operator force-released its lock leaves the next holder\'s privateLock alone', async () => {
     const settings = zkSettings(connect);
     const link = await forwarder();

@@ -129,7 +129,7 @@ describe('ZooKeeper engine specifics', () => {
   });
 
   it('mutually excludes with a client following the original document on the same znodes', async () => {
-    // As the README says to run next to such clients: our releases do not delete the document
+    // As docs/guarantees.md says to run next to such clients: our releases do not delete the document
     // node, which a seed client may have just found and be about to queue under (NONODE).
     const settings = zkSettings(connect, { sessionTimeoutMs: 4_000, documentCleanup: 'reaper' });
     const engines = [pool.open(settings), pool.open(settings)];

@@ -47,7 +47,7 @@ describe.each(LOCK_BACKENDS)('aliases and the dead-letter queue ($name locks)', 
     const gate = stack.standIn.gateDocument('catalog-v1', 'same');
     const held = send(stack.urls[0]!, 'PUT', '/catalog/_doc/same', { n: 'held' });
     await gate.arrived(1);
-    // Keyed on the alias (README "Aliases"), for writes through it and to the index behind it.
+    // Keyed on the alias (docs/requests-and-responses.md), for writes through it and to the index behind it.
     const inspection = await stack.proxies[1]!.locks.inspect({ index: 'catalog', id: 'same' });
     expect(inspection.holder).not.toBeNull();
     gate.release();

@@ -6,17 +6,17 @@ import { ZkWireTap } from '../../support/zk-wire-tap.js';
 import { ndjson, send } from './write-client.js';
 
 /**
- * Issue #10 hole 6: the work one request can cause is bounded — requests outstanding on the
+ * The work one request can cause is bounded — requests outstanding on the
  * ZooKeeper session, alias look-ups in flight, and the alias cache.
  */
 const NDJSON = { 'content-type': 'application/x-ndjson' };
 /**
- * README "Locks in ZooKeeper": at most two chunks of ≤ 1,000 documents of one request are in flight,
+ * docs/lock-protocol.md, "Batching": at most two chunks of ≤ 1,000 documents of one request are in flight,
  * each with at most 1,000 requests outstanding (a read per known document and one transaction for the
  * fresh ones, then one for the known ones), so one request never has more than 2,000.
  */
 const MAX_OUTSTANDING_ZOOKEEPER_REQUESTS = 2_000;
-/** README "Aliases": alias look-ups in flight per proxy. */
+/** docs/requests-and-responses.md: alias look-ups in flight per proxy. */
 const MAX_CONCURRENT_ALIAS_LOOKUPS = 4;
 
 describe('work per request is bounded', () => {

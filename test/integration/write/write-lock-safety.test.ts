@@ -4,8 +4,8 @@ import { startWriteStack, type WriteStack } from '../../support/write-stack.js';
 import { FOREGROUND, ndjson, send } from './write-client.js';
 
 /**
- * Holes of issue #10 that live in the write path: each test fails on the proxy before the fix
- * (the failing output is quoted in the closing note of the issue).
+ * Ways two writes to one document could reach the cluster at once through the write path: each
+ * test failed on the proxy before its fix.
  */
 const NDJSON = { 'content-type': 'application/x-ndjson' };
 
@@ -69,7 +69,7 @@ describe.each(LOCK_BACKENDS)('write-path lock safety ($name locks)', (locks) => 
 
 /**
  * Requests queued for the lock of `index/id` as the admin API reports it. Writes through an alias
- * are keyed on the alias name itself (README "Locks in ZooKeeper"), which is what makes them
+ * are keyed on the alias name itself (docs/requests-and-responses.md), which is what makes them
  * independent of each proxy's alias cache.
  */
 async function queuedOn(adminUrl: string, index: string, id: string): Promise<number> {

@@ -287,6 +287,13 @@ describe('classifyRoute: everything else passes through', () => {
     ['PUT', '/_ingest/pipeline/p'],
     ['POST', '/products/_mapping/field/x'],
     ['GET', '/products/doc/42/_source'],
+    // Literal segments of other APIs win over the typed routes' wildcards, as in Elasticsearch's trie.
+    ['POST', '/products/_fleet/_fleet_search'],
+    ['POST', '/products/_fleet/_fleet_msearch'],
+    ['POST', '/products/_downsample/products-1h'],
+    ['PUT', '/products/_fleet/_fleet_search'],
+    ['POST', '/products/_async_search'],
+    ['POST', '/products/_knn_search'],
   ];
   it.each(nonWritesUnderCompat7)('%s %s (compatible-with=7)', (method, url) => {
     expect(classifyRoute(method, url, COMPAT_7)).toEqual(PASS);

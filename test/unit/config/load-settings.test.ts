@@ -1,8 +1,15 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { CONFIG_KEY_NAMES, CONFIG_KEYS, envNameOf, type ConfigKey } from '../../../src/config/config-keys.js';
 import type { Settings } from '../../../src/config/settings.js';
 import { settingsToProperties } from '../../../src/config/settings-to-properties.js';
+import { createTestPki } from '../../support/test-certificates.js';
 import { configErrorOf, load, tempConfigDir } from './config-test-helpers.js';
+
+// The listener's TLS keys are checked against real files: a CA and a server certificate it signed.
+const pki = createTestPki();
+const listener = pki.issueServer('listener');
+const LISTENER_TLS = { certFile: listener.certFile, keyFile: listener.keyFile, caFile: pki.caFile };
+afterAll(() => pki.cleanup());
 
 let files: ReturnType<typeof tempConfigDir>;
 beforeEach(() => {
@@ -38,6 +45,7 @@ describe('defaults', () => {
     expect(settings.proxy).toEqual({
       listenHost: '127.0.0.1',
       listenPort: 9201,
+      listenTls: null,
       adminHost: '127.0.0.1',
       adminPort: 9202,
       adminToken: null,
@@ -79,6 +87,9 @@ const EVERY_KEY: ReadonlyArray<readonly [ConfigKey, string, (s: Settings) => unk
   ['elasticsearch.auth.password', ' p=w:d ', (s) => s.elasticsearch.auth, { kind: 'basic', username: 'elastic', password: ' p=w:d ' }],
   ['proxy.listen.host', '0.0.0.0', (s) => s.proxy.listenHost, '0.0.0.0'],
   ['proxy.listen.port', '19201', (s) => s.proxy.listenPort, 19201],
+  ['proxy.listen.tls.cert', listener.certFile, (s) => s.proxy.listenTls, LISTENER_TLS],
+  ['proxy.listen.tls.key', listener.keyFile, (s) => s.proxy.listenTls, LISTENER_TLS],
+  ['proxy.listen.tls.ca', pki.caFile, (s) => s.proxy.listenTls, LISTENER_TLS],
   ['proxy.admin.host', '::1', (s) => s.proxy.adminHost, '::1'],
   ['proxy.admin.port', '19202', (s) => s.proxy.adminPort, 19202],
   ['proxy.admin.token', 's3cret', (s) => s.proxy.adminToken, 's3cret'],

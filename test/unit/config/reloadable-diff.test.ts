@@ -56,6 +56,7 @@ describe('reloadableDiff', () => {
       'zookeeper.auth', 'elasticsearch.auth.username', 'elasticsearch.auth.password', 'elasticsearch.auth.api_key',
       'proxy.admin.token', 'elasticsearch.ssl.ca', 'elasticsearch.ssl.verify', 'zookeeper.session.timeout',
       'proxy.upstream.timeout.ms', 'proxy.shutdown.timeout.ms', 'proxy.lock.service',
+      'proxy.listen.tls.cert', 'proxy.listen.tls.key', 'proxy.listen.tls.ca',
     ] as const;
     expect(restartOnly.filter((key) => CONFIG_KEYS[key].reload !== 'restart')).toEqual([]);
     expect(CONFIG_KEY_NAMES.filter((key) => CONFIG_KEYS[key].reload === 'live')).toEqual([

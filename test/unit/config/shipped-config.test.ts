@@ -12,7 +12,7 @@ import { parseProperties } from '../../../src/config/properties-parser.js';
 import { load } from './config-test-helpers.js';
 
 const SHIPPED = fileURLToPath(new URL('../../../config/elasticsearch-details.properties', import.meta.url));
-const README = fileURLToPath(new URL('../../../README.md', import.meta.url));
+const CONFIG_DOC = fileURLToPath(new URL('../../../docs/configuration.md', import.meta.url));
 
 const ORIGINAL_KEYS = [
   'zookeeper.servers',
@@ -69,14 +69,14 @@ describe('renderConfigReference', () => {
     expect(ZOOKEEPER_ONLY_KEYS).toContain('zookeeper.servers');
   });
 
-  it('replaces the table between the README markers', () => {
+  it('replaces the table between the markers', () => {
     const readme = `intro\n${REFERENCE_START}\nold table\n${REFERENCE_END}\noutro\n`;
     expect(withConfigReference(readme)).toBe(`intro\n${REFERENCE_START}\n${table}${REFERENCE_END}\noutro\n`);
     expect(withConfigReference('no markers')).toBeNull();
   });
 
-  it('matches the README (regenerate with `npm run docs:config`)', () => {
-    const readme = readFileSync(README, 'utf8');
-    expect(withConfigReference(readme)).toBe(readme);
+  it('matches docs/configuration.md (regenerate with `npm run docs:config`)', () => {
+    const doc = readFileSync(CONFIG_DOC, 'utf8');
+    expect(withConfigReference(doc)).toBe(doc);
   });
 });
