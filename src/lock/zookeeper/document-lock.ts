@@ -972,6 +972,9 @@ export class DocumentLock implements LockHome {
   private afterFailureStep(failure: Failure | Unread): Step {
     if (failure.kind === 'unknown' || failure.kind === 'unread') {
       this.uncertain = true;
+      // This lock adopts what its request made (its guid keeps the sweep off it); the sweep finds
+      // whatever else an outcome nobody could vouch for may have left.
+      if (failure.kind === 'unknown') void this.ctx.orphans.sweep();
       return 'recover';
     }
     if (failure.kind === 'gone') return 'stop';
