@@ -22,7 +22,7 @@ import { type LockEvents, NO_LOCK_EVENTS } from '../lock-events.js';
 import { type LockEngineStats, newStats, snapshotStats } from '../lock-stats.js';
 import type { PrefixRanks } from '../queue-order.js';
 import { ZkError } from '../zk-errors.js';
-import { documentPath, normalizeRoot } from '../znode-names.js';
+import { PRIVATE_LOCK, documentPath, normalizeRoot } from '../znode-names.js';
 import { acquireInBatches } from './batch-acquire.js';
 import { Connection, type Link } from './connection.js';
 import { ContainerCache, ContentionHints } from './containers.js';
@@ -32,6 +32,7 @@ import { forceRelease } from './force-release.js';
 import { ForcedReleaseEpoch } from './forced-release-epoch.js';
 import { GatedZk } from './gated-zk.js';
 import { type ZkInspection, heldKeys, inspectKey } from './inspect.js';
+import { OrphanSweep } from './orphan-sweep.js';
 import { RecentReleases } from './recent-releases.js';
 import { ReleaseBatcher } from './release-batcher.js';
 import { RequestGate } from './request-gate.js';
@@ -78,11 +79,15 @@ export class ZooKeeperLockEngine implements LockEngine {
   private readonly groupContext: GroupContext;
   private readonly activityCount = new ActivityCount();
   private readonly locks = new Map<string, DocumentLock>();
+  /** Guids of document locks that left the map and whose release is still on its way. */
+  private readonly releasing = new Set<string>();
   /** Single acquisitions of documents not known to exist, taken together at the end of this turn. */
   private freshSingles: DocumentLock[] = [];
   private readonly root: string;
   private readonly prefixes: PrefixRanks;
   private closed = false;
+  /** The session generation connected last: connecting again within it is a reconnect. */
+  private connectedGeneration = -1;
 
   constructor(settings: ZooKeeperSettings, logger: Logger, options: ZooKeeperLockEngineOptions = {}) {
     this.settings = settings;
@@ -93,7 +98,12 @@ export class ZooKeeperLockEngine implements LockEngine {
     this.session = new ZkSession(settings, logger, this.engineStats, {
       connected: () => {
         const link = this.connection.current();
-        if (link !== null) this.context.forcedEpoch.connected(link);
+        if (link === null) return;
+        this.context.forcedEpoch.connected(link);
+        // A reply lost or misreported across the reconnect may have left a node of ours behind (a
+        // new session has none yet).
+        if (this.connectedGeneration === link.generation) void this.context.orphans.sweep();
+        this.connectedGeneration = link.generation;
       },
       lossMarginExceeded: (generation) => this.onMarginExceeded(generation),
       expired: (generation) => this.onExpired(generation),
@@ -115,6 +125,22 @@ export class ZooKeeperLockEngine implements LockEngine {
       contention: new ContentionHints(CONTENTION_TTL_MS, CONTENTION_CAPACITY),
       releases: new ReleaseBatcher(this.connection, forcedEpoch, logger, (docPath) => containers.remember(docPath)),
       forcedEpoch,
+      releasing: this.releasing,
+      orphans: new OrphanSweep(
+        this.root,
+        this.connection,
+        forcedEpoch,
+        logger,
+        {
+          knows: (docPath, name) => this.locks.get(docPath)?.knowsNode(name) === true,
+          claims: (docPath, name, guid) => {
+            if (this.releasing.has(guid)) return true;
+            const lock = this.locks.get(docPath);
+            return lock !== undefined && (lock.guid === guid || (name === PRIVATE_LOCK && lock.mayHoldPrivateLock()));
+          },
+        },
+        (count) => events.orphansRemoved(count),
+      ),
       events,
       logger,
       detach: (docPath, lock) => {
@@ -154,6 +180,9 @@ export class ZooKeeperLockEngine implements LockEngine {
   }
 
   async inspect(key: LockKey): Promise<LockInspection> {
+    // A release of ours on its way is seen as done: the read is ordered after it.
+    const releaseIssued = this.context.releases.issuedFor([documentPath(this.root, key)]);
+    if (releaseIssued !== null) await releaseIssued;
     return this.withLink(async (link) => this.withLocal(await inspectKey(link.zk, this.root, this.prefixes, key)));
   }
 
@@ -174,6 +203,17 @@ export class ZooKeeperLockEngine implements LockEngine {
     if (local !== undefined && local.guid === forced.guid) local.forcedHere();
     this.logger.warn({ key, holder: forced.data.owner, message: forced.data.message }, 'forced release of a lock');
     return true;
+  }
+
+  /**
+   * Deletes the lock nodes of this process's session that no local lock claims (by guid): what a
+   * reply lost or misreported across a reconnect, or an acquisition that failed, may leave
+   * behind. Runs by itself after every reconnect and failed acquisition; call it after any
+   * outcome the engine cannot vouch for. Concurrent calls share one sweep (plus one more after
+   * it). Resolves with the number of nodes deleted; never rejects.
+   */
+  sweepOrphans(): Promise<number> {
+    return this.context.orphans.sweep();
   }
 
   async close(): Promise<void> {
