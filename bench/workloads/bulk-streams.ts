@@ -1,4 +1,5 @@
-import type { BenchEnvironment } from '../bench-environment.js';
+import { lastZxid } from '../../test/support/zookeeper-server.js';
+import type { BenchEnvironment, ProxyStats } from '../bench-environment.js';
 import { runLoad, mergeLoadResults, type LoadResult, type LoadSpec } from '../load.js';
 import { measureStreamsFloor, type StreamsFloor } from '../zookeeper-floor.js';
 import { inTurns, round, slicesFor, target, zookeeperCpuMs, type Workload, type WorkloadContext } from '../workload-result.js';
@@ -52,6 +53,23 @@ interface WaySlices {
   cpuMs: number;
   zkCpuMs: number;
   floor: StreamsFloor[];
+  /** ZooKeeper transactions committed meanwhile (the server's zxid), whoever caused them. */
+  transactions: number;
+  /** The proxy's ZooKeeper requests meanwhile: transactions (multi), the ops they held, reads. */
+  multis: number;
+  multiOps: number;
+  reads: number;
+}
+
+/** The ZooKeeper server's own count of transactions (its zxid). */
+async function zxidOf(connect: string): Promise<number> {
+  return Number(await lastZxid(Number(connect.split(',')[0]?.split(':')[1])));
+}
+
+function addZkRequests(total: WaySlices, before: ProxyStats['zkOps'], after: ProxyStats['zkOps']): void {
+  total.multis += after.multi - before.multi;
+  total.multiOps += after.multiOps - before.multiOps;
+  total.reads += after.get - before.get + (after.getChildren - before.getChildren);
 }
 
 type Way = 'direct' | 'proxy' | 'bare' | 'floor';
@@ -78,17 +96,19 @@ async function streamsWithIds(context: WorkloadContext): Promise<Record<Way, Way
   const sliceS = options.durationS / slices;
   const ways = slicer(env);
   const zkCpu = zookeeperCpuMs(env);
-  const totals = Object.fromEntries((['direct', 'proxy', 'bare', 'floor'] as const).map((way) => [way, { load: [], cpuMs: 0, zkCpuMs: 0, floor: [] }])) as unknown as Record<Way, WaySlices>;
+  const totals = Object.fromEntries((['direct', 'proxy', 'bare', 'floor'] as const).map((way) => [way, { load: [], cpuMs: 0, zkCpuMs: 0, floor: [], transactions: 0, multis: 0, multiOps: 0, reads: 0 }])) as unknown as Record<Way, WaySlices>;
   await inTurns(
     ['direct', 'proxy', 'bare', 'floor'] as const,
     slices,
     (way) => (options.warmupS > 0 ? ways[way].run(options.warmupS) : Promise.resolve()),
     async (way) => {
-      const [cpuBefore, zkBefore] = [await ways[way].cpuMs(), await zkCpu()];
+      const [cpuBefore, zkBefore, zxidBefore, opsBefore] = [await ways[way].cpuMs(), await zkCpu(), await zxidOf(env.zookeeper), (await env.proxyStats()).zkOps];
       const result = await ways[way].run(sliceS);
       const total = totals[way];
       total.cpuMs += (await ways[way].cpuMs()) - cpuBefore;
       total.zkCpuMs += (await zkCpu()) - zkBefore;
+      total.transactions += (await zxidOf(env.zookeeper)) - zxidBefore;
+      addZkRequests(total, opsBefore, (await env.proxyStats()).zkOps);
       if (isFloor(result)) total.floor.push(result);
       else total.load.push(result);
     },
@@ -153,6 +173,11 @@ export const bulkStreams: Workload = async (context) => {
       bare_cpu_ms_per_doc: round(bareCpuPerDoc, 4),
       cpu_per_doc_ratio_vs_bare: round(proxyCpuPerDoc / bareCpuPerDoc),
       zk_server_cpu_ms_per_doc: round(ways.proxy.zkCpuMs / Math.max(1, proxyDocs), 4),
+      zk_transactions_per_bulk: round((ways.proxy.transactions / Math.max(1, proxyDocs)) * STREAM_BULK, 2),
+      zk_floor_transactions_per_bulk: round((ways.floor.transactions / Math.max(1, floorDocs)) * STREAM_BULK, 2),
+      proxy_multis_per_bulk: round((ways.proxy.multis / Math.max(1, proxyDocs)) * STREAM_BULK, 2),
+      proxy_multi_ops_per_doc: round(ways.proxy.multiOps / Math.max(1, proxyDocs), 3),
+      proxy_zk_reads_per_doc: round(ways.proxy.reads / Math.max(1, proxyDocs), 3),
       zk_floor_server_cpu_ms_per_doc: round(ways.floor.zkCpuMs / Math.max(1, floorDocs), 4),
       zk_floor_client_cpu_ms_per_doc: round(ways.floor.floor.reduce((sum, f) => sum + f.clientCpuMsPerDoc * f.bulks, 0) / Math.max(1, floorDocs / STREAM_BULK), 4),
       direct_bulk_p50_ms: round(direct.p50Ms),
