@@ -9,23 +9,26 @@ const INDEX = 'bench-streams';
 export const STREAMS = 4;
 export const STREAM_BULK = 500;
 export const SINGLE_BULK = 1_000;
-/** Ids wrap around this pool; the streams' bulks in flight never share one (4 × 500 ≪ the pool). */
-const ID_POOL = 1_000_000;
+/** Ids wrap around this pool, far more than a run names. */
+const ID_POOL = 10_000_000;
+
+/** The next id of the bulks with ids: one counter for the whole run, so no document is named twice. */
+let nextId = 0;
 
 /**
  * NDJSON bodies of `size` index actions; with ids, each body takes the next `size` ids of one
- * counter, so concurrent bulks name different documents (a propagation job's workers split their
- * documents); without ids Elasticsearch generates them, as log shippers send.
+ * counter, so every bulk names documents no bulk named before (a propagation job's workers split
+ * their documents, and the floor creates fresh ones too); without ids Elasticsearch generates
+ * them, as log shippers send.
  */
 export function streamBodies(size: number, withIds: boolean): () => string {
-  let next = 0;
   return () => {
     const lines: string[] = [];
     for (let i = 0; i < size; i++) {
-      const action = withIds ? `{"index":{"_index":"${INDEX}","_id":"s-${(next + i) % ID_POOL}"}}` : `{"index":{"_index":"${INDEX}"}}`;
+      const action = withIds ? `{"index":{"_index":"${INDEX}","_id":"s-${(nextId + i) % ID_POOL}"}}` : `{"index":{"_index":"${INDEX}"}}`;
       lines.push(action, `{"field":"value","n":${i}}`);
     }
-    next += size;
+    if (withIds) nextId += size;
     return lines.join('\n') + '\n';
   };
 }
@@ -199,7 +202,7 @@ export const bulkStreams: Workload = async (context) => {
       target('bulk streams: 0 overlapping writes at the stand-in', overlaps, overlaps === 0),
     ],
     notes: [
-      `${STREAMS} closed loops of ${STREAM_BULK}-document background bulks with ids (consecutive ids of one counter: no two bulks in flight share a document), straight to the stand-in, through the proxy, through the bare node:http proxy and as the ZooKeeper floor, in ${slicesFor(options.durationS)} alternating slices; documents/s = ${STREAMS} × ${STREAM_BULK} / mean bulk time`,
+      `${STREAMS} closed loops of ${STREAM_BULK}-document background bulks with ids (consecutive ids of one counter: every bulk names fresh documents), straight to the stand-in, through the proxy, through the bare node:http proxy and as the ZooKeeper floor, in ${slicesFor(options.durationS)} alternating slices; documents/s = ${STREAMS} × ${STREAM_BULK} / mean bulk time`,
       `zk_floor_*: the design's ZooKeeper work for the same streams with no proxy — ${STREAMS} loops on one raw-client session (bench/zookeeper-floor.ts), each creating a bulk's ${STREAM_BULK} document containers + privateLocks in one transaction and deleting them in another, back to back; its server CPU is read over the floor's slices`,
       `*_cpu_ms_per_doc: the serving process's CPU over its own slices / documents it passed; zk_server_cpu_ms_per_doc: the ZooKeeper server's JVM over the proxy's slices / the proxy's documents`,
       `single_*: one connection sending ${SINGLE_BULK.toLocaleString('en')}-document bulks with ids; no_ids_*: the ${STREAMS} streams without ids (nothing to lock); stand-in bulk time = ${options.writeMs} ms + ${options.bulkDocMs} ms per document`,
