@@ -61,6 +61,8 @@ interface WaySlices {
   /** The proxy's ZooKeeper requests meanwhile: transactions (multi), the ops they held, reads. */
   multis: number;
   multiOps: number;
+  /** Creates and deletes sent on their own, outside transactions. */
+  singleOps: number;
   reads: number;
 }
 
@@ -73,6 +75,7 @@ function addZkRequests(total: WaySlices, before: ProxyStats['zkOps'], after: Pro
   total.multis += after.multi - before.multi;
   total.multiOps += after.multiOps - before.multiOps;
   total.reads += after.get - before.get + (after.getChildren - before.getChildren);
+  total.singleOps += after.create - before.create + (after.delete - before.delete);
 }
 
 type Way = 'direct' | 'proxy' | 'bare' | 'floor';
@@ -99,7 +102,7 @@ async function streamsWithIds(context: WorkloadContext): Promise<Record<Way, Way
   const sliceS = options.durationS / slices;
   const ways = slicer(env);
   const zkCpu = zookeeperCpuMs(env);
-  const totals = Object.fromEntries((['direct', 'proxy', 'bare', 'floor'] as const).map((way) => [way, { load: [], cpuMs: 0, zkCpuMs: 0, floor: [], transactions: 0, multis: 0, multiOps: 0, reads: 0 }])) as unknown as Record<Way, WaySlices>;
+  const totals = Object.fromEntries((['direct', 'proxy', 'bare', 'floor'] as const).map((way) => [way, { load: [], cpuMs: 0, zkCpuMs: 0, floor: [], transactions: 0, multis: 0, multiOps: 0, singleOps: 0, reads: 0 }])) as unknown as Record<Way, WaySlices>;
   await inTurns(
     ['direct', 'proxy', 'bare', 'floor'] as const,
     slices,
@@ -180,6 +183,7 @@ export const bulkStreams: Workload = async (context) => {
       zk_floor_transactions_per_bulk: round((ways.floor.transactions / Math.max(1, floorDocs)) * STREAM_BULK, 2),
       proxy_multis_per_bulk: round((ways.proxy.multis / Math.max(1, proxyDocs)) * STREAM_BULK, 2),
       proxy_multi_ops_per_doc: round(ways.proxy.multiOps / Math.max(1, proxyDocs), 3),
+      proxy_single_ops_per_bulk: round((ways.proxy.singleOps / Math.max(1, proxyDocs)) * STREAM_BULK, 2),
       proxy_zk_reads_per_doc: round(ways.proxy.reads / Math.max(1, proxyDocs), 3),
       zk_floor_server_cpu_ms_per_doc: round(ways.floor.zkCpuMs / Math.max(1, floorDocs), 4),
       zk_floor_client_cpu_ms_per_doc: round(ways.floor.floor.reduce((sum, f) => sum + f.clientCpuMsPerDoc * f.bulks, 0) / Math.max(1, floorDocs / STREAM_BULK), 4),
