@@ -5,7 +5,7 @@ export interface LoadSpec {
   readonly durationS: number;
   readonly method: string;
   readonly pathFor: () => string;
-  readonly body?: () => string;
+  readonly body?: () => string | Buffer;
   readonly headers?: Record<string, string>;
   /**
    * Requests per second over all connections (a trickle), sent at an even pace by

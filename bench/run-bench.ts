@@ -14,6 +14,7 @@ import { parseBenchOptions, USAGE, type BenchOptions, type WorkloadName } from '
 import { notesList, resultsTable, targetsTable } from './report.js';
 import { round, type Workload, type WorkloadResult } from './workload-result.js';
 import { bulk } from './workloads/bulk.js';
+import { bulkGzip } from './workloads/bulk-gzip.js';
 import { bulkStreams } from './workloads/bulk-streams.js';
 import { fencing } from './workloads/fencing.js';
 import { fgUnderBg } from './workloads/fg-under-bg.js';
@@ -32,6 +33,7 @@ const WORKLOAD_RUNNERS: Record<WorkloadName, Workload> = {
   'write-hot': writeHot,
   'fg-under-bg': fgUnderBg,
   bulk,
+  'bulk-gzip': bulkGzip,
   'bulk-streams': bulkStreams,
   lock,
   fencing,

@@ -378,6 +378,12 @@ public:
 
         if (fd == -1 ) {
             closePollHandle();
+            // es-lock-proxy: no socket now means the C client waits before it reconnects (after a
+            // dropped connection with one server, 1/60 of the session timeout) and asks to be
+            // called again after `tv`. Without re-arming, the timer kept the connected session's
+            // period (a third of the session timeout): every dropped connection stayed down that
+            // long, past the engine's safety margin (a quarter), and a blip became an outage.
+            armTimer();
             return;
         }
 
@@ -446,6 +452,17 @@ public:
      * 128-connection write flood). The replies already received are read in the same wake-up,
      * as long as the session is connected (a reply that ends it stops the loop with its rc).
      */
+    /* es-lock-proxy: bytes are waiting to be read on the C client's socket right now. */
+    bool bytesWaiting() {
+    #ifdef WIN32
+        return false;
+    #else
+        if (is_closed || fd < 0) return false;
+        int ready = 0;
+        return ioctl(fd, FIONREAD, &ready) == 0 && ready > 0;
+    #endif
+    }
+
     bool replyWaiting() {
     #ifdef WIN32
         return false;
@@ -493,12 +510,17 @@ public:
             events = (revents & UV_READABLE ? ZOOKEEPER_READ : 0) | (revents & UV_WRITABLE ? ZOOKEEPER_WRITE : 0);
         }
 
+        bool bytesArrived = (events & ZOOKEEPER_READ) && zk->bytesWaiting();
         int rc = zookeeper_process (zk->zhandle, events);
         for (int more = 0; rc == ZOK && more < MAX_REPLIES_PER_WAKEUP && zk->replyWaiting(); more++) {
             rc = zookeeper_process (zk->zhandle, ZOOKEEPER_READ);
         }
 
-        if (rc == ZOK) {
+        // es-lock-proxy: ZNOTHING also means "part of a reply read, the rest still to come". A
+        // reply larger than one read (a long child list, a bulk's transaction, bytes relayed in
+        // pieces) took several wake-ups, each counted as silence, and past the limit the handle
+        // was closed as if the session had expired. Only a wake-up with nothing to read counts.
+        if (rc == ZOK || (rc == ZNOTHING && bytesArrived)) {
             zk->noResponseCounter = 0;
         } else if (rc == ZNOTHING) {
             zk->noResponseCounter++;

@@ -1,5 +1,6 @@
 /*
- * es-lock-proxy: every request of the ZooKeeper C client 3.8 in one send(2), one TCP segment.
+ * es-lock-proxy: the ZooKeeper C client 3.8's send queue, wrapped: every request in one send(2),
+ * one TCP segment, and a failed send left to zookeeper_process (see the wrapper below).
  *
  * The client sends a request's 4-byte length and its body in two send calls (src/zookeeper.c,
  * send_buffer). On its TCP_NODELAY socket those are two segments: two trips through the
@@ -36,12 +37,28 @@ static void frame(buffer_list_t *buffer) {
     buffer->curr_offset = 4;
 }
 
+/*
+ * A send that fails here is reported as no failure: zookeeper_process sees the broken connection
+ * at its next turn (the socket polls readable or in error) and does what a lost connection needs,
+ * all in one place: closes the socket, fails every outstanding request with ZCONNECTIONLOSS, in
+ * order, and reports the session as connecting.
+ *
+ * Why: on a failed send, the C client's request functions (nonblocking_send in src/zookeeper.c)
+ * close the socket themselves and do nothing else. The requests already sent on that connection
+ * stay in the list of sent requests although their replies can never come; the next connection
+ * sends what was still queued, the first reply to it does not match the oldest entry of that
+ * list, and the client fails every outstanding request with ZRUNTIMEINCONSISTENCY, including
+ * those the server has just applied on the new connection. No "connecting" event is raised for
+ * the silent close either. A connection reset under load (a flapping link) was enough.
+ */
 int __wrap_adaptor_send_queue(zhandle_t *zh, int timeout) {
     buffer_list_t *tail;
+    int rc;
     lock_buffer_list(&zh->to_send);
     tail = zh->to_send.last;
     /* Nothing of it sent yet, not even its length (a framed buffer starts at 4). */
     if (tail != NULL && tail->curr_offset == 0 && tail->buffer != NULL) frame(tail);
     unlock_buffer_list(&zh->to_send);
-    return __real_adaptor_send_queue(zh, timeout);
+    rc = __real_adaptor_send_queue(zh, timeout);
+    return rc < 0 ? 0 : rc;
 }

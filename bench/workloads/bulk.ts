@@ -5,9 +5,11 @@ import { measureBulkFloor } from '../zookeeper-floor.js';
 import { mergeLoadResults, runLoad, type LoadResult, type LoadSpec } from '../load.js';
 import { inTurns, randomBelow, round, SLICES, target, type Workload, type WorkloadContext } from '../workload-result.js';
 
-const INDEX = 'bench-bulk';
+export const BULK_INDEX = 'bench-bulk';
+const INDEX = BULK_INDEX;
 export const BULK_SIZE = 1_000;
-const ID_POOL = 10_000;
+export const BULK_ID_POOL = 10_000;
+const ID_POOL = BULK_ID_POOL;
 export const BULK_CONNECTIONS = 2;
 const TRICKLE_CONNECTIONS = 4;
 const TRICKLE_RATE = 50;
@@ -36,10 +38,20 @@ export function bulkCount(durationS: number): number {
   return Math.max(2 * BULK_CONNECTIONS, Math.round(2 * durationS));
 }
 
-/** A fixed number of bulks (a slow bulk must finish to count), with the trickle running until they are done. */
-async function bulksWithTrickle(baseUrl: string, bulks: number): Promise<[LoadResult, LoadResult]> {
+/** The bulk requests of a load: their bodies and any headers besides the workload's own. */
+export interface BulkShape {
+  readonly body: () => string | Buffer;
+  readonly headers?: Readonly<Record<string, string>>;
+}
+
+/**
+ * A fixed number of bulks (a slow bulk must finish to count), with the trickle running until they
+ * are done. `shape` replaces the bulks' bodies (the compressed variant); the trickle stays.
+ */
+export async function bulksWithTrickle(baseUrl: string, bulks: number, shape?: BulkShape): Promise<[LoadResult, LoadResult]> {
   const [bulkSpec, trickleSpec] = specs(baseUrl);
-  const bulkRun = runLoad({ ...bulkSpec, amount: bulks });
+  const shaped = shape === undefined ? bulkSpec : { ...bulkSpec, body: shape.body, headers: { ...bulkSpec.headers, ...shape.headers } };
+  const bulkRun = runLoad({ ...shaped, amount: bulks });
   const trickleRun = runLoad({ ...trickleSpec, stopWhen: bulkRun });
   return [await bulkRun, await trickleRun];
 }
@@ -70,7 +82,7 @@ function specs(baseUrl: string): [LoadSpec, LoadSpec] {
 }
 
 /** The measured bulks of one way, a quarter in each slice (at least one per connection). */
-function bulksPerSlice(durationS: number): number {
+export function bulksPerSlice(durationS: number): number {
   return Math.max(BULK_CONNECTIONS, Math.round(bulkCount(durationS) / SLICES));
 }
 

@@ -347,7 +347,7 @@ export const CONFIG_KEYS: { readonly [K in ConfigKey]: KeySpec<ConfigValues[K]> 
   }),
   'proxy.max.body.bytes': key({
     defaultValue: '100mb',
-    description: 'Largest request body accepted (413 above it), in bytes or with a unit such as `512kb`, `100mb`.',
+    description: 'Largest request body accepted (413 above it), in bytes or with a unit such as `512kb`, `100mb`; a gzip or deflate body the proxy reads is held to it once inflated too.',
     reload: 'restart',
     parse: byteSize,
   }),

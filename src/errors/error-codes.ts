@@ -12,6 +12,16 @@ export const ERROR_CODES = {
   /** Elasticsearch answers 406 for a body whose Content-Type it cannot read (RestController). */
   UNSUPPORTED_CONTENT_TYPE: { status: 406, type: 'media_type_header_exception' },
   BODY_TOO_LARGE: { status: 413, type: 'content_too_long_exception' },
+  /** A compressed body that inflates past proxy.max.body.bytes: stopped at the limit, nothing forwarded. */
+  INFLATED_BODY_TOO_LARGE: { status: 413, type: 'content_too_long_exception' },
+  /** A gzip or deflate body that does not decode; Netty's decoder (Elasticsearch's HTTP layer) fails these too. */
+  CORRUPT_COMPRESSED_BODY: { status: 400, type: 'illegal_argument_exception' },
+  /**
+   * A Content-Encoding the proxy cannot decode on a route whose body it must read to lock it
+   * (RFC 9110 §15.5.16). Elasticsearch does not decode these either and answers 400 once it fails
+   * to parse the compressed bytes; 415 names the actual cause.
+   */
+  UNSUPPORTED_CONTENT_ENCODING: { status: 415, type: 'unsupported_content_encoding_exception' },
   REQUEST_TIMEOUT: { status: 408, type: 'request_timeout_exception' },
   BY_QUERY_REJECTED: { status: 403, type: 'security_exception' },
   LOCK_TIMEOUT: { status: 429, type: 'lock_wait_timeout_exception' },

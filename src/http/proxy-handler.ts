@@ -85,7 +85,7 @@ async function handleWrite(deps: ProxyHandlerDeps, req: IncomingMessage, res: Se
   }
   try {
     if (deps.writeInterceptor === undefined) await deps.forwarder.pipe({ method: req.method ?? 'GET', url: req.url ?? '/', rawHeaders: req.rawHeaders, body }, res);
-    else await deps.writeInterceptor({ req, res, route, body, bodyStreams, requestId, clientGone: new ClientGone(res) });
+    else await deps.writeInterceptor({ req, res, route, body, bodyStreams, inflatedFrom: null, requestId, clientGone: new ClientGone(res) });
   } catch (error) {
     const proxyError = asProxyError(error);
     if (proxyError.code === 'INTERNAL') deps.logger.error({ err: error, requestId }, 'write path failed');

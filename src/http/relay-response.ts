@@ -1,4 +1,5 @@
 import type { ServerResponse } from 'node:http';
+import { encodedAnswer } from './body/answer-compression.js';
 import { PROXY_RESPONSE_HEADERS } from './elasticsearch-error.js';
 import { rawWithoutHopByHop } from './hop-by-hop-headers.js';
 import type { UpstreamResponse } from './upstream-forwarder.js';
@@ -29,7 +30,10 @@ function contentLengthFor(upstream: UpstreamResponse): string {
 
 /**
  * Answers with a JSON body the proxy built (a merged bulk answer): Elasticsearch's product and
- * content-type headers, the body written as the request asked (`filter_path`, `pretty`).
+ * content-type headers, the body written as the request asked (`filter_path`, `pretty`) and
+ * compressed when the client accepts it, as Elasticsearch's own answers are (answer-compression.ts).
+ * Over TLS they are not, as Elasticsearch's `http.compression` defaults to off with HTTPS: a
+ * compressed answer that reflects request data next to secrets leaks them (BREACH).
  */
 export function sendJson(
   res: ServerResponse,
@@ -39,7 +43,11 @@ export function sendJson(
   options: ResponseOptions = lenientResponseOptionsOf(res.req?.url),
 ): void {
   if (res.destroyed) return;
-  const payload = presentedAnswer(body, options);
-  res.writeHead(status, { ...PROXY_RESPONSE_HEADERS, ...extraHeaders, 'content-length': String(payload.length) });
-  res.end(payload);
+  const answer = encodedAnswer(presentedAnswer(body, options), overTls(res) ? undefined : res.req?.headers['accept-encoding']);
+  res.writeHead(status, { ...PROXY_RESPONSE_HEADERS, ...extraHeaders, ...answer.headers, 'content-length': String(answer.body.length) });
+  res.end(answer.body);
+}
+
+function overTls(res: ServerResponse): boolean {
+  return (res.socket as { encrypted?: boolean } | null)?.encrypted === true;
 }

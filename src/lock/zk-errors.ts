@@ -49,18 +49,26 @@ export class ZkError extends Error {
     this.code = zkCodeOf(rc);
   }
 
-  /** The request may or may not have been applied; the session may still be alive. */
+  /**
+   * The connection dropped with the request outstanding (the C client also drops it when a reply
+   * does not match its request: RUNTIMEINCONSISTENCY). It may or may not have been applied; the
+   * session may still be alive.
+   */
   get connectionLost(): boolean {
-    return this.code === 'CONNECTIONLOSS' || this.code === 'OPERATIONTIMEOUT';
+    return this.code === 'CONNECTIONLOSS' || this.code === 'OPERATIONTIMEOUT' || this.code === 'RUNTIMEINCONSISTENCY';
   }
 
   /**
-   * Whether the request was applied cannot be told from this answer: the connection was lost, the
-   * server answered for a session that had moved to another server (SESSIONMOVED), or the client
-   * could not read the answer (MARSHALLINGERROR). Look before acting on it.
+   * Whether the request was applied cannot be told from this answer: only a code the server
+   * returned for a request it refused (NODEEXISTS, BADVERSION, THROTTLEDOP, ... and UNIMPLEMENTED)
+   * proves nothing was applied, or a request the client refused to send (BADARGUMENTS). Every
+   * other code of the client's range may stand for a request the server ran: a lost connection,
+   * a reply that did not match its request, an answer the client could not read. SESSIONMOVED too:
+   * the server answered for a session that had moved on. Look before acting on it.
    */
   get outcomeUnknown(): boolean {
-    return this.connectionLost || this.code === 'SESSIONMOVED' || this.code === 'MARSHALLINGERROR';
+    if (this.code === 'SESSIONMOVED') return true;
+    return isClientSideRc(this.rc) && !this.sessionGone && !REFUSED_BEFORE_APPLYING.has(this.code);
   }
 
   /** The handle is unusable: the session is gone or the handle was closed. */
@@ -68,6 +76,14 @@ export class ZkError extends Error {
     return this.code === 'SESSIONEXPIRED' || this.code === 'INVALIDSTATE' || this.code === 'CLOSING' || this.code === 'AUTHFAILED';
   }
 }
+
+/** Codes -1 to -99: the client's own (system and API usage); -100 and below are the server's answers. */
+function isClientSideRc(rc: number): boolean {
+  return rc < 0 && rc > -100;
+}
+
+/** Client-range codes that prove the request was not applied. */
+const REFUSED_BEFORE_APPLYING: ReadonlySet<ZkErrorCode> = new Set(['BADARGUMENTS', 'UNIMPLEMENTED']);
 
 const LEADING_RC = /^(-?\d+)\s/;
 const TRAILING_RC = /\s(-?\d+)"?$/;

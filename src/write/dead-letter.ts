@@ -1,3 +1,4 @@
+import type { IncomingHttpHeaders } from 'node:http';
 import { createDeadLetterRecord } from '../deadletter/dead-letter-record.js';
 import type { InterceptedRequest as ClientExchange } from '../http/write-interceptor.js';
 import type { LockKey, Priority } from '../lock/lock-engine.js';
@@ -22,7 +23,8 @@ export async function deadLetter(deps: WritePathDeps, exchange: ClientExchange, 
   const record = createDeadLetterRecord({
     method: exchange.req.method ?? 'POST',
     url: exchange.req.url ?? '/',
-    headers: exchange.req.headers,
+    // The record keeps the inflated content, readable in the file: its replay goes uncompressed.
+    headers: exchange.inflatedFrom === null ? exchange.req.headers : withoutContentEncoding(exchange.req.headers),
     ...write,
   });
   try {
@@ -39,4 +41,9 @@ export async function deadLetter(deps: WritePathDeps, exchange: ClientExchange, 
     'write dead-lettered after its lock retries were exhausted',
   );
   return record.id;
+}
+
+function withoutContentEncoding(headers: IncomingHttpHeaders): IncomingHttpHeaders {
+  const { 'content-encoding': _dropped, ...rest } = headers;
+  return rest;
 }

@@ -55,18 +55,23 @@ export interface ForwardShape {
 
 /**
  * The request to send upstream: the client's own, minus the proxy's lock header; its body is the
- * one the edge read, or the client's stream for writes that need no lock.
+ * one the edge read (as the client sent it, compressed or not), or the client's stream for writes
+ * that need no lock. A body the proxy built (`shape.body`, from the inflated content) goes
+ * uncompressed, without the client's `Content-Encoding`.
  */
 export function forwardRequestOf(exchange: ClientExchange, settings: Settings, shape: ForwardShape = {}): ForwardRequest {
   const lockHeader = settings.proxy.lockHeader.toLowerCase();
   const url = shape.url ?? exchange.req.url ?? '/';
   const readsAnswer = shape.readsAnswer === true || shape.mergesAnswer === true;
+  const dropHeaders = [lockHeader];
+  if (readsAnswer) dropHeaders.push('accept-encoding');
+  if (shape.body !== undefined && exchange.inflatedFrom !== null) dropHeaders.push('content-encoding');
   return {
     method: exchange.req.method ?? 'GET',
     url: shape.mergesAnswer === true ? withoutParams(url, PRESENTATION_PARAMS) : url,
     rawHeaders: exchange.req.rawHeaders,
-    dropHeaders: readsAnswer ? [lockHeader, 'accept-encoding'] : [lockHeader],
-    body: shape.body ?? (exchange.bodyStreams ? exchange.req : exchange.body),
+    dropHeaders,
+    body: shape.body ?? (exchange.bodyStreams ? exchange.req : (exchange.inflatedFrom?.bytes ?? exchange.body)),
     ...(shape.beforeSend !== undefined ? { beforeSend: shape.beforeSend } : {}),
   };
 }

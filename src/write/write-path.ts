@@ -7,17 +7,19 @@ import type { Priority } from '../lock/lock-engine.js';
 import { handleBulkWrite } from './bulk-write.js';
 import type { InterceptedRequest as ClientExchange, WriteInterceptor, WriteRoute } from '../http/write-interceptor.js';
 import { handleSingleWrite } from './single-write.js';
+import { withReadableBody } from './readable-body.js';
 import { forwardRequestOf, type WritePathDeps } from './write-path-deps.js';
 
 /** The write path as the proxy port calls it, with the route the edge classified. */
 export function createWriteInterceptor(deps: WritePathDeps): WriteInterceptor {
-  return async (exchange) => {
+  return async (received) => {
     try {
       // Refused before any lock is taken: the proxy may compose the answer, and Elasticsearch refuses these too.
-      responseOptionsOf(exchange.req.url ?? '/');
+      responseOptionsOf(received.req.url ?? '/');
+      const exchange = await withReadableBody(received, deps.settings(), deps.logger);
       await dispatch(deps, exchange, exchange.route, priorityOf(deps, exchange));
     } catch (error) {
-      answerFailure(deps, exchange, error);
+      answerFailure(deps, received, error);
     }
   };
 }

@@ -5,6 +5,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { DocumentStore, type StoredDocument } from './es-stand-in/document-store.js';
 import { GateSet, type Gate } from './es-stand-in/gates.js';
 import { OverlapDetector, type OverlapReport, type PendingWrite } from './es-stand-in/overlap-detector.js';
+import { decodeRequestBody } from './es-stand-in/request-decompression.js';
+import { illegalArgument } from './es-stand-in/es-errors.js';
 import { planRoute, requestsCompatibleWith7, type WritePlan } from './es-stand-in/routes.js';
 import { splitPath, type StandInRequest } from './es-stand-in/stand-in-request.js';
 import { WriteHistory, type AppliedOverlap, type AppliedWrite } from './es-stand-in/write-history.js';
@@ -46,8 +48,10 @@ export interface LoggedRequest {
   readonly url: string;
   readonly headers: IncomingHttpHeaders;
   readonly rawHeaders: readonly string[];
-  /** Filled in once the body has been received. */
+  /** Filled in once the body has been received: inflated when it came compressed, as Elasticsearch reads it. */
   body: Buffer;
+  /** The body as it came on the wire (compressed when `content-encoding` says so). */
+  wireBody: Buffer;
   /** `performance.now()` when the request head arrived / the response finished (null until then). */
   readonly arrivedAt: number;
   finishedAt: number | null;
@@ -284,6 +288,7 @@ class StandInServer implements EsStandIn {
       headers: req.headers,
       rawHeaders: req.rawHeaders,
       body: Buffer.alloc(0),
+      wireBody: Buffer.alloc(0),
       arrivedAt: performance.now(),
       finishedAt: null,
       status: null,
@@ -293,8 +298,15 @@ class StandInServer implements EsStandIn {
       entry.finishedAt = performance.now();
       entry.status = res.statusCode;
     });
-    entry.body = await readBody(req);
+    entry.wireBody = await readBody(req);
+    const decoded = decodeRequestBody(req.headers, entry.wireBody);
+    entry.body = decoded.ok ? decoded.body : entry.wireBody;
     this.notifyArrival(entry);
+    if (!decoded.ok) {
+      const refused = illegalArgument(decoded.reason);
+      sendJson(res, req, refused.status, refused.body);
+      return;
+    }
 
     const { segments, query } = splitPath(entry.url);
     const plan = planRoute(this.store, {

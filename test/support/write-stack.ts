@@ -30,6 +30,8 @@ export type WriteStackLocks =
 
 export type WriteStackOptions = WriteStackLocks & {
   readonly proxies?: number;
+  /** Each proxy's own ZooKeeper connect string (e.g. its own relay), in place of `zookeeper`. */
+  readonly zookeeperPerProxy?: readonly string[];
   readonly settings?: TestSettingsOverrides;
   readonly standIn?: EsStandInOptions;
   readonly logger?: Logger;
@@ -56,7 +58,9 @@ export async function startWriteStack(options: WriteStackOptions): Promise<Write
   try {
     for (let i = 0; i < (options.proxies ?? 1); i++) {
       const shared = inProcess && proxies[0] !== undefined ? { lockEngine: borrowedEngine(proxies[0].locks) } : {};
-      const runtime = await startProxyRuntime(settings, logger, shared);
+      const servers = options.zookeeperPerProxy?.[i];
+      const own = servers === undefined ? settings : { ...settings, zookeeper: { ...settings.zookeeper, servers } };
+      const runtime = await startProxyRuntime(own, logger, shared);
       proxies.push(runtime);
       await waitForLockService(runtime);
     }

@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import { isZkCode } from '../zk-errors.js';
+import { isZkCode, toZkError } from '../zk-errors.js';
 import { PRIVATE_LOCK } from '../znode-names.js';
 import type { Connection, Link } from './connection.js';
 import type { ForcedReleaseEpoch } from './forced-release-epoch.js';
@@ -307,7 +307,7 @@ export class ReleaseBatcher {
    */
   private async afterLostReply(batch: readonly Pending[], error: unknown): Promise<void> {
     if (isSessionEnd(error)) return settle(batch);
-    if (!isZkCode(error, 'CONNECTIONLOSS') && !isZkCode(error, 'OPERATIONTIMEOUT')) {
+    if (!toZkError(error).connectionLost) {
       // Settled as it was, privateLock stayed ours until the session ended: every writer waited.
       const retried = await this.pauseAfterWholeRefusal(batch, error);
       if (retried.length === 0) return;

@@ -213,7 +213,9 @@ export class ZkSession {
     const timeoutMs = this.negotiatedTimeoutMs();
     clearTimeout(this.lossTimer);
     this.lossTimer = setTimeout(() => {
-      if (this.generation !== generation || this.currentState !== 'suspended') return;
+      // Unavailable already (the connect window is shorter than the margin) is no reason to keep
+      // vouching: only a reconnection, which clears this timer, is.
+      if (this.generation !== generation || this.closing || this.currentState === 'connected') return;
       this.logger.error({ suspendedMs: timeoutMs * SUSPENDED_LOSS_FRACTION }, 'ZooKeeper suspended past the safety margin; held locks are lost');
       this.setState('unavailable');
       this.events.lossMarginExceeded(generation);

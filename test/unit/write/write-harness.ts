@@ -39,13 +39,14 @@ export class RecordedResponse {
   destroyed = false;
   destroyedWith: Error | undefined;
   shouldKeepAlive = true;
-  readonly req: { readonly url: string };
+  /** The request as a real response links it (the answer's options and coding are read from it). */
+  readonly req: { readonly url: string; readonly headers: IncomingHttpHeaders };
   /** Settles when the response is complete or cut. */
   readonly finished: Promise<void>;
   private settle!: () => void;
 
-  constructor(url: string) {
-    this.req = { url };
+  constructor(url: string, headers: IncomingHttpHeaders = {}) {
+    this.req = { url, headers };
     this.finished = new Promise((resolve) => (this.settle = resolve));
   }
 
@@ -367,7 +368,7 @@ export function startWritePath(overrides: TestSettingsOverrides = {}): WritePath
     const lowerHeaders: IncomingHttpHeaders = Object.fromEntries(Object.entries(headers).map(([name, value]) => [name.toLowerCase(), value]));
     const body = Buffer.from(options.body === undefined ? '' : typeof options.body === 'string' ? options.body : JSON.stringify(options.body));
     const req = { method, url, headers: lowerHeaders, rawHeaders: Object.entries(headers).flat() } as unknown as IncomingMessage;
-    const res = new RecordedResponse(url);
+    const res = new RecordedResponse(url, lowerHeaders);
     const gone = new AbortController();
     const route = classifyRoute(method, url, lowerHeaders);
     if (route.kind === 'passthrough') throw new Error(`${method} ${url} is not a write`);
@@ -377,6 +378,7 @@ export function startWritePath(overrides: TestSettingsOverrides = {}): WritePath
       route: route as WriteRoute,
       body,
       bodyStreams: false,
+      inflatedFrom: null,
       requestId: `req-${++requestCounter}`,
       clientGone: gone.signal,
     };
