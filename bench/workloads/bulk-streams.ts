@@ -78,7 +78,12 @@ function addZkRequests(total: WaySlices, before: ProxyStats['zkOps'], after: Pro
   total.singleOps += after.create - before.create + (after.delete - before.delete);
 }
 
-type Way = 'direct' | 'proxy' | 'bare' | 'floor';
+const WAYS = ['direct', 'proxy', 'bare', 'floor'] as const;
+type Way = (typeof WAYS)[number];
+
+function noSlices(): WaySlices {
+  return { load: [], cpuMs: 0, zkCpuMs: 0, floor: [], transactions: 0, multis: 0, multiOps: 0, singleOps: 0, reads: 0 };
+}
 
 /** What one slice of `way` runs, and how its serving process's CPU is read (0: not read). */
 function slicer(env: BenchEnvironment): Record<Way, { run: (durationS: number) => Promise<LoadResult | StreamsFloor>; cpuMs: () => Promise<number> }> {
@@ -102,9 +107,9 @@ async function streamsWithIds(context: WorkloadContext): Promise<Record<Way, Way
   const sliceS = options.durationS / slices;
   const ways = slicer(env);
   const zkCpu = zookeeperCpuMs(env);
-  const totals = Object.fromEntries((['direct', 'proxy', 'bare', 'floor'] as const).map((way) => [way, { load: [], cpuMs: 0, zkCpuMs: 0, floor: [], transactions: 0, multis: 0, multiOps: 0, singleOps: 0, reads: 0 }])) as unknown as Record<Way, WaySlices>;
+  const totals: Record<Way, WaySlices> = { direct: noSlices(), proxy: noSlices(), bare: noSlices(), floor: noSlices() };
   await inTurns(
-    ['direct', 'proxy', 'bare', 'floor'] as const,
+    WAYS,
     slices,
     (way) => (options.warmupS > 0 ? ways[way].run(options.warmupS) : Promise.resolve()),
     async (way) => {
