@@ -2,7 +2,8 @@ import { lastZxid } from '../../test/support/zookeeper-server.js';
 import type { BenchEnvironment, ProxyStats } from '../bench-environment.js';
 import { runLoad, mergeLoadResults, type LoadResult, type LoadSpec } from '../load.js';
 import { measureStreamsFloor, type StreamsFloor } from '../zookeeper-floor.js';
-import { inTurns, round, slicesFor, target, zookeeperCpuMs, type Workload, type WorkloadContext } from '../workload-result.js';
+import type { JvmCpu } from '../jvm-cpu.js';
+import { inTurns, round, slicesFor, target, type Workload, type WorkloadContext } from '../workload-result.js';
 
 const INDEX = 'bench-streams';
 /** Concurrent streams of bulks, as a propagation job's workers send them. */
@@ -55,6 +56,8 @@ interface WaySlices {
   load: LoadResult[];
   cpuMs: number;
   zkCpuMs: number;
+  /** Of which the server's JIT compiler threads (warming up, not serving). */
+  zkJitMs: number;
   floor: StreamsFloor[];
   /** ZooKeeper transactions committed meanwhile (the server's zxid), whoever caused them. */
   transactions: number;
@@ -82,7 +85,7 @@ const WAYS = ['direct', 'proxy', 'bare', 'floor'] as const;
 type Way = (typeof WAYS)[number];
 
 function noSlices(): WaySlices {
-  return { load: [], cpuMs: 0, zkCpuMs: 0, floor: [], transactions: 0, multis: 0, multiOps: 0, singleOps: 0, reads: 0 };
+  return { load: [], cpuMs: 0, zkCpuMs: 0, zkJitMs: 0, floor: [], transactions: 0, multis: 0, multiOps: 0, singleOps: 0, reads: 0 };
 }
 
 /** What one slice of `way` runs, and how its serving process's CPU is read (0: not read). */
@@ -106,7 +109,7 @@ async function streamsWithIds(context: WorkloadContext): Promise<Record<Way, Way
   const slices = slicesFor(options.durationS);
   const sliceS = options.durationS / slices;
   const ways = slicer(env);
-  const zkCpu = zookeeperCpuMs(env);
+  const zkCpu = async (): Promise<JvmCpu> => (await env.zookeeperCpu()) ?? { totalMs: Number.NaN, compilerMs: Number.NaN };
   const totals: Record<Way, WaySlices> = { direct: noSlices(), proxy: noSlices(), bare: noSlices(), floor: noSlices() };
   await inTurns(
     WAYS,
@@ -117,7 +120,9 @@ async function streamsWithIds(context: WorkloadContext): Promise<Record<Way, Way
       const result = await ways[way].run(sliceS);
       const total = totals[way];
       total.cpuMs += (await ways[way].cpuMs()) - cpuBefore;
-      total.zkCpuMs += (await zkCpu()) - zkBefore;
+      const zkAfter = await zkCpu();
+      total.zkCpuMs += zkAfter.totalMs - zkBefore.totalMs;
+      total.zkJitMs += zkAfter.compilerMs - zkBefore.compilerMs;
       total.transactions += (await zxidOf(env.zookeeper)) - zxidBefore;
       addZkRequests(total, opsBefore, (await env.proxyStats()).zkOps);
       if (isFloor(result)) total.floor.push(result);
@@ -184,6 +189,7 @@ export const bulkStreams: Workload = async (context) => {
       bare_cpu_ms_per_doc: round(bareCpuPerDoc, 4),
       cpu_per_doc_ratio_vs_bare: round(proxyCpuPerDoc / bareCpuPerDoc),
       zk_server_cpu_ms_per_doc: round(ways.proxy.zkCpuMs / Math.max(1, proxyDocs), 4),
+      zk_server_jit_cpu_ms_per_doc: round(ways.proxy.zkJitMs / Math.max(1, proxyDocs), 4),
       zk_transactions_per_bulk: round((ways.proxy.transactions / Math.max(1, proxyDocs)) * STREAM_BULK, 2),
       zk_floor_transactions_per_bulk: round((ways.floor.transactions / Math.max(1, floorDocs)) * STREAM_BULK, 2),
       proxy_multis_per_bulk: round((ways.proxy.multis / Math.max(1, proxyDocs)) * STREAM_BULK, 2),
@@ -191,6 +197,7 @@ export const bulkStreams: Workload = async (context) => {
       proxy_single_ops_per_bulk: round((ways.proxy.singleOps / Math.max(1, proxyDocs)) * STREAM_BULK, 2),
       proxy_zk_reads_per_doc: round(ways.proxy.reads / Math.max(1, proxyDocs), 3),
       zk_floor_server_cpu_ms_per_doc: round(ways.floor.zkCpuMs / Math.max(1, floorDocs), 4),
+      zk_floor_server_jit_cpu_ms_per_doc: round(ways.floor.zkJitMs / Math.max(1, floorDocs), 4),
       zk_floor_client_cpu_ms_per_doc: round(ways.floor.floor.reduce((sum, f) => sum + f.clientCpuMsPerDoc * f.bulks, 0) / Math.max(1, floorDocs / STREAM_BULK), 4),
       direct_bulk_p50_ms: round(direct.p50Ms),
       proxy_bulk_p50_ms: round(proxy.p50Ms),
@@ -213,7 +220,7 @@ export const bulkStreams: Workload = async (context) => {
     notes: [
       `${STREAMS} closed loops of ${STREAM_BULK}-document background bulks with ids (consecutive ids of one counter: every bulk names fresh documents), straight to the stand-in, through the proxy, through the bare node:http proxy and as the ZooKeeper floor, in ${slicesFor(options.durationS)} alternating slices; documents/s = ${STREAMS} × ${STREAM_BULK} / mean bulk time`,
       `zk_floor_*: the design's ZooKeeper work for the same streams with no proxy — ${STREAMS} loops on one raw-client session (bench/zookeeper-floor.ts), each creating a bulk's ${STREAM_BULK} document containers + privateLocks in one transaction and deleting them in another, back to back; its server CPU is read over the floor's slices`,
-      `*_cpu_ms_per_doc: the serving process's CPU over its own slices / documents it passed; zk_server_cpu_ms_per_doc: the ZooKeeper server's JVM over the proxy's slices / the proxy's documents`,
+      `*_cpu_ms_per_doc: the serving process's CPU over its own slices / documents it passed; zk_server_cpu_ms_per_doc: the ZooKeeper server's JVM (all its threads) over the proxy's slices / the proxy's documents, *_jit_*: the share of its JIT compiler threads`,
       `single_*: one connection sending ${SINGLE_BULK.toLocaleString('en')}-document bulks with ids; no_ids_*: the ${STREAMS} streams without ids (nothing to lock); stand-in bulk time = ${options.writeMs} ms + ${options.bulkDocMs} ms per document`,
     ],
   };
