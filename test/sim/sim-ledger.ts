@@ -9,6 +9,16 @@ export interface Grant {
   readonly key: string;
   readonly held: HeldLock;
   readonly at: number;
+  /** The server session the engine held it on. */
+  readonly sessionId: string;
+}
+
+/** What the checker reads of the simulated server. */
+export interface ServerView {
+  sessionAlive(id: string): boolean;
+  lastZxid(): number;
+  /** Queue entries of a document (not privateLock): name, czxid, owner session. */
+  queue(key: string): readonly { readonly name: string; readonly czxid: number; readonly owner: string }[];
 }
 
 /** One acquisition an actor started, until it settles. */
@@ -19,6 +29,8 @@ export interface Wait {
   readonly priority: Priority;
   readonly startedAt: number;
   readonly timeoutMs: number;
+  /** The server's last zxid when the wait began: a queue entry with a smaller czxid was there first. */
+  readonly startZxid: number;
   settledAt: number | null;
   /** The client went away (its cancellation fired): it no longer waits, whatever the engine is still doing. */
   cancelledAt: number | null;
@@ -44,13 +56,20 @@ export class Ledger {
   private readonly lastGrant = new Map<string, Grant>();
   /** Fencing tokens of privateLocks an operator took away: their holders no longer count. */
   private readonly forcedTokens = new Set<number>();
+  /** Later background grants that went ahead of each foreign foreground queue entry. */
+  private readonly passes = new Map<string, number>();
   private nextId = 1;
   readonly now: () => number;
   private readonly settleBoundMs: number;
+  private readonly server: ServerView;
+  private readonly passBound: number;
 
-  constructor(now: () => number, settleBoundMs: number) {
+  /** `passBound`: how many later background requests may go ahead of a queued foreground one (the hand-over bound, and those in flight while its entry's watch event travels). */
+  constructor(now: () => number, settleBoundMs: number, server: ServerView, passBound: number) {
     this.now = now;
     this.settleBoundMs = settleBoundMs;
+    this.server = server;
+    this.passBound = passBound;
   }
 
   violate(what: string): void {
@@ -58,7 +77,7 @@ export class Ledger {
   }
 
   startWait(engine: number, key: string, priority: Priority, timeoutMs: number): Wait {
-    const wait: Wait = { id: this.nextId++, engine, key, priority, startedAt: this.now(), timeoutMs, settledAt: null, cancelledAt: null };
+    const wait: Wait = { id: this.nextId++, engine, key, priority, startedAt: this.now(), timeoutMs, startZxid: this.server.lastZxid(), settledAt: null, cancelledAt: null };
     this.waits.set(wait.id, wait);
     return wait;
   }
@@ -80,12 +99,14 @@ export class Ledger {
     }
   }
 
-  granted(engine: number, held: HeldLock, waiting: readonly Wait[]): Grant {
+  granted(engine: number, sessionId: string, held: HeldLock, wait: Wait | undefined, waiting: readonly Wait[]): Grant {
     const key = keyString(held.key);
-    const grant: Grant = { id: this.nextId++, engine, key, held, at: this.now() };
+    const grant: Grant = { id: this.nextId++, engine, key, held, at: this.now(), sessionId };
+    this.checkOccupied(grant);
+    if (wait !== undefined && held.priority === 'background') this.checkPassing(grant, wait);
     if (held.isLost) this.violate(`lost lock forwarded: ${key} granted on engine ${engine} already lost`);
     const previous = this.lastGrant.get(`${engine} ${key}`);
-    if (held.handedOverLocally && previous !== undefined && previous.held.isLost && !this.forcedTokens.has(held.fencingToken)) {
+    if (held.handedOverLocally && previous !== undefined && previous.held.isLost) {
       this.violate(`lost lock handed over: ${key} on engine ${engine} passed on after grant ${previous.id} was lost`);
     }
     // A foreground wait of this engine that arrived first (and still waits: not timed out, not
@@ -111,6 +132,12 @@ export class Ledger {
     this.forcedTokens.add(token);
   }
 
+  /** Some actor holds `key` right now. */
+  holds(key: string): boolean {
+    for (const grant of this.active.values()) if (grant.key === key) return true;
+    return false;
+  }
+
   openWaits(): Wait[] {
     return [...this.waits.values()];
   }
@@ -128,6 +155,42 @@ export class Ledger {
       if (other !== undefined) {
         this.violate(`mutual exclusion: ${grant.key} usable by grant ${other.id} (engine ${other.engine}, token ${other.held.fencingToken}) and grant ${grant.id} (engine ${grant.engine}, token ${grant.held.fencingToken})`);
       } else usable.set(grant.key, grant);
+    }
+  }
+
+  /**
+   * A holder may still have a write in flight until it releases, lost or not: while its session
+   * lives, nobody else is granted the document (unless an operator took it away).
+   */
+  private checkOccupied(grant: Grant): void {
+    // A cohort whose privateLock an operator took away hands over locally until it hears of it: the override's own window.
+    if (this.forcedTokens.has(grant.held.fencingToken)) return;
+    for (const other of this.active.values()) {
+      if (other.key !== grant.key || other.id === grant.id) continue;
+      if (this.forcedTokens.has(other.held.fencingToken) || !this.server.sessionAlive(other.sessionId)) continue;
+      this.violate(
+        `exclusion: ${grant.key} granted to engine ${grant.engine} (grant ${grant.id}, token ${grant.held.fencingToken}) while grant ${other.id} ` +
+          `(engine ${other.engine}, token ${other.held.fencingToken}, ${other.held.isLost ? 'lost' : 'not lost'}) of a live session is not released`,
+      );
+    }
+  }
+
+  /**
+   * A foreground entry of another session, queued before this background request began, is never
+   * passed by a grant through ZooKeeper (the fast path reads the queue in the same round trip; a
+   * queued request ranks behind it), and by local hand-overs at most `passBound` times.
+   */
+  private checkPassing(grant: Grant, wait: Wait): void {
+    for (const entry of this.server.queue(grant.key)) {
+      if (!entry.name.startsWith('A-') || entry.owner === grant.sessionId || entry.czxid > wait.startZxid) continue;
+      if (!grant.held.handedOverLocally) {
+        this.violate(`priority: ${grant.key} granted through ZooKeeper to a background request on engine ${grant.engine} ahead of foreground entry ${entry.name} queued before it`);
+        continue;
+      }
+      const id = `${grant.key}/${entry.name}@${entry.czxid}`;
+      const passes = (this.passes.get(id) ?? 0) + 1;
+      this.passes.set(id, passes);
+      if (passes > this.passBound) this.violate(`priority: ${grant.key} handed over locally to a background request on engine ${grant.engine} ahead of foreground entry ${entry.name} (${passes} times)`);
     }
   }
 

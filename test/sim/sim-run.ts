@@ -1,11 +1,12 @@
 import pino from 'pino';
 import type { ZooKeeperSettings } from '../../src/config/settings.js';
 import type { HeldLock, LockKey, Priority } from '../../src/lock/lock-engine.js';
-import { PRIVATE_LOCK, keyString } from '../../src/lock/znode-names.js';
+import { PRIVATE_LOCK, documentPath, keyString } from '../../src/lock/znode-names.js';
+import { lockEvents } from '../../src/lock/lock-events.js';
 import type { ZkHandles } from '../../src/lock/zookeeper/session-handle.js';
 import { ZooKeeperLockEngine } from '../../src/lock/zookeeper/zookeeper-lock-engine.js';
 import { SimClient, type SimNet } from './sim-client.js';
-import { ClientGone, type Grant, Ledger, type Wait } from './sim-ledger.js';
+import { ClientGone, type Grant, Ledger, type ServerView, type Wait } from './sim-ledger.js';
 import { SimRandom } from './sim-random.js';
 import { SimZooKeeper } from './sim-zookeeper.js';
 import { VirtualClock, drainPromiseJobs } from './virtual-clock.js';
@@ -70,10 +71,26 @@ export async function simulate(options: RunOptions): Promise<RunResult> {
     latency: () => (slowNet && netRandom.chance(0.1) ? netRandom.int(5, 60) : netRandom.int(0, 3)),
     trace: log,
   };
-  const ledger = new Ledger(() => clock.now() - START_MS, SETTLE_BOUND_MS);
   const engineCount = random.int(2, 4);
   const keys: LockKey[] = Array.from({ length: random.int(1, 4) }, (_, i) => ({ index: INDEX, id: `d${i}` }));
   const settings = engineSettings(random);
+  const view: ServerView = {
+    sessionAlive: (id) => server.sessionAlive(id),
+    lastZxid: () => server.lastZxid(),
+    queue: (key) => {
+      const [index = '', id = ''] = key.split('/');
+      const node = server.nodes.get(documentPath(ROOT, { index, id }));
+      if (node === undefined) return [];
+      return [...node.children]
+        .filter((name) => name !== PRIVATE_LOCK)
+        .map((name) => {
+          const child = server.nodes.get(`${node.path}/${name}`);
+          return { name, czxid: child?.czxid ?? 0, owner: child?.ephemeralOwner ?? '0' };
+        });
+    },
+  };
+  // The hand-over bound, plus one grant per engine already on its way when the foreground entry appears.
+  const ledger = new Ledger(() => clock.now() - START_MS, SETTLE_BOUND_MS, view, settings.handOverMaxCount + engineCount);
   const summary = `engines=${engineCount} keys=${keys.length} linger=${settings.lingerMs} cleanup=${settings.documentCleanup} handOver=${settings.handOverMaxCount}/${settings.handOverMaxMs}ms slowNet=${slowNet}`;
   log(`run ${options.seed}: ${summary}`);
   server.observe((ops, removedCzxids) => {
@@ -94,7 +111,13 @@ export async function simulate(options: RunOptions): Promise<RunResult> {
           return { handle: client, zk: client };
         },
       };
-      slots.push({ index, engine: new ZooKeeperLockEngine({ ...settings }, quietLogger, { handles }), clients });
+      const events = lockEvents({
+        lost: (lost) => log(`e${index} marks ${keyString(lost.key)} lost: ${lost.reason}`),
+        sessionExpired: () => log(`e${index} sees its session expire`),
+      });
+      const engine = new ZooKeeperLockEngine({ ...settings }, quietLogger, { handles, events });
+      engine.onStateChange((state) => log(`e${index} state ${state}`));
+      slots.push({ index, engine, clients });
     }
     const work = new Work();
     const actors = new Actors(slots, keys, ledger, actorRandom, work, log);
@@ -179,9 +202,9 @@ class Actors {
       const at = this.random.int(0, activeMs);
       const slot = this.random.pick(this.slots);
       const kind = this.random.float();
-      if (kind < 0.6) this.later(at, () => this.single(slot, this.random.pick(this.keys), this.priority(), this.timeout(), this.random.int(0, 300)));
-      else if (kind < 0.9) this.later(at, () => this.bulk(slot, this.bulkKeys(), this.priority(), this.timeout()));
-      else this.later(at, () => this.force(slot, this.random.pick(this.keys)));
+      if (kind < 0.55) this.later(at, () => this.single(slot, this.random.pick(this.keys), this.priority(), this.timeout(), this.holdMs()));
+      else if (kind < 0.85) this.later(at, () => this.bulk(slot, this.bulkKeys(), this.priority(), this.timeout()));
+      else this.later(at, () => this.force(slot, this.heldKey()));
     }
   }
 
@@ -197,12 +220,23 @@ class Actors {
     }
   }
 
+  /** Operators force-release locks somebody holds (any key when nobody holds one). */
+  private heldKey(): LockKey {
+    const held = this.keys.filter((key) => this.ledger.holds(keyString(key)));
+    return this.random.pick(held.length > 0 ? held : this.keys);
+  }
+
   private later(at: number, body: () => void): void {
     setTimeout(body, at);
   }
 
   private priority(): Priority {
     return this.random.chance(0.5) ? 'foreground' : 'background';
+  }
+
+  /** Mostly short writes; some long ones, still in flight when a link goes silent or an operator steps in. */
+  private holdMs(): number {
+    return this.random.chance(0.15) ? this.random.int(1_000, 6_000) : this.random.int(0, 300);
   }
 
   private timeout(): number {
@@ -253,7 +287,7 @@ class Actors {
       return false;
     }
     this.ledger.settle(wait, null);
-    const grant = this.ledger.granted(slot.index, held, this.ledger.openWaits());
+    const grant = this.ledger.granted(slot.index, sessionOf(slot), held, wait, this.ledger.openWaits());
     await this.hold(slot, grant, holdMs);
     return true;
   }
@@ -275,8 +309,8 @@ class Actors {
           onGranted: (held) => {
             const wait = waits.get(keyString(held.key));
             if (wait !== undefined) this.ledger.settle(wait, null);
-            const grant = this.ledger.granted(slot.index, held, this.ledger.openWaits());
-            holds.push(this.hold(slot, grant, this.random.int(0, 200)));
+            const grant = this.ledger.granted(slot.index, sessionOf(slot), held, wait, this.ledger.openWaits());
+            holds.push(this.hold(slot, grant, this.holdMs()));
           },
         });
       } catch (error) {
@@ -298,7 +332,10 @@ class Actors {
     await new Promise((resolve) => setTimeout(resolve, holdMs));
     this.ledger.released(grant);
     this.log(`actor e${slot.index} releases ${grant.key} (grant ${grant.id})`);
-    await grant.held.release({ handOver: this.random.chance(0.9) });
+    const released = grant.held.release({ handOver: this.random.chance(0.9) });
+    // A client writing the same document again at once: its acquisition meets the release not yet sent.
+    if (this.random.chance(0.25)) this.single(slot, grant.held.key, this.priority(), this.timeout(), this.random.int(0, 300));
+    await released;
   }
 
   private force(slot: EngineSlot, key: LockKey): void {
@@ -313,6 +350,11 @@ class Actors {
   }
 }
 
+/** The server session an engine holds its locks on: its newest handle's. */
+function sessionOf(slot: EngineSlot): string {
+  return slot.clients.at(-1)?.sessionId ?? '0';
+}
+
 function owner(request: number): { host: string; pid: number; requestId: string } {
   return { host: 'sim', pid: 1, requestId: `r${request}` };
 }
@@ -320,7 +362,7 @@ function owner(request: number): { host: string; pid: number; requestId: string 
 /** Cut links (noticed or not, back within the session or after it expired) drawn by the seed. Returns when the last one ends. */
 function planFaults(slots: readonly EngineSlot[], random: SimRandom, clock: VirtualClock, log: (line: string) => void): number {
   let lastEnd = 0;
-  const count = random.int(0, 3);
+  const count = random.int(0, 4);
   const T = SESSION_TIMEOUT_MS;
   for (let i = 0; i < count; i++) {
     const at = random.int(0, ACTIVE_MS);
@@ -332,9 +374,12 @@ function planFaults(slots: readonly EngineSlot[], random: SimRandom, clock: Virt
     const expireMs = T + random.int(0, T / 10);
     lastEnd = Math.max(lastEnd, at + backMs);
     clock.schedule(() => {
-      const client = slot.clients.at(-1);
+      // Most faults strike an engine in the middle of holding a lock.
+      const holding = slots.filter((candidate) => candidate.engine.activity().held > 0);
+      const target = holding.length > 0 && random.chance(0.8) ? random.pick(holding) : slot;
+      const client = target.clients.at(-1);
       if (client === undefined) return;
-      log(`fault ${kind} on e${slot.index}`);
+      log(`fault ${kind} on e${target.index}`);
       client.silence(noticeMs, backMs, expireMs, 0.5);
     }, at);
   }
