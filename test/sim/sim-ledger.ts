@@ -63,9 +63,12 @@ export class Ledger {
   private readonly settleBoundMs: number;
   private readonly server: ServerView;
   private readonly passBound: number;
+  /** Engines are numbered from 0; numbers from here on are clients of the original algorithm (no local queue). */
+  private readonly engines: number;
 
   /** `passBound`: how many later background requests may go ahead of a queued foreground one (the hand-over bound, and those in flight while its entry's watch event travels). */
-  constructor(now: () => number, settleBoundMs: number, server: ServerView, passBound: number) {
+  constructor(now: () => number, settleBoundMs: number, server: ServerView, passBound: number, engines: number) {
+    this.engines = engines;
     this.now = now;
     this.settleBoundMs = settleBoundMs;
     this.server = server;
@@ -111,7 +114,7 @@ export class Ledger {
     }
     // A foreground wait of this engine that arrived first (and still waits: not timed out, not
     // cancelled) never sees a later background one served before it.
-    if (held.priority === 'background') {
+    if (held.priority === 'background' && engine < this.engines) {
       const now = this.now();
       const stillWaits = (wait: Wait): boolean => wait.cancelledAt === null && wait.startedAt + wait.timeoutMs > now;
       const mine = waiting.find(

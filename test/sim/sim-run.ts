@@ -6,6 +6,7 @@ import { lockEvents } from '../../src/lock/lock-events.js';
 import type { ZkHandles } from '../../src/lock/zookeeper/session-handle.js';
 import { ZooKeeperLockEngine } from '../../src/lock/zookeeper/zookeeper-lock-engine.js';
 import { SimClient, type SimNet } from './sim-client.js';
+import { OriginalClient } from './sim-original-client.js';
 import { ClientGone, type Grant, Ledger, type ServerView, type Wait } from './sim-ledger.js';
 import { SimRandom } from './sim-random.js';
 import { SimZooKeeper } from './sim-zookeeper.js';
@@ -90,7 +91,7 @@ export async function simulate(options: RunOptions): Promise<RunResult> {
     },
   };
   // The hand-over bound, plus one grant per engine already on its way when the foreground entry appears.
-  const ledger = new Ledger(() => clock.now() - START_MS, SETTLE_BOUND_MS, view, settings.handOverMaxCount + engineCount);
+  const ledger = new Ledger(() => clock.now() - START_MS, SETTLE_BOUND_MS, view, settings.handOverMaxCount + engineCount, engineCount);
   const summary = `engines=${engineCount} keys=${keys.length} linger=${settings.lingerMs} cleanup=${settings.documentCleanup} handOver=${settings.handOverMaxCount}/${settings.handOverMaxMs}ms slowNet=${slowNet}`;
   log(`run ${options.seed}: ${summary}`);
   server.observe((ops, removedCzxids) => {
@@ -120,7 +121,14 @@ export async function simulate(options: RunOptions): Promise<RunResult> {
       slots.push({ index, engine, clients });
     }
     const work = new Work();
-    const actors = new Actors(slots, keys, ledger, actorRandom, work, log);
+    // Some runs share the documents with a client of the original algorithm (its own session, a link that never fails).
+    let original: Original | null = null;
+    if (random.chance(0.3)) {
+      const client = new SimClient(net, SESSION_TIMEOUT_MS, 'orig');
+      client.connect();
+      original = { index: engineCount, client: new OriginalClient(client, () => client.alive), sessionId: () => client.sessionId };
+    }
+    const actors = new Actors(slots, keys, ledger, actorRandom, work, log, original);
     actors.plan(ACTIVE_MS);
     const lastFaultEnd = planFaults(slots, faultRandom, clock, log);
     planReaper(server, faultRandom, clock, log, ACTIVE_MS + QUIET_MS);
@@ -175,6 +183,13 @@ function engineSettings(random: SimRandom): ZooKeeperSettings {
   };
 }
 
+/** The client of the original algorithm, numbered after the engines in the ledger. */
+interface Original {
+  readonly index: number;
+  readonly client: OriginalClient;
+  sessionId(): string;
+}
+
 /** Counts actor operations still running. */
 class Work {
   busy = 0;
@@ -194,6 +209,7 @@ class Actors {
     private readonly random: SimRandom,
     private readonly work: Work,
     private readonly log: (line: string) => void,
+    private readonly original: Original | null,
   ) {}
 
   plan(activeMs: number): void {
@@ -202,9 +218,11 @@ class Actors {
       const at = this.random.int(0, activeMs);
       const slot = this.random.pick(this.slots);
       const kind = this.random.float();
-      if (kind < 0.55) this.later(at, () => this.single(slot, this.random.pick(this.keys), this.priority(), this.timeout(), this.holdMs()));
+      if (this.original !== null && kind < 0.15) this.later(at, () => this.originalLock(this.random.pick(this.keys), this.priority(), this.holdMs()));
+      else if (kind < 0.55) this.later(at, () => this.single(slot, this.random.pick(this.keys), this.priority(), this.timeout(), this.holdMs()));
       else if (kind < 0.85) this.later(at, () => this.bulk(slot, this.bulkKeys(), this.priority(), this.timeout()));
-      else this.later(at, () => this.force(slot, this.heldKey()));
+      // Forced releases only without a client of the original algorithm: its unlock deletes whatever privateLock is there.
+      else if (this.original === null) this.later(at, () => this.force(slot, this.heldKey()));
     }
   }
 
@@ -336,6 +354,31 @@ class Actors {
     // A client writing the same document again at once: its acquisition meets the release not yet sent.
     if (this.random.chance(0.25)) this.single(slot, grant.held.key, this.priority(), this.timeout(), this.random.int(0, 300));
     await released;
+  }
+
+  private originalLock(key: LockKey, priority: Priority, holdMs: number): void {
+    const original = this.original;
+    if (original === null) return;
+    const wait = this.ledger.startWait(original.index, keyString(key), priority, RUN_LIMIT_MS);
+    this.log(`original client locks ${keyString(key)} ${priority}`);
+    const run = async (): Promise<void> => {
+      let taken;
+      try {
+        taken = await original.client.lock(documentPath(ROOT, key), key, priority);
+      } catch (error) {
+        this.ledger.settle(wait, error);
+        this.ledger.violate(`original client failed on ${keyString(key)}: ${String(error)}`);
+        return;
+      }
+      this.ledger.settle(wait, null);
+      const grant = this.ledger.granted(original.index, original.sessionId(), taken.held, wait, this.ledger.openWaits());
+      this.log(`original client holds ${grant.key} (grant ${grant.id}, token ${grant.held.fencingToken})`);
+      await new Promise((resolve) => setTimeout(resolve, holdMs));
+      this.ledger.released(grant);
+      this.log(`original client unlocks ${grant.key} (grant ${grant.id})`);
+      await taken.unlock();
+    };
+    this.work.track(run());
   }
 
   private force(slot: EngineSlot, key: LockKey): void {
