@@ -139,18 +139,6 @@ export class SimClient implements SessionHandle, LockZk, WatchSink {
     this.after(backMs, () => this.reconnect());
   }
 
-  /** The server expires the session now (as an operator's kill would); the client learns it at once. */
-  expireNow(): void {
-    if (this.link === 'dead' || this.link === 'opening') return;
-    this.net.trace(`${this.name} session ${this.sessionId} expired now`);
-    this.net.server.closeSession(this.sessionId);
-    this.link = 'dead';
-    this.epoch++;
-    this.expiryTimer?.cancel();
-    for (const call of this.pending.splice(0)) call.reject(zkError('SESSIONEXPIRED', call.label));
-    this.emitter.emit('close', CLOSE_EXPIRED);
-  }
-
   deliverWatch(fire: () => void, note: string): void {
     if (this.link === 'dead') return;
     const delivery: Delivery = { watch: fire, note };
@@ -180,10 +168,6 @@ export class SimClient implements SessionHandle, LockZk, WatchSink {
 
   delete(path: string, version: number): Promise<void> {
     return this.request(`delete ${path}@${version}`, () => this.net.server.delete(path, version));
-  }
-
-  setData(path: string, data: string, version: number): Promise<NodeStat> {
-    return this.request(`setData ${path}@${version}`, () => this.net.server.setData(path, data, version));
   }
 
   multi(ops: readonly TxnOp[]): Promise<TxnOutcome> {

@@ -133,12 +133,6 @@ export class SimZooKeeper {
     this.atomically(() => this.applyDelete(path, version, this.zxid));
   }
 
-  setData(path: string, data: string, version: number): NodeStat {
-    this.zxid++;
-    this.atomically(() => this.applySetData(path, data, version, this.zxid));
-    return this.statOf(this.mustGet(path));
-  }
-
   get(sessionId: string, path: string, onEvent?: (type: WatchEventType) => void): NodeRead {
     const node = this.nodes.get(path);
     if (node === undefined) throw zkError('NONODE', path);
