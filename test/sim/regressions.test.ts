@@ -16,4 +16,13 @@ describe('simulation regressions', () => {
     expect(result.violations).toEqual([]);
     expect(result.trace.some((line) => line.includes('e0 marks docs/d2 lost: ZooKeeper connection suspended past the safety margin'))).toBe(true);
   });
+
+  // An operator's forced release, issued through the holder's own process, reached the process
+  // after its cohort had already yielded privateLock: the cohort noted "privateLock gone" anyway and
+  // kept the note. It took privateLock again later, and its release then left that privateLock in
+  // place: a lock of a live session with no holder, every later request of the document timed out.
+  it('releases a privateLock taken after a forced release that came too late to matter (seed 7796)', async () => {
+    const result = await simulate({ seed: 7796 });
+    expect(result.violations).toEqual([]);
+  });
 });

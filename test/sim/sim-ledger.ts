@@ -34,6 +34,8 @@ export interface Wait {
   settledAt: number | null;
   /** The client went away (its cancellation fired): it no longer waits, whatever the engine is still doing. */
   cancelledAt: number | null;
+  /** A key of `acquireEach`: a failure is seen only when the whole bulk resolves. */
+  readonly bulk: boolean;
 }
 
 /** The reason an actor's cancellation carries: a typed answer of its own. */
@@ -79,8 +81,8 @@ export class Ledger {
     if (this.violations.length < 20) this.violations.push(`t=${this.now()} ${what}`);
   }
 
-  startWait(engine: number, key: string, priority: Priority, timeoutMs: number): Wait {
-    const wait: Wait = { id: this.nextId++, engine, key, priority, startedAt: this.now(), timeoutMs, startZxid: this.server.lastZxid(), settledAt: null, cancelledAt: null };
+  startWait(engine: number, key: string, priority: Priority, timeoutMs: number, bulk = false): Wait {
+    const wait: Wait = { id: this.nextId++, engine, key, priority, startedAt: this.now(), timeoutMs, startZxid: this.server.lastZxid(), settledAt: null, cancelledAt: null, bulk };
     this.waits.set(wait.id, wait);
     return wait;
   }
@@ -113,10 +115,11 @@ export class Ledger {
       this.violate(`lost lock handed over: ${key} on engine ${engine} passed on after grant ${previous.id} was lost`);
     }
     // A foreground wait of this engine that arrived first (and still waits: not timed out, not
-    // cancelled) never sees a later background one served before it.
+    // cancelled, not a bulk's key, whose failure shows only with the bulk's answer) never sees a
+    // later background one served before it.
     if (held.priority === 'background' && engine < this.engines) {
       const now = this.now();
-      const stillWaits = (wait: Wait): boolean => wait.cancelledAt === null && wait.startedAt + wait.timeoutMs > now;
+      const stillWaits = (wait: Wait): boolean => !wait.bulk && wait.cancelledAt === null && wait.startedAt + wait.timeoutMs > now;
       const mine = waiting.find(
         (wait) => wait.engine === engine && wait.key === key && wait.priority === 'foreground' && wait.startedAt < now - held.waitMs && stillWaits(wait),
       );

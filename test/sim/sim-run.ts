@@ -125,8 +125,9 @@ export async function simulate(options: RunOptions): Promise<RunResult> {
     let original: Original | null = null;
     if (random.chance(0.3)) {
       const client = new SimClient(net, SESSION_TIMEOUT_MS, 'orig');
+      const ready = new Promise<void>((resolve) => client.on('connect', () => resolve()));
       client.connect();
-      original = { index: engineCount, client: new OriginalClient(client, () => client.alive), sessionId: () => client.sessionId };
+      original = { index: engineCount, client: new OriginalClient(client, () => client.alive), sessionId: () => client.sessionId, ready };
     }
     const actors = new Actors(slots, keys, ledger, actorRandom, work, log, original);
     actors.plan(ACTIVE_MS);
@@ -186,6 +187,8 @@ function engineSettings(random: SimRandom): ZooKeeperSettings {
 /** The client of the original algorithm, numbered after the engines in the ledger. */
 interface Original {
   readonly index: number;
+  /** Connected (its calls fail before). */
+  readonly ready: Promise<void>;
   readonly client: OriginalClient;
   sessionId(): string;
 }
@@ -313,7 +316,7 @@ class Actors {
   private bulk(slot: EngineSlot, keys: readonly LockKey[], priority: Priority, timeoutMs: number): void {
     if (slot.engine.state() === 'closed') return;
     const waits = new Map<string, Wait>();
-    for (const key of keys) if (!waits.has(keyString(key))) waits.set(keyString(key), this.ledger.startWait(slot.index, keyString(key), priority, timeoutMs));
+    for (const key of keys) if (!waits.has(keyString(key))) waits.set(keyString(key), this.ledger.startWait(slot.index, keyString(key), priority, timeoutMs, true));
     const holds: Promise<void>[] = [];
     const cancel = this.cancellation(() => [...waits.values()]);
     this.log(`actor e${slot.index} acquireEach ${[...waits.keys()].join(',')} ${priority} timeout ${timeoutMs}`);
@@ -363,6 +366,7 @@ class Actors {
     this.log(`original client locks ${keyString(key)} ${priority}`);
     const run = async (): Promise<void> => {
       let taken;
+      await original.ready;
       try {
         taken = await original.client.lock(documentPath(ROOT, key), key, priority);
       } catch (error) {
