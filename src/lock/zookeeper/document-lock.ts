@@ -295,6 +295,8 @@ export class DocumentLock implements LockHome {
 
   /** An operator force-released our privateLock through this process. */
   forcedHere(): void {
+    // The answer may come after this lock gave privateLock up (a yield): nothing of ours is gone then.
+    if (!this.ownsPrivateLock) return;
     this.privateLockGone = true;
     this.toLost('forced release by an operator');
   }
@@ -994,6 +996,8 @@ export class DocumentLock implements LockHome {
    */
   private owns(czxid: number, docVersion: number): void {
     this.ownsPrivateLock = true;
+    // A new privateLock: a forced release seen before was of an earlier one.
+    this.privateLockGone = false;
     this.ownedCzxid = czxid;
     this.docVersion = docVersion;
     this.createdDocument = false;

@@ -30,13 +30,12 @@ import { DocumentLock } from './document-lock.js';
 import type { EngineContext } from './engine-context.js';
 import { forceRelease } from './force-release.js';
 import { ForcedReleaseEpoch } from './forced-release-epoch.js';
-import { GatedZk } from './gated-zk.js';
 import { type ZkInspection, heldKeys, inspectKey } from './inspect.js';
 import { OrphanSweep } from './orphan-sweep.js';
 import { RecentReleases } from './recent-releases.js';
 import { ReleaseBatcher } from './release-batcher.js';
-import { RequestGate } from './request-gate.js';
 import { ZkSession } from './session.js';
+import { type ZkHandles, addonHandles } from './session-handle.js';
 
 const KNOWN_CONTAINERS = 100_000;
 const CONTENTION_TTL_MS = 2_000;
@@ -61,6 +60,8 @@ export const MAX_OUTSTANDING_OPS = 8_192;
 
 export interface ZooKeeperLockEngineOptions {
   readonly events?: LockEvents;
+  /** Where the session's handles come from; our ZooKeeper addon unless given (the simulation suite gives its own). */
+  readonly handles?: ZkHandles;
 }
 
 /**
@@ -95,6 +96,7 @@ export class ZooKeeperLockEngine implements LockEngine {
     this.root = normalizeRoot(settings.lockRoot);
     this.prefixes = { foreground: settings.foregroundPrefix, background: settings.backgroundPrefix };
     const events = options.events ?? NO_LOCK_EVENTS;
+    const handles = options.handles ?? addonHandles(this.engineStats, settings.auth !== null, MAX_OUTSTANDING_OPS);
     this.session = new ZkSession(settings, logger, this.engineStats, {
       connected: () => {
         const link = this.connection.current();
@@ -107,8 +109,8 @@ export class ZooKeeperLockEngine implements LockEngine {
       },
       lossMarginExceeded: (generation) => this.onMarginExceeded(generation),
       expired: (generation) => this.onExpired(generation),
-    });
-    this.connection = new Connection(this.session, (client) => new GatedZk(client, new RequestGate(MAX_OUTSTANDING_OPS), settings.auth !== null));
+    }, handles);
+    this.connection = new Connection(this.session);
     const containers = new ContainerCache(KNOWN_CONTAINERS);
     const forcedEpoch = new ForcedReleaseEpoch(this.root, containers, logger, (forcedZxid) => {
       for (const lock of this.locks.values()) lock.forcedReleaseSeen(forcedZxid);
