@@ -1,4 +1,4 @@
-import { LockAcquisition } from './lock-acquisition.js';
+import { type AcquisitionGroup, LockAcquisition } from './lock-acquisition.js';
 import type { CancelSignal, LockKey, LockRequest, Priority } from './lock-engine.js';
 import { LockTimeoutError } from './lock-errors.js';
 import type { LockEvents } from './lock-events.js';
@@ -31,7 +31,7 @@ export interface GroupContext {
  * listener for all of them, however many keys. At the deadline (or abort) every member still
  * waiting is withdrawn from where it waits and failed.
  */
-export class AcquireGroup {
+export class AcquireGroup implements AcquisitionGroup {
   readonly request: LockRequest;
   private readonly listener: GroupListener;
   private readonly context: GroupContext;

@@ -1,5 +1,4 @@
-import type { AcquireGroup } from './acquire-group.js';
-import { type CancelSignal, type HeldLock, type LockKey, type Priority, type ReleaseOptions, throwIfCancelled } from './lock-engine.js';
+import { type CancelSignal, type HeldLock, type LockKey, type LockRequest, type Priority, type ReleaseOptions, throwIfCancelled } from './lock-engine.js';
 import { LockLostError } from './lock-errors.js';
 
 /**
@@ -31,6 +30,17 @@ export interface GrantDetails {
 export type AcquisitionState = 'waiting' | 'held' | 'released' | 'failed';
 
 /**
+ * What an acquisition needs of the request it belongs to (`AcquireGroup`); named here so that the
+ * acquisition does not depend on the group's module, which creates acquisitions.
+ */
+export interface AcquisitionGroup {
+  readonly request: LockRequest;
+  granted(member: LockAcquisition): void;
+  released(member: LockAcquisition): void;
+  fail(member: LockAcquisition, error: Error): void;
+}
+
+/**
  * One request for one key, from arrival to release: the only per-key object of an acquisition
  * (no timer, AbortController or listener of its own — its group has those). Once granted it is
  * the `HeldLock` the caller sees. The `lost` signal is created on first use.
@@ -38,7 +48,7 @@ export type AcquisitionState = 'waiting' | 'held' | 'released' | 'failed';
 export class LockAcquisition implements HeldLock {
   readonly key: LockKey;
   readonly priority: Priority;
-  readonly group: AcquireGroup;
+  readonly group: AcquisitionGroup;
   readonly startedAt: number;
   state: AcquisitionState = 'waiting';
   home: LockHome | null = null;
@@ -51,7 +61,7 @@ export class LockAcquisition implements HeldLock {
   private lostController: AbortController | null = null;
   private releasing: Promise<void> | null = null;
 
-  constructor(key: LockKey, priority: Priority, group: AcquireGroup, now: number) {
+  constructor(key: LockKey, priority: Priority, group: AcquisitionGroup, now: number) {
     this.key = key;
     this.priority = priority;
     this.group = group;

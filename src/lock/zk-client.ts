@@ -4,6 +4,9 @@ import { type NativeCompletion, type NativeConstants, type NativeWatcher, type N
 import { isZkCode, toZkError } from './zk-errors.js';
 import { type NodeAcl, type ZkOp, type ZkOpResult, ZkMultiError, failedOpIndex } from './zk-multi.js';
 import { ACL_MODES, type NativeMultiAnswer, answeredPerOp, decodeMulti, encodeMulti } from './zk-multi-native.js';
+import type { NodeMode, WatchEventType, ZkStat } from './zk-node-types.js';
+
+export type { NodeMode, WatchEventType, ZkStat } from './zk-node-types.js';
 
 /**
  * A typed, counted view of one handle of our ZooKeeper addon (native/, see zk-addon.ts). Results
@@ -11,27 +14,6 @@ import { ACL_MODES, type NativeMultiAnswer, answeredPerOp, decodeMulti, encodeMu
  * op failed), and per-watch callbacks only see node events: the C client also delivers every
  * session event to each pending watcher, which the session module handles once for everybody.
  */
-export type NodeMode = 'persistent' | 'persistentSequential' | 'container' | 'ephemeral' | 'ephemeralSequential';
-
-export type WatchEventType = 'created' | 'deleted' | 'changed' | 'child';
-
-/** The Stat of a znode. Zxids are 64-bit on the wire and exact as JS numbers below 2^53. */
-export interface ZkStat {
-  readonly czxid: number;
-  readonly mzxid: number;
-  readonly pzxid: number;
-  readonly version: number;
-  readonly cversion: number;
-  readonly aversion: number;
-  /** Epoch ms; 0 when unknown (a create's Stat derived from its transaction, see `multi`). */
-  readonly ctime: number;
-  readonly mtime: number;
-  readonly dataLength: number;
-  readonly numChildren: number;
-  /** Hex session id of the owner of an ephemeral node, "0" otherwise. */
-  readonly ephemeralOwner: string;
-}
-
 export interface ZkNode {
   readonly stat: ZkStat;
   readonly data: Buffer;

@@ -1,4 +1,4 @@
-import type { NodeMode, ZkStat } from './zk-client.js';
+import type { NodeMode, ZkStat } from './zk-node-types.js';
 import type { NodeAcl, ZkOp, ZkOpResult } from './zk-multi.js';
 import { zkCodeOf } from './zk-errors.js';
 

@@ -1,4 +1,4 @@
-import type { NodeMode, ZkStat } from './zk-client.js';
+import type { NodeMode, ZkStat } from './zk-node-types.js';
 import { ZK_RC, ZkError, type ZkErrorCode } from './zk-errors.js';
 
 /**
