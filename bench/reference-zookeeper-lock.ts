@@ -7,7 +7,7 @@
  * write that finds the document taken tries again on the next turn of the event loop, which is
  * only sound for the uncontended workloads it serves (`open-loop`).
  */
-import { connectRawClient } from '../src/lock/zk-raw-client.js';
+import { connectRawClient } from '../test/support/zk-raw-client.js';
 import { isZkCode } from '../src/lock/zk-errors.js';
 import type { ZkClient } from '../src/lock/zk-client.js';
 import type { ZkOp } from '../src/lock/zk-multi.js';

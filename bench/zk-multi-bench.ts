@@ -6,7 +6,7 @@
  * A measurement for docs/internals/zookeeper-addon.md, not a test: only the ratio within one run means anything.
  */
 import { parseArgs } from 'node:util';
-import { connectRawClient } from '../src/lock/zk-raw-client.js';
+import { connectRawClient } from '../test/support/zk-raw-client.js';
 import type { ZkClient } from '../src/lock/zk-client.js';
 import { fourLetterWord, startZooKeeper } from '../test/support/zookeeper-server.js';
 

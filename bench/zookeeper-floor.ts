@@ -1,6 +1,6 @@
 import { performance } from 'node:perf_hooks';
 import type { ZkClient } from '../src/lock/zk-client.js';
-import { connectRawClient } from '../src/lock/zk-raw-client.js';
+import { connectRawClient } from '../test/support/zk-raw-client.js';
 import { percentile } from './load.js';
 import { untilDue } from './paced-load.js';
 import type { ZkOp } from '../src/lock/zk-multi.js';

@@ -1,5 +1,5 @@
 import { isZkCode } from '../../src/lock/zk-errors.js';
-import { connectRawClient, type RawZkConnection } from '../../src/lock/zk-raw-client.js';
+import { connectRawClient, type RawZkConnection } from './zk-raw-client.js';
 import { fourLetterWord, restartNode, startZooKeeper, type StartOptions, type ZooKeeperCluster, type ZooKeeperNode } from './zookeeper-server.js';
 
 /**

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { afterEach, describe, expect, inject, it } from 'vitest';
-import { type RawZkConnection, connectRawClient } from '../../../src/lock/zk-raw-client.js';
+import { type RawZkConnection, connectRawClient } from '../../support/zk-raw-client.js';
 import { parsePrometheusText, sampleValue } from '../../support/prometheus-text.js';
 import { TcpForwarder } from '../../support/tcp-forwarder.js';
 import { type WriteStack, startWriteStack } from '../../support/write-stack.js';

@@ -1,7 +1,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { HeldLock } from '../../../src/lock/lock-engine.js';
 import { isZkCode } from '../../../src/lock/zk-errors.js';
-import { type RawZkConnection, connectRawClient } from '../../../src/lock/zk-raw-client.js';
+import { type RawZkConnection, connectRawClient } from '../../support/zk-raw-client.js';
 import { PRIVATE_LOCK, documentPath, indexPath, normalizeRoot } from '../../../src/lock/znode-names.js';
 import { owner } from '../../unit/lock/lock-engine-suite.js';
 import { EnginePool, zkSettings } from './zk-test-engines.js';

@@ -3,7 +3,7 @@ import type { HeldLock, LockKey } from '../../../src/lock/lock-engine.js';
 import type { ZooKeeperLockEngine } from '../../../src/lock/zookeeper/zookeeper-lock-engine.js';
 import { MAX_KEYS_PER_TXN } from '../../../src/lock/zookeeper/batch-acquire.js';
 import { childrenOrEmpty } from '../../../src/lock/zk-client.js';
-import { connectRawClient } from '../../../src/lock/zk-raw-client.js';
+import { connectRawClient } from '../../support/zk-raw-client.js';
 import { documentPath, indexPath, normalizeRoot } from '../../../src/lock/znode-names.js';
 import { TcpForwarder } from '../../support/tcp-forwarder.js';
 import { lastZxid, startZooKeeper, type ZooKeeperCluster } from '../../support/zookeeper-server.js';

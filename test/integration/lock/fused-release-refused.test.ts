@@ -1,6 +1,6 @@
 import { afterAll, afterEach, beforeAll, expect, inject, it } from 'vitest';
 import { childrenOrEmpty } from '../../../src/lock/zk-client.js';
-import { type RawZkConnection, connectRawClient } from '../../../src/lock/zk-raw-client.js';
+import { type RawZkConnection, connectRawClient } from '../../support/zk-raw-client.js';
 import { PRIVATE_LOCK, documentPath, normalizeRoot } from '../../../src/lock/znode-names.js';
 import { TcpForwarder } from '../../support/tcp-forwarder.js';
 import { ZK_OPCODE } from '../../support/zookeeper-frames.js';

@@ -2,7 +2,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vi
 import { pino } from 'pino';
 import type { HeldLock } from '../../../src/lock/lock-engine.js';
 import { childrenOrEmpty } from '../../../src/lock/zk-client.js';
-import { type RawZkConnection, connectRawClient } from '../../../src/lock/zk-raw-client.js';
+import { type RawZkConnection, connectRawClient } from '../../support/zk-raw-client.js';
 import { PRIVATE_LOCK, documentPath, normalizeRoot } from '../../../src/lock/znode-names.js';
 import { type ProxyRuntime, startProxyRuntime } from '../../../src/server/proxy-runtime.js';
 import { type EsStandIn, startEsStandIn } from '../../support/es-stand-in.js';

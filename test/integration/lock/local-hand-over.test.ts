@@ -2,7 +2,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vi
 import type { HeldLock, LockEngine, Priority } from '../../../src/lock/lock-engine.js';
 import { lockEvents } from '../../../src/lock/lock-events.js';
 import { parseNodeData } from '../../../src/lock/lock-node-data.js';
-import { type RawZkConnection, connectRawClient } from '../../../src/lock/zk-raw-client.js';
+import { type RawZkConnection, connectRawClient } from '../../support/zk-raw-client.js';
 import { documentPath, normalizeRoot } from '../../../src/lock/znode-names.js';
 import { owner, waitFor } from '../../unit/lock/lock-engine-suite.js';
 import { EnginePool, zkSettings } from './zk-test-engines.js';

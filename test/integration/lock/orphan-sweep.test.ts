@@ -3,7 +3,7 @@ import { encodeNodeData } from '../../../src/lock/lock-node-data.js';
 import { lockEvents } from '../../../src/lock/lock-events.js';
 import { isZkCode } from '../../../src/lock/zk-errors.js';
 import { childrenOrEmpty } from '../../../src/lock/zk-client.js';
-import { type RawZkConnection, connectRawClient } from '../../../src/lock/zk-raw-client.js';
+import { type RawZkConnection, connectRawClient } from '../../support/zk-raw-client.js';
 import { PRIVATE_LOCK, documentPath, normalizeRoot } from '../../../src/lock/znode-names.js';
 import type { Connection } from '../../../src/lock/zookeeper/connection.js';
 import type { LockZk } from '../../../src/lock/zookeeper/lock-zk.js';

@@ -4,7 +4,7 @@ import type { ZooKeeperLockEngine } from '../../../src/lock/zookeeper/zookeeper-
 import { LockUnavailableError } from '../../../src/lock/lock-errors.js';
 import { ZK_RC, isZkCode } from '../../../src/lock/zk-errors.js';
 import { childrenOrEmpty } from '../../../src/lock/zk-client.js';
-import { type RawZkConnection, connectRawClient } from '../../../src/lock/zk-raw-client.js';
+import { type RawZkConnection, connectRawClient } from '../../support/zk-raw-client.js';
 import { PRIVATE_LOCK, documentPath, normalizeRoot } from '../../../src/lock/znode-names.js';
 import { TcpForwarder } from '../../support/tcp-forwarder.js';
 import { ZK_OPCODE } from '../../support/zookeeper-frames.js';

@@ -3,7 +3,7 @@ import type { HeldLock } from '../../../src/lock/lock-engine.js';
 import { parseNodeData } from '../../../src/lock/lock-node-data.js';
 import { childrenOrEmpty } from '../../../src/lock/zk-client.js';
 import { ZK_RC } from '../../../src/lock/zk-errors.js';
-import { type RawZkConnection, connectRawClient } from '../../../src/lock/zk-raw-client.js';
+import { type RawZkConnection, connectRawClient } from '../../support/zk-raw-client.js';
 import { documentPath, normalizeRoot } from '../../../src/lock/znode-names.js';
 import { TcpForwarder } from '../../support/tcp-forwarder.js';
 import { ZK_OPCODE } from '../../support/zookeeper-frames.js';

@@ -3,7 +3,7 @@ import { newStats } from '../../../src/lock/lock-stats.js';
 import { ZkClient } from '../../../src/lock/zk-client.js';
 import { isZkCode } from '../../../src/lock/zk-errors.js';
 import { ZkMultiError } from '../../../src/lock/zk-multi.js';
-import { type RawZkConnection, connectRawClient } from '../../../src/lock/zk-raw-client.js';
+import { type RawZkConnection, connectRawClient } from '../../support/zk-raw-client.js';
 import { TcpForwarder } from '../../support/tcp-forwarder.js';
 import { type ZooKeeperCluster, fourLetterWord, startZooKeeper } from '../../support/zookeeper-server.js';
 

@@ -4,7 +4,7 @@ import { lockEvents } from '../../../src/lock/lock-events.js';
 import { parseNodeData } from '../../../src/lock/lock-node-data.js';
 import { childrenOrEmpty } from '../../../src/lock/zk-client.js';
 import { ZK_RC } from '../../../src/lock/zk-errors.js';
-import { type RawZkConnection, connectRawClient } from '../../../src/lock/zk-raw-client.js';
+import { type RawZkConnection, connectRawClient } from '../../support/zk-raw-client.js';
 import { documentPath, normalizeRoot } from '../../../src/lock/znode-names.js';
 import { Connection } from '../../../src/lock/zookeeper/connection.js';
 import { freePort } from '../../support/free-port.js';

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, inject, it } from 'vitest';
-import { connectRawClient } from '../../../src/lock/zk-raw-client.js';
+import { connectRawClient } from '../../support/zk-raw-client.js';
 import { isZkCode } from '../../../src/lock/zk-errors.js';
 import { documentPath } from '../../../src/lock/znode-names.js';
 import { parsePrometheusText, sampleValue } from '../../support/prometheus-text.js';

@@ -1,5 +1,5 @@
-import { newStats } from './lock-stats.js';
-import { ZkClient } from './zk-client.js';
+import { newStats } from '../../src/lock/lock-stats.js';
+import { ZkClient } from '../../src/lock/zk-client.js';
 
 export interface RawZkConnection {
   readonly client: ZkClient;
