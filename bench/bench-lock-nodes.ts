@@ -4,8 +4,8 @@
  */
 import { hostname } from 'node:os';
 import { encodeNodeData } from '../src/lock/lock-node-data.js';
-import type { ZkClient } from '../src/lock/zk-client.js';
-import { isZkCode } from '../src/lock/zk-errors.js';
+import type { ZkClient } from '../src/zookeeper/zk-client.js';
+import { isZkCode } from '../src/zookeeper/zk-errors.js';
 
 export const BENCH_ROOT = '/es-lock-proxy-bench';
 

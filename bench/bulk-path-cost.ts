@@ -6,7 +6,7 @@
  * loop in this process, so the figures are comparable with each other, not with a whole request.
  */
 import { parseBulkBody, sliceBulkBody, type BulkItem } from '../src/classify/bulk-parser.js';
-import { keyString } from '../src/lock/znode-names.js';
+import { keyString } from '../src/lock/lock-key.js';
 import { distinctKeys, type BulkItemResult, type KeyedBulkItem } from '../src/write/bulk-items.js';
 import { parseBulkResponse, renderBulkResponse } from '../src/write/bulk-response.js';
 

@@ -8,9 +8,9 @@
  * only sound for the uncontended workloads it serves (`open-loop`).
  */
 import { connectRawClient } from '../test/support/zk-raw-client.js';
-import { isZkCode } from '../src/lock/zk-errors.js';
-import type { ZkClient } from '../src/lock/zk-client.js';
-import type { ZkOp } from '../src/lock/zk-multi.js';
+import { isZkCode } from '../src/zookeeper/zk-errors.js';
+import type { ZkClient } from '../src/zookeeper/zk-client.js';
+import type { ZkOp } from '../src/zookeeper/zk-multi.js';
 import { BENCH_ROOT, benchLockData, ensureBenchRoot } from './bench-lock-nodes.js';
 
 export const REFERENCE_LOCK_ROOT = `${BENCH_ROOT}/reference-lock`;

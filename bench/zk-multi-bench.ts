@@ -7,7 +7,7 @@
  */
 import { parseArgs } from 'node:util';
 import { connectRawClient } from '../test/support/zk-raw-client.js';
-import type { ZkClient } from '../src/lock/zk-client.js';
+import type { ZkClient } from '../src/zookeeper/zk-client.js';
 import { fourLetterWord, startZooKeeper } from '../test/support/zookeeper-server.js';
 
 interface Sample {

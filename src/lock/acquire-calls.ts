@@ -1,7 +1,7 @@
 import { AcquireGroup, type GroupContext } from './acquire-group.js';
 import type { LockAcquisition } from './lock-acquisition.js';
 import type { AcquireEachRequest, AcquireEachResult, HeldLock, LockKey, LockRequest, Priority } from './lock-engine.js';
-import { keyString } from './znode-names.js';
+import { keyString } from './lock-key.js';
 
 /** Puts new acquisitions where they wait (and grants the free ones at once). */
 export type Placement = (members: readonly LockAcquisition[]) => void;

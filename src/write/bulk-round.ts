@@ -4,7 +4,7 @@ import { relayUpstreamResponse } from '../http/relay-response.js';
 import { presentedUpstreamError } from '../http/response-options/present.js';
 import { lenientResponseOptionsOf } from '../http/response-options/response-options.js';
 import type { HeldLock, LockKey } from '../lock/lock-engine.js';
-import { keyString } from '../lock/znode-names.js';
+import { keyString } from '../lock/lock-key.js';
 import { type KeyedBulkItem, distinctKeys } from './bulk-items.js';
 import { parseBulkResponse } from './bulk-response.js';
 import { type BulkRun, recordFailure } from './bulk-run.js';

@@ -1,5 +1,6 @@
 import type { HeldLock, LockKey, Priority } from '../../src/lock/lock-engine.js';
-import { documentPath, keyString } from '../../src/lock/znode-names.js';
+import { documentPath } from '../../src/lock/zookeeper/znode-names.js';
+import { keyString } from '../../src/lock/lock-key.js';
 import { ClientGone, type Grant, type Ledger, type Wait } from './sim-ledger.js';
 import type { OriginalClient } from './sim-original-client.js';
 import type { SimRandom } from './sim-random.js';

@@ -1,6 +1,6 @@
 import { EventEmitter } from 'node:events';
-import type { WatchEventType, ZkClientEvents, NodeMode } from '../../src/lock/zk-client.js';
-import { ZkError } from '../../src/lock/zk-errors.js';
+import type { WatchEventType, ZkClientEvents, NodeMode } from '../../src/zookeeper/zk-client.js';
+import { ZkError } from '../../src/zookeeper/zk-errors.js';
 import type { ChildrenRead, LockZk, NodeRead, NodeStat, TxnOp, TxnOutcome } from '../../src/lock/zookeeper/lock-zk.js';
 import type { SessionHandle } from '../../src/lock/zookeeper/session-handle.js';
 import type { SimRandom } from './sim-random.js';

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { NodeMode, WatchEventType } from '../../src/lock/zk-client.js';
-import { ZkError } from '../../src/lock/zk-errors.js';
+import type { NodeMode, WatchEventType } from '../../src/zookeeper/zk-client.js';
+import { ZkError } from '../../src/zookeeper/zk-errors.js';
 import { newStats } from '../../src/lock/lock-stats.js';
 import type { LockZk, NodeStat, TxnOp } from '../../src/lock/zookeeper/lock-zk.js';
 import { type OpenedHandle, addonHandles } from '../../src/lock/zookeeper/session-handle.js';

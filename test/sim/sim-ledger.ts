@@ -1,6 +1,6 @@
 import { ProxyError } from '../../src/errors/proxy-error.js';
 import type { HeldLock, Priority } from '../../src/lock/lock-engine.js';
-import { keyString } from '../../src/lock/znode-names.js';
+import { keyString } from '../../src/lock/lock-key.js';
 
 /** One grant an actor holds, from the engine's callback to the actor's release. */
 export interface Grant {

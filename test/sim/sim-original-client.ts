@@ -1,6 +1,6 @@
 import type { HeldLock, LockKey, Priority } from '../../src/lock/lock-engine.js';
-import { isZkCode } from '../../src/lock/zk-errors.js';
-import { PRIVATE_LOCK } from '../../src/lock/znode-names.js';
+import { isZkCode } from '../../src/zookeeper/zk-errors.js';
+import { PRIVATE_LOCK } from '../../src/lock/zookeeper/znode-names.js';
 import type { LockZk } from '../../src/lock/zookeeper/lock-zk.js';
 
 /**

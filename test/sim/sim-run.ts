@@ -1,7 +1,8 @@
 import pino from 'pino';
 import type { ZooKeeperSettings } from '../../src/config/settings.js';
 import type { LockKey } from '../../src/lock/lock-engine.js';
-import { PRIVATE_LOCK, documentPath, keyString } from '../../src/lock/znode-names.js';
+import { PRIVATE_LOCK, documentPath } from '../../src/lock/zookeeper/znode-names.js';
+import { keyString } from '../../src/lock/lock-key.js';
 import { lockEvents } from '../../src/lock/lock-events.js';
 import type { ZkHandles } from '../../src/lock/zookeeper/session-handle.js';
 import { ZooKeeperLockEngine } from '../../src/lock/zookeeper/zookeeper-lock-engine.js';

@@ -1,5 +1,5 @@
-import type { NodeMode, WatchEventType } from '../../src/lock/zk-client.js';
-import { ZK_RC, ZkError, type ZkErrorCode } from '../../src/lock/zk-errors.js';
+import type { NodeMode, WatchEventType } from '../../src/zookeeper/zk-client.js';
+import { ZK_RC, ZkError, type ZkErrorCode } from '../../src/zookeeper/zk-errors.js';
 import type { ChildrenRead, NodeRead, NodeStat, TxnOp, TxnOpResult, TxnOutcome } from '../../src/lock/zookeeper/lock-zk.js';
 
 /** One znode of the simulated tree. */

@@ -15,7 +15,7 @@ import {
 } from '../lock-engine.js';
 import { LockUnavailableError } from '../lock-errors.js';
 import { type LockEvents, NO_LOCK_EVENTS } from '../lock-events.js';
-import { compareKeys, keyString } from '../znode-names.js';
+import { compareKeys, keyString } from '../lock-key.js';
 import { MemoryKey } from './memory-key.js';
 
 export interface MemoryLockEngineOptions {

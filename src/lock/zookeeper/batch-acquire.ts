@@ -1,6 +1,6 @@
 import { queueFromChildren, rankOf } from '../queue-order.js';
-import { isZkCode } from '../zk-errors.js';
-import { PRIVATE_LOCK, indexPath } from '../znode-names.js';
+import { isZkCode } from '../../zookeeper/zk-errors.js';
+import { PRIVATE_LOCK, indexPath } from './znode-names.js';
 import type { Link } from './connection.js';
 import { lockRootNodes } from './containers.js';
 import type { DocumentLock } from './document-lock.js';

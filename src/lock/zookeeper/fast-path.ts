@@ -1,4 +1,4 @@
-import { type ZkError, isZkCode } from '../zk-errors.js';
+import { type ZkError, isZkCode } from '../../zookeeper/zk-errors.js';
 import { type PrefixRanks, queueFromChildren, rankOf } from '../queue-order.js';
 import type { ContainerCache, ParentNode } from './containers.js';
 import type { LockZk, TxnOp } from './lock-zk.js';

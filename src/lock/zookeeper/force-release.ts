@@ -1,6 +1,6 @@
 import { parseNodeData } from '../lock-node-data.js';
-import { isZkCode } from '../zk-errors.js';
-import { PRIVATE_LOCK } from '../znode-names.js';
+import { isZkCode } from '../../zookeeper/zk-errors.js';
+import { PRIVATE_LOCK } from './znode-names.js';
 import type { ForcedReleaseEpoch } from './forced-release-epoch.js';
 import type { LockZk, TxnOp } from './lock-zk.js';
 

@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
-import { isZkCode } from '../zk-errors.js';
-import { forcedReleasesPath } from '../znode-names.js';
+import { isZkCode } from '../../zookeeper/zk-errors.js';
+import { forcedReleasesPath } from './znode-names.js';
 import type { Link } from './connection.js';
 import { type ContainerCache, lockRootNodes } from './containers.js';
 import type { LockZk, NodeStat, TxnOp } from './lock-zk.js';

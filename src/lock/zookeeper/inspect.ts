@@ -1,8 +1,8 @@
 import type { LockHolderInfo, LockKey, LockOwner, LockWaiterInfo } from '../lock-engine.js';
 import { type LockNodeData, parseNodeData } from '../lock-node-data.js';
 import { type PrefixRanks, priorityOfPrefix, queueFromChildren } from '../queue-order.js';
-import { isZkCode } from '../zk-errors.js';
-import { PRIVATE_LOCK, decodeSegment, documentPath, indexPath } from '../znode-names.js';
+import { isZkCode } from '../../zookeeper/zk-errors.js';
+import { PRIVATE_LOCK, decodeSegment, documentPath, indexPath } from './znode-names.js';
 import type { LockZk, NodeRead } from './lock-zk.js';
 
 const UNKNOWN_OWNER: LockOwner = { host: 'unknown', pid: 0, requestId: '' };

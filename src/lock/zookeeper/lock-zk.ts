@@ -1,5 +1,5 @@
-import type { NodeMode, WatchEventType } from '../zk-client.js';
-import type { ZkErrorCode } from '../zk-errors.js';
+import type { NodeMode, WatchEventType } from '../../zookeeper/zk-client.js';
+import type { ZkErrorCode } from '../../zookeeper/zk-errors.js';
 
 /**
  * What the lock engine asks of one ZooKeeper session, in its own terms. One implementation

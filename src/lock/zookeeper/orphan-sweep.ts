@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import { parseNodeData } from '../lock-node-data.js';
 import { parseEntryName } from '../queue-order.js';
-import { PRIVATE_LOCK } from '../znode-names.js';
+import { PRIVATE_LOCK } from './znode-names.js';
 import type { Connection, Link } from './connection.js';
 import type { ForcedReleaseEpoch } from './forced-release-epoch.js';
 import type { TxnOp } from './lock-zk.js';

@@ -1,6 +1,6 @@
-import { isZkCode } from '../zk-errors.js';
+import { isZkCode } from '../../zookeeper/zk-errors.js';
 import { type PrefixRanks, type QueueEntry, queueFromChildren } from '../queue-order.js';
-import { PRIVATE_LOCK } from '../znode-names.js';
+import { PRIVATE_LOCK } from './znode-names.js';
 import type { ContainerCache, ParentNode } from './containers.js';
 import type { LockZk } from './lock-zk.js';
 import { type Failure, type Unread, classifyFailure, readFailedBesideCreate } from './round-trip.js';

@@ -1,7 +1,7 @@
 import { parseNodeData } from '../lock-node-data.js';
 import { parseEntryName } from '../queue-order.js';
-import { isZkCode } from '../zk-errors.js';
-import { PRIVATE_LOCK } from '../znode-names.js';
+import { isZkCode } from '../../zookeeper/zk-errors.js';
+import { PRIVATE_LOCK } from './znode-names.js';
 import type { LockZk } from './lock-zk.js';
 import { classifyFailure, type Failure } from './round-trip.js';
 

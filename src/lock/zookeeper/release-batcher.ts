@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
-import { isZkCode, toZkError } from '../zk-errors.js';
-import { PRIVATE_LOCK } from '../znode-names.js';
+import { isZkCode, toZkError } from '../../zookeeper/zk-errors.js';
+import { PRIVATE_LOCK } from './znode-names.js';
 import type { Connection, Link } from './connection.js';
 import type { ForcedReleaseEpoch } from './forced-release-epoch.js';
 import type { TxnOp } from './lock-zk.js';

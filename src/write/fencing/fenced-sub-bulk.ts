@@ -1,6 +1,6 @@
 import { ProxyError } from '../../errors/proxy-error.js';
 import type { HeldLock, LockKey } from '../../lock/lock-engine.js';
-import { keyString } from '../../lock/znode-names.js';
+import { keyString } from '../../lock/lock-key.js';
 import type { KeyedBulkItem } from '../bulk-items.js';
 import { recordFailure, type BulkRun } from '../bulk-run.js';
 import { fenceFor, type Fence } from './fence.js';

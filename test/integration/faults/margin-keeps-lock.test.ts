@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LockServiceState } from '../../../src/lock/lock-engine.js';
 import { lockEvents } from '../../../src/lock/lock-events.js';
 import { type RawZkConnection, connectRawClient } from '../../support/zk-raw-client.js';
-import { PRIVATE_LOCK, documentPath, normalizeRoot } from '../../../src/lock/znode-names.js';
+import { PRIVATE_LOCK, documentPath, normalizeRoot } from '../../../src/lock/zookeeper/znode-names.js';
 import { EnginePool, zkSettings } from '../lock/zk-test-engines.js';
 import { TcpForwarder } from '../../support/tcp-forwarder.js';
 import { startZooKeeper, type ZooKeeperCluster } from '../../support/zookeeper-server.js';

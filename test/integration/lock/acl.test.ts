@@ -1,8 +1,8 @@
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { HeldLock } from '../../../src/lock/lock-engine.js';
-import { isZkCode } from '../../../src/lock/zk-errors.js';
+import { isZkCode } from '../../../src/zookeeper/zk-errors.js';
 import { type RawZkConnection, connectRawClient } from '../../support/zk-raw-client.js';
-import { PRIVATE_LOCK, documentPath, indexPath, normalizeRoot } from '../../../src/lock/znode-names.js';
+import { PRIVATE_LOCK, documentPath, indexPath, normalizeRoot } from '../../../src/lock/zookeeper/znode-names.js';
 import { owner } from '../../unit/lock/lock-engine-suite.js';
 import { EnginePool, zkSettings } from './zk-test-engines.js';
 

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { HeldLock, LockKey } from '../../../src/lock/lock-engine.js';
-import { childrenOrEmpty } from '../../../src/lock/zk-client.js';
+import { childrenOrEmpty } from '../../../src/zookeeper/zk-client.js';
 import { connectRawClient } from '../../support/zk-raw-client.js';
-import { documentPath, normalizeRoot } from '../../../src/lock/znode-names.js';
+import { documentPath, normalizeRoot } from '../../../src/lock/zookeeper/znode-names.js';
 import { ZK_OP, ZkWireTap } from '../../support/zk-wire-tap.js';
 import { owner, waitFor } from '../../unit/lock/lock-engine-suite.js';
 import { EnginePool, makeKnown, zkSettings } from './zk-test-engines.js';

@@ -1,9 +1,9 @@
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
 import { pino } from 'pino';
 import type { HeldLock } from '../../../src/lock/lock-engine.js';
-import { childrenOrEmpty } from '../../../src/lock/zk-client.js';
+import { childrenOrEmpty } from '../../../src/zookeeper/zk-client.js';
 import { type RawZkConnection, connectRawClient } from '../../support/zk-raw-client.js';
-import { PRIVATE_LOCK, documentPath, normalizeRoot } from '../../../src/lock/znode-names.js';
+import { PRIVATE_LOCK, documentPath, normalizeRoot } from '../../../src/lock/zookeeper/znode-names.js';
 import { type ProxyRuntime, startProxyRuntime } from '../../../src/server/proxy-runtime.js';
 import { type EsStandIn, startEsStandIn } from '../../support/es-stand-in.js';
 import { testSettings } from '../../support/test-settings.js';

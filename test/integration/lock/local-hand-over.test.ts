@@ -3,7 +3,7 @@ import type { HeldLock, LockEngine, Priority } from '../../../src/lock/lock-engi
 import { lockEvents } from '../../../src/lock/lock-events.js';
 import { parseNodeData } from '../../../src/lock/lock-node-data.js';
 import { type RawZkConnection, connectRawClient } from '../../support/zk-raw-client.js';
-import { documentPath, normalizeRoot } from '../../../src/lock/znode-names.js';
+import { documentPath, normalizeRoot } from '../../../src/lock/zookeeper/znode-names.js';
 import { owner, waitFor } from '../../unit/lock/lock-engine-suite.js';
 import { EnginePool, zkSettings } from './zk-test-engines.js';
 

@@ -1,7 +1,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { LockEngine } from '../../../src/lock/lock-engine.js';
 import { type RawZkConnection, connectRawClient } from '../../support/zk-raw-client.js';
-import { documentPath, normalizeRoot } from '../../../src/lock/znode-names.js';
+import { documentPath, normalizeRoot } from '../../../src/lock/zookeeper/znode-names.js';
 import { owner, waitFor } from '../../unit/lock/lock-engine-suite.js';
 import { SeedAlgorithmClient } from './seed-algorithm-client.js';
 import { EnginePool, zkSettings } from './zk-test-engines.js';

@@ -1,10 +1,10 @@
 import { afterAll, afterEach, beforeAll, expect, inject, it } from 'vitest';
 import { encodeNodeData } from '../../../src/lock/lock-node-data.js';
 import { lockEvents } from '../../../src/lock/lock-events.js';
-import { isZkCode } from '../../../src/lock/zk-errors.js';
-import { childrenOrEmpty } from '../../../src/lock/zk-client.js';
+import { isZkCode } from '../../../src/zookeeper/zk-errors.js';
+import { childrenOrEmpty } from '../../../src/zookeeper/zk-client.js';
 import { type RawZkConnection, connectRawClient } from '../../support/zk-raw-client.js';
-import { PRIVATE_LOCK, documentPath, normalizeRoot } from '../../../src/lock/znode-names.js';
+import { PRIVATE_LOCK, documentPath, normalizeRoot } from '../../../src/lock/zookeeper/znode-names.js';
 import type { Connection } from '../../../src/lock/zookeeper/connection.js';
 import type { LockZk } from '../../../src/lock/zookeeper/lock-zk.js';
 import type { ZooKeeperLockEngine } from '../../../src/lock/zookeeper/zookeeper-lock-engine.js';

@@ -2,10 +2,10 @@ import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vi
 import type { HeldLock, LockKey } from '../../../src/lock/lock-engine.js';
 import type { ZooKeeperLockEngine } from '../../../src/lock/zookeeper/zookeeper-lock-engine.js';
 import { LockUnavailableError } from '../../../src/lock/lock-errors.js';
-import { ZK_RC, isZkCode } from '../../../src/lock/zk-errors.js';
-import { childrenOrEmpty } from '../../../src/lock/zk-client.js';
+import { ZK_RC, isZkCode } from '../../../src/zookeeper/zk-errors.js';
+import { childrenOrEmpty } from '../../../src/zookeeper/zk-client.js';
 import { type RawZkConnection, connectRawClient } from '../../support/zk-raw-client.js';
-import { PRIVATE_LOCK, documentPath, normalizeRoot } from '../../../src/lock/znode-names.js';
+import { PRIVATE_LOCK, documentPath, normalizeRoot } from '../../../src/lock/zookeeper/znode-names.js';
 import { TcpForwarder } from '../../support/tcp-forwarder.js';
 import { ZK_OPCODE } from '../../support/zookeeper-frames.js';
 import { owner, waitFor } from '../../unit/lock/lock-engine-suite.js';

@@ -1,5 +1,5 @@
-import type { ZkClient } from '../../../src/lock/zk-client.js';
-import { isZkCode } from '../../../src/lock/zk-errors.js';
+import type { ZkClient } from '../../../src/zookeeper/zk-client.js';
+import { isZkCode } from '../../../src/zookeeper/zk-errors.js';
 
 /**
  * A client following the original Contentserv document literally: persistent node per object,

@@ -1,10 +1,10 @@
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { HeldLock } from '../../../src/lock/lock-engine.js';
 import { parseNodeData } from '../../../src/lock/lock-node-data.js';
-import { childrenOrEmpty } from '../../../src/lock/zk-client.js';
-import { ZK_RC } from '../../../src/lock/zk-errors.js';
+import { childrenOrEmpty } from '../../../src/zookeeper/zk-client.js';
+import { ZK_RC } from '../../../src/zookeeper/zk-errors.js';
 import { type RawZkConnection, connectRawClient } from '../../support/zk-raw-client.js';
-import { documentPath, normalizeRoot } from '../../../src/lock/znode-names.js';
+import { documentPath, normalizeRoot } from '../../../src/lock/zookeeper/znode-names.js';
 import { TcpForwarder } from '../../support/tcp-forwarder.js';
 import { ZK_OPCODE } from '../../support/zookeeper-frames.js';
 import { owner } from '../../unit/lock/lock-engine-suite.js';

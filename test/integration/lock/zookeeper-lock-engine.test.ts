@@ -1,9 +1,9 @@
 import { afterEach, describe, expect, inject, it } from 'vitest';
 import type { HeldLock } from '../../../src/lock/lock-engine.js';
 import { LockTimeoutError } from '../../../src/lock/lock-errors.js';
-import { childrenOrEmpty } from '../../../src/lock/zk-client.js';
+import { childrenOrEmpty } from '../../../src/zookeeper/zk-client.js';
 import { connectRawClient } from '../../support/zk-raw-client.js';
-import { documentPath, normalizeRoot } from '../../../src/lock/znode-names.js';
+import { documentPath, normalizeRoot } from '../../../src/lock/zookeeper/znode-names.js';
 import { owner, runLockEngineSuite, waitFor } from '../../unit/lock/lock-engine-suite.js';
 import { EnginePool, zkSettings } from './zk-test-engines.js';
 import { SeedAlgorithmClient } from './seed-algorithm-client.js';

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, inject, it } from 'vitest';
 import { connectRawClient } from '../../support/zk-raw-client.js';
-import { isZkCode } from '../../../src/lock/zk-errors.js';
-import { documentPath } from '../../../src/lock/znode-names.js';
+import { isZkCode } from '../../../src/zookeeper/zk-errors.js';
+import { documentPath } from '../../../src/lock/zookeeper/znode-names.js';
 import { parsePrometheusText, sampleValue } from '../../support/prometheus-text.js';
 import { eventually, startWriteStack, type WriteStack } from '../../support/write-stack.js';
 import { FOREGROUND, send, sendHolder } from '../write/write-client.js';

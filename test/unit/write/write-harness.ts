@@ -13,7 +13,7 @@ import type { InterceptedRequest, WriteRoute } from '../../../src/http/write-int
 import type { LockKey } from '../../../src/lock/lock-engine.js';
 import { lockEvents } from '../../../src/lock/lock-events.js';
 import { MemoryLockEngine } from '../../../src/lock/memory/memory-lock-engine.js';
-import { keyString } from '../../../src/lock/znode-names.js';
+import { keyString } from '../../../src/lock/lock-key.js';
 import { AliasResolver, type NameAliases } from '../../../src/write/alias-resolver.js';
 import { FenceReader } from '../../../src/write/fencing/fence-reader.js';
 import type { LockedRequestReport } from '../../../src/write/write-observer.js';

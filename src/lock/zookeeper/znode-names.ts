@@ -1,5 +1,5 @@
-import { ProxyError } from '../errors/proxy-error.js';
-import type { LockKey } from './lock-engine.js';
+import { ProxyError } from '../../errors/proxy-error.js';
+import type { LockKey } from '../lock-engine.js';
 
 /**
  * Znode layout: `{lockRoot}/{index}/{id}` with both segments percent-encoded, the document node
@@ -56,15 +56,4 @@ export function indexPath(root: string, index: string): string {
 
 export function documentPath(root: string, key: LockKey): string {
   return `${indexPath(root, key.index)}/${encodeSegment(key.id)}`;
-}
-
-/** A stable order of keys (listings). */
-export function compareKeys(a: LockKey, b: LockKey): number {
-  if (a.index !== b.index) return a.index < b.index ? -1 : 1;
-  if (a.id !== b.id) return a.id < b.id ? -1 : 1;
-  return 0;
-}
-
-export function keyString(key: LockKey): string {
-  return `${key.index}/${key.id}`;
 }

@@ -1,5 +1,5 @@
 import { EventEmitter } from 'node:events';
-import type { LockEngineStats } from './lock-stats.js';
+import type { LockEngineStats } from '../lock/lock-stats.js';
 import { type NativeCompletion, type NativeConstants, type NativeWatcher, type NativeZooKeeper, loadZkAddon } from './zk-addon.js';
 import { isZkCode, toZkError } from './zk-errors.js';
 import { type NodeAcl, type ZkOp, type ZkOpResult, ZkMultiError, failedOpIndex } from './zk-multi.js';
