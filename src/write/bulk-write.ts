@@ -3,12 +3,11 @@ import { checkBulkContentType } from '../classify/content-type.js';
 import { sendElasticsearchError } from '../http/elasticsearch-error.js';
 import { sendJson } from '../http/relay-response.js';
 import type { Priority } from '../lock/lock-engine.js';
-import { backoffDelayMs, delay } from './backoff.js';
+import { backOff, giveUp, retriesAfterTimeout } from './background-retry.js';
 import { distinctKeys, lockTimeoutItem, proxyItemResult, type KeyedBulkItem } from './bulk-items.js';
 import { renderBulkResponse } from './bulk-response.js';
 import { runRound } from './bulk-round.js';
 import { type BulkRun, recordFailure } from './bulk-run.js';
-import { deadLetter } from './dead-letter.js';
 import type { InterceptedRequest as ClientExchange } from '../http/write-interceptor.js';
 import type { LockOutcome } from './write-observer.js';
 import type { WritePathDeps } from './write-path-deps.js';
@@ -103,11 +102,9 @@ async function runRounds(run: BulkRun): Promise<LockOutcome> {
       break;
     }
     if (outcome.timedOut.length === 0) break;
-    const retry = priority === 'background' && round <= deps.settings().elasticsearch.requestRetryCount;
-    if (!retry) return answerTimedOut(run, outcome.timedOut);
+    if (!retriesAfterTimeout(deps.settings(), priority, round)) return answerTimedOut(run, outcome.timedOut);
     report(run, 'retried', distinctKeys(outcome.timedOut).length);
-    // A client that hangs up during the backoff is gone, not an internal error.
-    if (!(await delay(backoffDelayMs(round - 1), exchange.clientGone).then(() => true, () => false))) return 'aborted';
+    if (!(await backOff(round, exchange.clientGone))) return 'aborted';
     pending = outcome.timedOut;
   }
   sendMerged(run);
@@ -117,23 +114,15 @@ async function runRounds(run: BulkRun): Promise<LockOutcome> {
 /** Per-item 429s for the items still waiting; background ones go to the dead-letter queue. */
 async function answerTimedOut(run: BulkRun, waiting: readonly KeyedBulkItem[]): Promise<LockOutcome> {
   for (const keyed of waiting) run.results.set(keyed.item.position, lockTimeoutItem(keyed, run.waitMs));
-  const headers: Record<string, string> = {};
-  let outcome: LockOutcome = 'timeout';
-  if (run.priority === 'background') {
-    const deadLetterId = await deadLetter(run.deps, run.exchange, {
-      body: sliceBulkBody(run.exchange.body, waiting.map((keyed) => keyed.item)),
-      priority: run.priority,
-      keys: distinctKeys(waiting),
-      attemptTimes: run.attemptTimes,
-      lastError: { code: 'LOCK_TIMEOUT', message: `lock wait for ${waiting.length} documents timed out after ${run.waitMs}ms` },
-    });
-    if (deadLetterId !== null) {
-      headers['X-Dead-Letter-Id'] = deadLetterId;
-      outcome = 'dead_lettered';
-    }
-  }
-  sendMerged(run, headers);
-  return outcome;
+  const givenUp = await giveUp(run.deps, run.exchange, {
+    body: sliceBulkBody(run.exchange.body, waiting.map((keyed) => keyed.item)),
+    priority: run.priority,
+    keys: distinctKeys(waiting),
+    attemptTimes: run.attemptTimes,
+    lastError: { code: 'LOCK_TIMEOUT', message: `lock wait for ${waiting.length} documents timed out after ${run.waitMs}ms` },
+  });
+  sendMerged(run, givenUp.deadLetterId === null ? {} : { 'X-Dead-Letter-Id': givenUp.deadLetterId });
+  return givenUp.outcome;
 }
 
 function sendMerged(run: BulkRun, headers: Record<string, string> = {}): void {

@@ -14,12 +14,15 @@ export interface GivenUpWrite {
   readonly lastError: { readonly code: string; readonly message: string };
 }
 
+/** What the dead-letter record takes from the client's request. */
+export type DeadLetterSource = Pick<ClientExchange, 'req' | 'inflatedFrom' | 'requestId'>;
+
 /**
  * Durably records a write the proxy gave up on; resolves to the record id for `X-Dead-Letter-Id`,
  * or null when the queue could not be written. The client still gets its 429 then (a 5xx would
  * misreport a bulk whose other items were written); the loss is logged at error with the keys.
  */
-export async function deadLetter(deps: WritePathDeps, exchange: ClientExchange, write: GivenUpWrite): Promise<string | null> {
+export async function deadLetter(deps: WritePathDeps, exchange: DeadLetterSource, write: GivenUpWrite): Promise<string | null> {
   const record = createDeadLetterRecord({
     method: exchange.req.method ?? 'POST',
     url: exchange.req.url ?? '/',

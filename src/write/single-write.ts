@@ -4,7 +4,7 @@ import { ProxyError } from '../errors/proxy-error.js';
 import type { HeldLock, LockKey, Priority } from '../lock/lock-engine.js';
 import type { UpstreamResponse } from '../http/upstream-forwarder.js';
 import { acquireWithRetry } from './acquire-with-retry.js';
-import { deadLetter } from './dead-letter.js';
+import { giveUp } from './background-retry.js';
 import type { InterceptedRequest as ClientExchange } from '../http/write-interceptor.js';
 import { lockLostBeforeForwarding, lockNotUsableAtHandOver, lockWaitTimeout, retryAfterSeconds } from './lock-errors-http.js';
 import { singleWriteReporter, type LockOutcome } from './write-observer.js';
@@ -41,6 +41,10 @@ export async function handleSingleWrite(
     report(exchange.clientGone.aborted ? 'aborted' : 'unavailable', 0, 0, null, 1);
     if (exchange.clientGone.aborted) return;
     throw error;
+  }
+  if (acquired.kind === 'aborted') {
+    report('aborted', 0, 0, null, acquired.attemptTimes.length);
+    return;
   }
   if (acquired.kind === 'timed_out') {
     await answerTimeout(deps, exchange, key, priority, acquired);
@@ -130,20 +134,14 @@ async function answerTimeout(
 ): Promise<void> {
   const error = lockWaitTimeout(key, result.waitedMs);
   const headers: Record<string, string> = { 'Retry-After': retryAfterSeconds(result.timeoutMs) };
-  let outcome: LockOutcome = 'timeout';
-  if (priority === 'background') {
-    const deadLetterId = await deadLetter(deps, exchange, {
-      body: exchange.body,
-      priority,
-      keys: [key],
-      attemptTimes: result.attemptTimes,
-      lastError: { code: error.code, message: error.message },
-    });
-    if (deadLetterId !== null) {
-      headers['X-Dead-Letter-Id'] = deadLetterId;
-      outcome = 'dead_lettered';
-    }
-  }
-  singleWriteReporter(deps.observer, exchange, key, priority)(outcome, result.waitedMs, 0, null, result.attemptTimes.length);
+  const givenUp = await giveUp(deps, exchange, {
+    body: exchange.body,
+    priority,
+    keys: [key],
+    attemptTimes: result.attemptTimes,
+    lastError: { code: error.code, message: error.message },
+  });
+  if (givenUp.deadLetterId !== null) headers['X-Dead-Letter-Id'] = givenUp.deadLetterId;
+  singleWriteReporter(deps.observer, exchange, key, priority)(givenUp.outcome, result.waitedMs, 0, null, result.attemptTimes.length);
   sendElasticsearchError(exchange.res, error, headers);
 }
