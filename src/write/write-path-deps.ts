@@ -31,7 +31,7 @@ export function ownerOf(exchange: ClientExchange): LockOwner {
 }
 
 export function lockTimeoutMs(settings: Settings, priority: Priority): number {
-  return priority === 'foreground' ? settings.zookeeper.foregroundTimeoutMs : settings.zookeeper.backgroundTimeoutMs;
+  return priority === 'foreground' ? settings.lock.foregroundTimeoutMs : settings.lock.backgroundTimeoutMs;
 }
 
 export interface ForwardShape {

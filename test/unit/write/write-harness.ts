@@ -336,7 +336,7 @@ export function startWritePath(overrides: TestSettingsOverrides = {}): WritePath
   const aliasLookups: string[] = [];
   const settings: Settings = testSettings({
     ...overrides,
-    zookeeper: { foregroundTimeoutMs: 5_000, backgroundTimeoutMs: 5_000, ...overrides.zookeeper },
+    lock: { foregroundTimeoutMs: 5_000, backgroundTimeoutMs: 5_000, ...overrides.lock },
     elasticsearch: { requestRetryCount: 0, ...overrides.elasticsearch },
   });
   const deps: WritePathDeps = {
