@@ -16,6 +16,16 @@ export default tseslint.config(
     rules: { 'no-console': 'off' },
   },
   {
+    // The write path returns outcomes; only the HTTP edge writes responses.
+    files: ['src/write/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        { patterns: [{ group: ['**/http/*', '**/http/**'], message: 'src/write must not import the HTTP edge: return a WriteOutcome and let src/http render it.' }] },
+      ],
+    },
+  },
+  {
     files: ['scripts/**/*.mjs'],
     languageOptions: { globals: { process: 'readonly', console: 'readonly' } },
   },

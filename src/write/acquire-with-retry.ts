@@ -1,6 +1,6 @@
 import type { HeldLock, LockKey, Priority } from '../lock/lock-engine.js';
 import { backOff, retriesAfterTimeout } from './background-retry.js';
-import type { InterceptedRequest as ClientExchange } from '../http/write-interceptor.js';
+import type { WriteRequest } from './write-request.js';
 import { isLockTimeout } from './lock-errors-http.js';
 import { lockTimeoutMs, ownerOf, type WritePathDeps } from './write-path-deps.js';
 import { singleWriteReporter } from './write-observer.js';
@@ -22,7 +22,7 @@ export type SingleAcquireResult =
  */
 export async function acquireWithRetry(
   deps: WritePathDeps,
-  exchange: ClientExchange,
+  exchange: WriteRequest,
   key: LockKey,
   priority: Priority,
   message: string,

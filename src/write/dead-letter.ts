@@ -1,6 +1,6 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { createDeadLetterRecord } from '../deadletter/dead-letter-record.js';
-import type { InterceptedRequest as ClientExchange } from '../http/write-interceptor.js';
+import type { WriteRequest } from './write-request.js';
 import type { LockKey, Priority } from '../lock/lock-engine.js';
 import type { WritePathDeps } from './write-path-deps.js';
 
@@ -15,7 +15,7 @@ export interface GivenUpWrite {
 }
 
 /** What the dead-letter record takes from the client's request. */
-export type DeadLetterSource = Pick<ClientExchange, 'req' | 'inflatedFrom' | 'requestId'>;
+export type DeadLetterSource = Pick<WriteRequest, 'req' | 'inflatedFrom' | 'requestId'>;
 
 /**
  * Durably records a write the proxy gave up on; resolves to the record id for `X-Dead-Letter-Id`,
