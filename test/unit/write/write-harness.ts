@@ -296,6 +296,8 @@ export interface WriteOptions {
 }
 
 export interface WritePathHarness {
+  /** What the write path is built from (to call `createWritePath` without the edge). */
+  readonly deps: WritePathDeps;
   readonly engine: MemoryLockEngine;
   readonly forwarder: FakeForwarder;
   readonly deadLetters: RecordingDeadLetters;
@@ -389,6 +391,7 @@ export function startWritePath(overrides: TestSettingsOverrides = {}): WritePath
   };
 
   return {
+    deps,
     engine,
     forwarder,
     deadLetters,
