@@ -15,6 +15,7 @@ import { notesList, resultsTable, targetsTable } from './report.js';
 import { round, type Workload, type WorkloadResult } from './workload-result.js';
 import { bulk } from './workloads/bulk.js';
 import { bulkGzip } from './workloads/bulk-gzip.js';
+import { bulkStreams } from './workloads/bulk-streams.js';
 import { fencing } from './workloads/fencing.js';
 import { fgUnderBg } from './workloads/fg-under-bg.js';
 import { lock } from './workloads/lock.js';
@@ -33,6 +34,7 @@ const WORKLOAD_RUNNERS: Record<WorkloadName, Workload> = {
   'fg-under-bg': fgUnderBg,
   bulk,
   'bulk-gzip': bulkGzip,
+  'bulk-streams': bulkStreams,
   lock,
   fencing,
   tls,

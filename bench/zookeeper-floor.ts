@@ -133,3 +133,49 @@ export function measureBulkFloor(zookeeper: string, documents: number, repetitio
     return { createP50Ms: p50(creates), deleteP50Ms: p50(deletes) };
   });
 }
+
+export interface StreamsFloor {
+  /** Documents locked and unlocked per second over all streams. */
+  readonly docsPerS: number;
+  /** Bulks' worth of documents (one create and one delete transaction each) done. */
+  readonly bulks: number;
+  /** The raw client's CPU (this process) per document. */
+  readonly clientCpuMsPerDoc: number;
+}
+
+export interface StreamsFloorOptions {
+  readonly streams: number;
+  /** Documents per bulk: one create transaction and one delete transaction each. */
+  readonly documents: number;
+  readonly durationS: number;
+}
+
+/**
+ * The design's floor for concurrent bulks: `streams` loops on one session (as the proxy's streams
+ * share its one session), each creating a bulk's document containers + privateLocks in one
+ * transaction and deleting them in another, back to back, for `durationS`. Nothing else: what a
+ * proxy doing no work of its own would reach with the same transactions on the same server.
+ */
+export function measureStreamsFloor(zookeeper: string, options: StreamsFloorOptions): Promise<StreamsFloor> {
+  const { streams, documents, durationS } = options;
+  return withClient(zookeeper, async (client) => {
+    const run = Date.now().toString(36);
+    let bulks = 0;
+    const cpuBefore = process.cpuUsage();
+    const started = performance.now();
+    const until = started + durationS * 1000;
+    const stream = async (s: number): Promise<void> => {
+      for (let r = 0; performance.now() < until; r++) {
+        const prefix = `s${run}-${s}-${r}`;
+        await client.multi(createOps(prefix, documents));
+        await client.multi(deleteOps(prefix, documents));
+        bulks++;
+      }
+    };
+    await Promise.all(Array.from({ length: streams }, (_, s) => stream(s)));
+    const elapsedS = (performance.now() - started) / 1000;
+    const cpu = process.cpuUsage(cpuBefore);
+    const docs = bulks * documents;
+    return { docsPerS: docs / elapsedS, bulks, clientCpuMsPerDoc: (cpu.user + cpu.system) / 1000 / Math.max(1, docs) };
+  });
+}

@@ -10,7 +10,7 @@
   "targets": [
     {
       "target_name": "es_lock_proxy_zk",
-      "sources": ["node-zk.cpp", "zk-multi.c", "zk-requests.c"],
+      "sources": ["node-zk.cpp", "zk-multi.c", "zk-requests.c", "zk-ephemerals.c"],
       "include_dirs": [
         ".",
         "<(zk_client_dir)/include",

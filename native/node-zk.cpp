@@ -25,6 +25,7 @@
  *   brought up to date: deliverPending): a closed descriptor number reused by a socket Node opens
  *   made that socket deaf;
  * - a_create2 (path and Stat), a_multi (transactions, zk-multi.c), ACLs on create;
+ * - a_get_ephemerals (getEphemerals of ZooKeeper 3.6+, zk-ephemerals.c);
  * - watcher callbacks are freed after their one node event; identity exports for the loader.
  */
 #include <deque>
@@ -61,6 +62,7 @@
 #include "buffer_compat.h"
 #include "converters.hpp"
 #include "zk-close.h"
+#include "zk-ephemerals.h"
 #include "zk-multi.h"
 using namespace v8;
 using namespace node;
@@ -196,6 +198,7 @@ public:
         Nan::SetPrototypeMethod(constructor_template,  "a_get",  AGet);
         Nan::SetPrototypeMethod(constructor_template,  "aw_get",  AWGet);
         Nan::SetPrototypeMethod(constructor_template,  "a_get_children",  AGetChildren);
+        Nan::SetPrototypeMethod(constructor_template,  "a_get_ephemerals",  AGetEphemerals);
         Nan::SetPrototypeMethod(constructor_template,  "aw_get_children",  AWGetChildren);
         Nan::SetPrototypeMethod(constructor_template,  "a_get_children2",  AGetChildren2);
         Nan::SetPrototypeMethod(constructor_template,  "aw_get_children2",  AWGetChildren2);
@@ -1251,6 +1254,16 @@ public:
         CALLBACK_EPILOG();
     }
 
+    /* es-lock-proxy: a_get_ephemerals(prefix, cb(rc, text, paths)): this session's ephemeral
+     * nodes whose path starts with `prefix` (ZooKeeper 3.6+; older servers answer UNIMPLEMENTED). */
+    static void AGetEphemerals(const Nan::FunctionCallbackInfo<Value>& info) {
+        A_METHOD_PROLOG(2);
+
+        Nan::Utf8String _prefix (toString(info[0]));
+
+        METHOD_EPILOG(es_zoo_aget_ephemerals(zk->zhandle, *_prefix, &strings_completion, cb));
+    }
+
     static void AGetChildren(const Nan::FunctionCallbackInfo<Value>& info) {
         A_METHOD_PROLOG(3);
 
@@ -1608,7 +1621,7 @@ private:
 
 /* es-lock-proxy: what the loader checks before it trusts this file (src/lock/zk-addon.ts). */
 #define ES_ADDON_NAME "es-lock-proxy-zk"
-#define ES_ADDON_INTERFACE 2
+#define ES_ADDON_INTERFACE 3
 
 extern "C" void init(Local<Object> target) {
     Nan::Set(target, LOCAL_STRING("addon"), LOCAL_STRING(ES_ADDON_NAME));

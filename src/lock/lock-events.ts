@@ -10,6 +10,8 @@ export interface LockEvents {
   timedOut(e: { key: LockKey; priority: Priority; waitMs: number }): void;
   lost(e: { key: LockKey; reason: string }): void;
   sessionExpired(): void;
+  /** The orphan sweep deleted `count` nodes of this process's session that no local lock claimed. */
+  orphansRemoved(count: number): void;
 }
 
 const ignore = (): void => undefined;
@@ -20,6 +22,7 @@ export const NO_LOCK_EVENTS: LockEvents = {
   timedOut: ignore,
   lost: ignore,
   sessionExpired: ignore,
+  orphansRemoved: ignore,
 };
 
 /** Fills the events a subscriber does not care about. */

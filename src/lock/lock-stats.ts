@@ -10,6 +10,7 @@ export interface LockEngineStats {
     delete: number;
     get: number;
     getChildren: number;
+    getEphemerals: number;
     setData: number;
     setAcl: number;
     multi: number;
@@ -20,7 +21,7 @@ export interface LockEngineStats {
 
 export function newStats(): LockEngineStats {
   return {
-    zkOps: { create: 0, delete: 0, get: 0, getChildren: 0, setData: 0, setAcl: 0, multi: 0, multiOps: 0 },
+    zkOps: { create: 0, delete: 0, get: 0, getChildren: 0, getEphemerals: 0, setData: 0, setAcl: 0, multi: 0, multiOps: 0 },
     sessions: 0,
   };
 }

@@ -11,7 +11,7 @@ import { ConfigError } from '../config/config-error.js';
  */
 export const ZK_ADDON_NAME = 'es-lock-proxy-zk';
 /** Bumped with native/node-zk.cpp's ES_ADDON_INTERFACE whenever the native interface changes. */
-export const ZK_ADDON_INTERFACE = 2;
+export const ZK_ADDON_INTERFACE = 3;
 
 const ADDON_FILE = join('native', 'build', 'Release', 'es_lock_proxy_zk.node');
 const FIX =
@@ -49,6 +49,8 @@ export interface NativeZooKeeper {
   a_get_children(path: string, watch: boolean, done: NativeCompletion): number;
   aw_get_children(path: string, watcher: NativeWatcher, done: NativeCompletion): number;
   a_get_children2(path: string, watch: boolean, done: NativeCompletion): number;
+  /** getEphemerals (ZooKeeper 3.6+): this session's ephemeral nodes under a path prefix. */
+  a_get_ephemerals(prefix: string, done: NativeCompletion): number;
   aw_get_children2(path: string, watcher: NativeWatcher, done: NativeCompletion): number;
   a_set(path: string, data: string | Buffer, version: number, done: NativeCompletion): number;
   a_set_acl(path: string, version: number, acl: readonly { perm: number; scheme: string; auth: string }[], done: NativeCompletion): number;

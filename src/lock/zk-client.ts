@@ -258,6 +258,17 @@ export class ZkClient {
   }
 
   /**
+   * Paths of the ephemeral nodes this session owns whose path starts with `prefix` (a string
+   * prefix, not a subtree: "/a/b" also matches "/a/bc"). ZooKeeper 3.6+; older servers refuse it
+   * (UNIMPLEMENTED).
+   */
+  async getEphemerals(prefix: string): Promise<string[]> {
+    this.stats.zkOps.getEphemerals++;
+    const [paths] = await call((done) => this.native.a_get_ephemerals(prefix, done));
+    return parseChildren(paths);
+  }
+
+  /**
    * Runs the ops as one transaction (one zxid): all applied, or none. Resolves with one result
    * per op; rejects with `ZkMultiError` naming the op that failed, or with a `ZkError` when the
    * request itself failed (e.g. CONNECTIONLOSS: the outcome is then unknown).

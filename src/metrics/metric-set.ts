@@ -34,6 +34,7 @@ export interface ProxyMetricSet {
   readonly lockWaiters: Gauge;
   readonly zookeeperConnectionState: Gauge<'state'>;
   readonly zookeeperSessionExpiries: Counter;
+  readonly orphanedLocksRemoved: Counter;
   readonly upstreamErrors: Counter<'code'>;
 }
 
@@ -102,6 +103,11 @@ export function createMetricSet(register: Registry, activity: () => LockActivity
     zookeeperSessionExpiries: new Counter({
       name: `${METRIC_PREFIX}zookeeper_session_expiries_total`,
       help: 'ZooKeeper sessions that expired (every lock held in them was lost)',
+      registers,
+    }),
+    orphanedLocksRemoved: new Counter({
+      name: `${METRIC_PREFIX}orphaned_locks_removed_total`,
+      help: 'Lock nodes (privateLock or queue entry) of the proxy\'s own ZooKeeper session that no request of it claimed, deleted by its orphan sweep',
       registers,
     }),
     upstreamErrors: new Counter({

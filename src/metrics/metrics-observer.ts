@@ -18,6 +18,7 @@ export function metricsObserver(metrics: ProxyMetricSet, setActivity: (read: () 
     fencedWrite: () => metrics.fencedWrites.inc(),
     lockServiceState: (state) => showState(metrics, state),
     sessionExpired: () => metrics.zookeeperSessionExpiries.inc(),
+    orphanedLocksRemoved: (count) => metrics.orphanedLocksRemoved.inc(count),
     lockActivity: setActivity,
   };
 }

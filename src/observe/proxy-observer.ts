@@ -20,6 +20,8 @@ export interface ProxyObserver extends RequestEvents, UpstreamFailures, WriteObs
   lockServiceState(state: LockServiceState): void;
   /** A lock-service session expired: every lock held in it was lost. */
   sessionExpired(): void;
+  /** The lock engine deleted `count` lock nodes of its own session that no request of it claimed. */
+  orphanedLocksRemoved(count: number): void;
   /** Tells where the in-flight lock counts are read from (called once per attached engine). */
   lockActivity(read: () => LockActivity): void;
 }
@@ -31,6 +33,7 @@ export const NO_OBSERVER: ProxyObserver = Object.freeze({
   fencedWrite: () => undefined,
   lockServiceState: () => undefined,
   sessionExpired: () => undefined,
+  orphanedLocksRemoved: () => undefined,
   lockActivity: () => undefined,
 });
 
@@ -49,6 +52,7 @@ export function combineObservers(...observers: readonly ProxyObserver[]): ProxyO
     fencedWrite: (report) => observers.forEach((o) => o.fencedWrite(report)),
     lockServiceState: (state) => observers.forEach((o) => o.lockServiceState(state)),
     sessionExpired: () => observers.forEach((o) => o.sessionExpired()),
+    orphanedLocksRemoved: (count) => observers.forEach((o) => o.orphanedLocksRemoved(count)),
     lockActivity: (read) => observers.forEach((o) => o.lockActivity(read)),
   };
 }

@@ -80,6 +80,8 @@ async function acquireChunk(ctx: EngineContext, locks: readonly DocumentLock[], 
     for (const lock of live) lock.begin();
     return;
   }
+  const releasesIssued = ctx.releases.issuedFor(live.map((lock) => lock.docPath));
+  if (releasesIssued !== null) await releasesIssued;
   for (const lock of live) ctx.releases.flushFor(lock.docPath);
   const wanted = live.filter((lock) => lock.waiting > 0 && lock.generation === link.generation);
   const wantedSet = new Set(wanted);

@@ -1,7 +1,6 @@
 import type { LockServiceState } from '../lock-engine.js';
-import type { ZkClient } from '../zk-client.js';
 import type { LockZk } from './lock-zk.js';
-import type { ZkSession } from './session.js';
+import type { SessionLease, ZkSession } from './session.js';
 
 const LOSS_SETTLE_MS = 100;
 
@@ -19,19 +18,17 @@ export interface Link {
  */
 export class Connection {
   private readonly session: ZkSession;
-  private readonly wrap: (client: ZkClient) => LockZk;
-  private cached: { readonly client: ZkClient; readonly link: Link } | null = null;
+  private cached: { readonly lease: SessionLease; readonly link: Link } | null = null;
 
-  constructor(session: ZkSession, wrap: (client: ZkClient) => LockZk) {
+  constructor(session: ZkSession) {
     this.session = session;
-    this.wrap = wrap;
   }
 
   current(): Link | null {
     const lease = this.session.current();
     if (lease === null) return null;
-    // One wrapper per handle (it counts the handle's outstanding requests), kept across reconnects.
-    if (this.cached?.client !== lease.client) this.cached = { client: lease.client, link: { zk: this.wrap(lease.client), generation: lease.generation } };
+    // One link per lease: the same object while the session's handle stays connected.
+    if (this.cached?.lease !== lease) this.cached = { lease, link: { zk: lease.zk, generation: lease.generation } };
     return this.cached.link;
   }
 

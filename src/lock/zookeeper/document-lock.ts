@@ -13,6 +13,7 @@ import type { EngineContext } from './engine-context.js';
 import { type FastPathPlan, type FastPathResult, fastPath, fusedFastPath } from './fast-path.js';
 import { ForeignQueueWatch } from './foreign-queue.js';
 import { decideHandOver } from './handover-policy.js';
+import { HolderWatch } from './holder-watch.js';
 import { arbitrate, enterQueue, lastSegment, readQueue, viewQueue } from './queue-wait.js';
 import { RECONCILE_UNKNOWN_WARN_AFTER, type ReconcileResult, type Reconciled, reconcile, reconcilePauseMs } from './recovery.js';
 import { type OwnedLock, type PendingRelease, type ReleasePace, opsOf } from './release-batcher.js';
@@ -91,6 +92,8 @@ export class DocumentLock implements LockHome {
   /** The transaction that granted our privateLock created the document container (see `deletesDocument`). */
   private createdDocument = false;
   private privateLockGone = false;
+  /** The watch on the privateLock we hold (its czxid's), for a single acquisition's grant. */
+  private holderWatch: HolderWatch | null = null;
   /** A create (or transaction) of ours may have been applied without us seeing the answer. */
   private uncertain = false;
   /** Reconciliations in a row whose reads left the outcome unknown (paces the next one). */
@@ -253,6 +256,16 @@ export class DocumentLock implements LockHome {
     this.lingerTimer = null;
   }
 
+  /** privateLock may be ours now: held, or a create (or transaction) of ours that makes it may be on its way or unanswered. */
+  mayHoldPrivateLock(): boolean {
+    return this.ownsPrivateLock || this.uncertain || this.state === 'fastPath' || this.state === 'arbitrating' || this.state === 'recovering';
+  }
+
+  /** The node `name` of our document (privateLock or a queue entry) is ours as far as we know. */
+  knowsNode(name: string): boolean {
+    return name === PRIVATE_LOCK ? this.ownsPrivateLock : name === this.entry;
+  }
+
   linkUp(): boolean {
     return this.ctx.connection.linkUp(this.generation);
   }
@@ -282,6 +295,8 @@ export class DocumentLock implements LockHome {
 
   /** An operator force-released our privateLock through this process. */
   forcedHere(): void {
+    // The answer may come after this lock gave privateLock up (a yield): nothing of ours is gone then.
+    if (!this.ownsPrivateLock) return;
     this.privateLockGone = true;
     this.toLost('forced release by an operator');
   }
@@ -349,6 +364,8 @@ export class DocumentLock implements LockHome {
       const failure = new LockUnavailableError(`ZooKeeper error while acquiring ${this.key.index}/${this.key.id}`, { cause: error });
       for (const member of this.waiters.drain()) member.group.fail(member, failure);
       await this.leave();
+      // The failed request may have been applied after all (its answer misreported): look for what it left.
+      void this.ctx.orphans.sweep();
     }
   }
 
@@ -388,6 +405,7 @@ export class DocumentLock implements LockHome {
       rank: this.bestRank(),
       data: this.nodeData(),
     };
+    await this.releaseIssued();
     const release = this.ctx.releases.takeForFusion(this.docPath, link.generation);
     const result = release === null ? await this.plainFastPath(link, plan) : await this.fusedFastPath(link, plan, release);
     switch (result.kind) {
@@ -409,6 +427,12 @@ export class DocumentLock implements LockHome {
     }
   }
 
+  /** Our previous lock's release of this document, when it waits for its verification: ordered before what we send. */
+  private async releaseIssued(): Promise<void> {
+    const issued = this.ctx.releases.issuedFor([this.docPath]);
+    if (issued !== null) await issued;
+  }
+
   private plainFastPath(link: Link, plan: FastPathPlan): Promise<FastPathResult> {
     this.ctx.releases.flushFor(this.docPath);
     return fastPath(link.zk, this.ctx.containers, this.ctx.prefixes, plan);
@@ -416,8 +440,11 @@ export class DocumentLock implements LockHome {
 
   /**
    * This process released the document a moment ago and the release has not gone out yet: it
-   * goes out in the same transaction as our create. Refused (an operator force-released the old
-   * lock) → the release takes its ordinary way and so do we; reply lost → both reconcile.
+   * goes out in the same transaction as our create. Refused by one of its operations (an operator
+   * force-released the old lock) → the release takes its ordinary way and so do we. Refused as a
+   * whole request, or reply lost → the release is verified and sent again on its own (never
+   * marked done unanswered: its privateLock would stay until the session ends), and we look at
+   * what is ours before going on.
    */
   private async fusedFastPath(link: Link, plan: FastPathPlan, release: PendingRelease): Promise<FastPathResult> {
     const ops = opsOf(release.item, this.ctx.forcedEpoch).map(({ op }) => op);
@@ -427,7 +454,12 @@ export class DocumentLock implements LockHome {
         this.ctx.releases.resubmit(release);
         return await this.plainFastPath(link, plan);
       }
+      if (result.kind === 'refusedWhole') {
+        this.ctx.releases.afterUnknownOutcome(release, result.error);
+        return { kind: 'unknown' };
+      }
       if (result.kind === 'unknown') this.ctx.releases.afterUnknownOutcome(release, new ZkError(ZK_RC.CONNECTIONLOSS, 'fused release: reply lost'));
+      // Applied with the transaction (`held`, `preceded`, `unread`), or the session ended with its nodes (`gone`).
       else release.done();
       return result;
     } catch (error) {
@@ -440,6 +472,7 @@ export class DocumentLock implements LockHome {
     const link = await this.link();
     if (link === null) return 'leave';
     this.state = 'queued';
+    await this.releaseIssued();
     this.ctx.releases.flushFor(this.docPath);
     const rank = this.bestRank();
     const result = await enterQueue(link.zk, this.ctx.containers, {
@@ -634,12 +667,18 @@ export class DocumentLock implements LockHome {
     if (this.state === 'held' && this.mayLinger) this.ctx.recentReleases.noteReleased(this.docPath);
     if (this.state === 'released') return 'stop';
     this.state = 'releasing';
-    if (this.uncertain) await this.findOwnNodes();
-    const deleteDocument = this.deletesDocument();
-    if (deleteDocument) this.ctx.containers.forgetPath(this.docPath);
-    else if (this.createdDocument) this.ctx.containers.remember(this.docPath);
-    const item = { docPath: this.docPath, generation: this.generation, privateLock: this.ownedLock(), entry: this.entry, deleteDocument };
-    await this.ctx.releases.submit(item, this.releasePace());
+    // Out of the engine's map, our nodes are still ours until the release is through: the orphan sweep leaves them be.
+    this.ctx.releasing.add(this.guid);
+    try {
+      if (this.uncertain) await this.findOwnNodes();
+      const deleteDocument = this.deletesDocument();
+      if (deleteDocument) this.ctx.containers.forgetPath(this.docPath);
+      else if (this.createdDocument) this.ctx.containers.remember(this.docPath);
+      const item = { docPath: this.docPath, generation: this.generation, privateLock: this.heldLock(), entry: this.entry, deleteDocument };
+      await this.ctx.releases.submit(item, this.releasePace());
+    } finally {
+      this.ctx.releasing.delete(this.guid);
+    }
     this.toReleased();
     return 'stop';
   }
@@ -687,6 +726,7 @@ export class DocumentLock implements LockHome {
     this.reapedRetries = 0;
     // A forced release already seen may be newer than a create whose answer came only now.
     this.forcedReleaseSeen(this.ctx.forcedEpoch.latestForcedZxid());
+    this.watchPrivateLock();
     this.foreign.granted(this.children);
     const first = this.waiters.shift();
     if (first === undefined) {
@@ -763,7 +803,7 @@ export class DocumentLock implements LockHome {
     await this.ctx.releases.submit({
       docPath: this.docPath,
       generation: this.generation,
-      privateLock: this.privateLockGone ? null : this.ownedLock(),
+      privateLock: this.privateLockGone ? null : this.heldLock(),
       entry: this.entry,
       deleteDocument: false,
     });
@@ -788,6 +828,29 @@ export class DocumentLock implements LockHome {
   }
 
   // ---- watches ---------------------------------------------------------------------------------
+
+  /**
+   * A single acquisition's grant watches its privateLock (a read sent now, not awaited): deleted
+   * by hand, the lock is lost at once — nothing new is forwarded or handed over under it — and
+   * its release deletes nothing by that name. A bulk's keys (one read each would double a bulk's
+   * requests) learn it at their release, which verifies first (release-batcher.ts).
+   */
+  private watchPrivateLock(): void {
+    const czxid = this.ownedCzxid;
+    if (!this.mayLinger || czxid === null || this.holderWatch?.czxid === czxid) return;
+    this.holderWatch = new HolderWatch(this.ctx.connection, this.privatePath, czxid, this.generation, () => this.privateLockWent(czxid));
+    this.holderWatch.arm();
+  }
+
+  /** Our privateLock of `czxid` went, and not by our own release, yield or step-back. */
+  private privateLockWent(czxid: number): void {
+    if (this.ownedCzxid !== czxid) return;
+    if (this.state === 'lost') this.privateLockGone = true;
+    if (!this.holdsPrivateLock()) return;
+    this.privateLockGone = true;
+    this.ctx.logger.warn({ key: this.key }, 'privateLock was deleted while held (by hand?): the lock is lost, nothing is forwarded under it');
+    this.toLost('privateLock was deleted while held (a forced release, or by hand)');
+  }
 
   /** While held with local waiters: see other processes' entries, for the hand-over bound. */
   private watchForeignQueue(): void {
@@ -911,6 +974,9 @@ export class DocumentLock implements LockHome {
   private afterFailureStep(failure: Failure | Unread): Step {
     if (failure.kind === 'unknown' || failure.kind === 'unread') {
       this.uncertain = true;
+      // This lock adopts what its request made (its guid keeps the sweep off it); the sweep finds
+      // whatever else an outcome nobody could vouch for may have left.
+      if (failure.kind === 'unknown') void this.ctx.orphans.sweep();
       return 'recover';
     }
     if (failure.kind === 'gone') return 'stop';
@@ -930,13 +996,27 @@ export class DocumentLock implements LockHome {
    */
   private owns(czxid: number, docVersion: number): void {
     this.ownsPrivateLock = true;
+    // A new privateLock: a forced release seen before was of an earlier one.
+    this.privateLockGone = false;
     this.ownedCzxid = czxid;
     this.docVersion = docVersion;
     this.createdDocument = false;
   }
 
+  /**
+   * Our privateLock as its release deletes it after a hold: without a watch of its own (a bulk's
+   * keys), looked for among our session's nodes first — it may have been deleted by hand and the
+   * name taken by the next holder meanwhile.
+   */
+  private heldLock(): OwnedLock | null {
+    const lock = this.ownedLock();
+    return lock === null || lock.gone !== undefined ? lock : { ...lock, verifyFirst: true };
+  }
+
   private ownedLock(): OwnedLock | null {
-    return this.ownsPrivateLock && this.ownedCzxid !== null ? { czxid: this.ownedCzxid, docVersion: this.docVersion, epoch: this.epochAtCreate } : null;
+    if (!this.ownsPrivateLock || this.ownedCzxid === null) return null;
+    const watch = this.holderWatch?.czxid === this.ownedCzxid ? this.holderWatch : null;
+    return { czxid: this.ownedCzxid, docVersion: this.docVersion, epoch: this.epochAtCreate, ...(watch === null ? {} : { gone: () => watch.gone() }) };
   }
 
   private async stepBack(): Promise<void> {

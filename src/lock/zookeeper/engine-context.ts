@@ -7,6 +7,7 @@ import type { Connection } from './connection.js';
 import type { ContainerCache, ContentionHints } from './containers.js';
 import type { ForcedReleaseEpoch } from './forced-release-epoch.js';
 import type { HandOverBounds } from './handover-policy.js';
+import type { OrphanSweep } from './orphan-sweep.js';
 import type { RecentReleases } from './recent-releases.js';
 import type { ReleaseBatcher } from './release-batcher.js';
 
@@ -25,6 +26,10 @@ export interface EngineContext {
   readonly contention: ContentionHints;
   readonly releases: ReleaseBatcher;
   readonly forcedEpoch: ForcedReleaseEpoch;
+  /** Guids of document locks detached while their release is on its way: not orphans. */
+  readonly releasing: Set<string>;
+  /** Deletes nodes of our session that no live lock claims (after a reconnect, an unknown outcome, a failed acquisition). */
+  readonly orphans: OrphanSweep;
   readonly events: LockEvents;
   readonly logger: Logger;
   /** This document lock is finished with ZooKeeper: new arrivals for its key start a new one. */

@@ -1,4 +1,4 @@
-import { isZkCode } from '../zk-errors.js';
+import { type ZkError, isZkCode } from '../zk-errors.js';
 import { type PrefixRanks, queueFromChildren, rankOf } from '../queue-order.js';
 import type { ContainerCache, ParentNode } from './containers.js';
 import type { LockZk, TxnOp } from './lock-zk.js';
@@ -13,7 +13,12 @@ export interface FastPathPlan {
   readonly data: string;
 }
 
-export type FusedResult = FastPathResult | { readonly kind: 'releaseRefused' };
+/**
+ * `releaseRefused`: one of the release's operations was refused (nothing of the transaction ran).
+ * `refusedWhole`: the transaction was refused as a request (THROTTLEDOP, say): the release must
+ * still happen, on its own, and the acquisition looks at what it has before going on.
+ */
+export type FusedResult = FastPathResult | { readonly kind: 'releaseRefused' } | { readonly kind: 'refusedWhole'; readonly error: ZkError };
 
 /**
  * The fast path fused with this process's not yet sent release of the same document:
@@ -30,7 +35,10 @@ export async function fusedFastPath(
   const listed = zk.children(plan.docPath);
   const txn = zk.multi([...release.ops, { op: 'create', path: plan.privatePath, data: plan.data, mode: 'ephemeral' }]);
   const [children, outcome] = await Promise.allSettled([listed, txn]);
-  if (outcome.status === 'rejected') return classifyFailure(outcome.reason);
+  if (outcome.status === 'rejected') {
+    const failure = classifyFailure(outcome.reason);
+    return failure.kind === 'refused' ? { kind: 'refusedWhole', error: failure.error } : failure;
+  }
   if (!outcome.value.ok) return { kind: 'releaseRefused' };
   if (children.status === 'rejected') return readFailedBesideCreate(children.reason);
   const czxid = outcome.value.results.at(-1)?.stat?.czxid ?? 0;

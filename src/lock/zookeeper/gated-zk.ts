@@ -48,6 +48,10 @@ export class GatedZk implements LockZk {
     return this.gate.run(1, () => this.client.delete(path, version));
   }
 
+  ephemerals(prefix: string): Promise<readonly string[]> {
+    return this.gate.run(1, () => this.client.getEphemerals(prefix));
+  }
+
   multi(ops: readonly TxnOp[]): Promise<TxnOutcome> {
     return this.gate.run(ops.length, async () => {
       try {

@@ -62,5 +62,7 @@ export interface LockZk {
   /** getData with a one-shot watch; `onEvent` sees node events only. */
   getWatched(path: string, onEvent: (type: WatchEventType) => void): Promise<NodeRead>;
   delete(path: string, version: number): Promise<void>;
+  /** Paths of this session's ephemeral nodes under the path prefix (getEphemerals, ZooKeeper 3.6+). */
+  ephemerals(prefix: string): Promise<readonly string[]>;
   multi(ops: readonly TxnOp[]): Promise<TxnOutcome>;
 }

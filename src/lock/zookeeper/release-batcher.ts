@@ -29,6 +29,16 @@ export interface OwnedLock {
   readonly docVersion: number;
   /** The forced-release epoch known before privateLock was created. */
   readonly epoch: number;
+  /**
+   * The holder's watch saw privateLock go (holder-watch.ts): the name may already be the next
+   * holder's, and is never deleted. Absent where no watch was armed (a bulk's keys).
+   */
+  readonly gone?: () => boolean;
+  /**
+   * No watch vouches for it: the release first lists this session's nodes (one getEphemerals for
+   * the whole transaction) and deletes privateLock only when it is among them.
+   */
+  readonly verifyFirst?: boolean;
 }
 
 /** A release waiting to be sent, and what to call once it is committed (or moot). */
@@ -37,7 +47,7 @@ export interface PendingRelease {
   readonly done: () => void;
   /** Times its ownership was verified after a refused epoch check (bounded). */
   verified?: number;
-  /** Times its transaction was refused as a whole request (bounded). */
+  /** Times in a row its transaction was refused as a whole request (paces the next try). */
   refusedWhole?: number;
 }
 
@@ -59,11 +69,15 @@ const MAX_OPS_PER_TXN = 3_000;
 const MAX_VERIFICATIONS = 5;
 
 /**
- * Tries of a release whose transaction is refused as a whole request, and the pause after the
- * n-th refusal (n × this, 1.5 s in all): THROTTLEDOP asks to retry later.
+ * A release whose transaction is refused as a whole request (THROTTLEDOP asks to retry later) is
+ * tried again after n × this pause for its n-th refusal, at most `MAX_WHOLE_REFUSAL_PAUSE_MS`,
+ * for as long as the session lives: given up, its privateLock stayed until the session ended and
+ * every writer of the document, in every process, waited for it. After `WHOLE_REFUSALS_LOGGED`
+ * refusals in a row it says so, once.
  */
-const MAX_WHOLE_REFUSALS = 5;
 const WHOLE_REFUSAL_BACKOFF_MS = 100;
+const MAX_WHOLE_REFUSAL_PAUSE_MS = 2_000;
+const WHOLE_REFUSALS_LOGGED = 5;
 
 /**
  * A batch refused by one document's NOTEMPTY goes again without that delete this many times; the
@@ -132,6 +146,10 @@ export class ReleaseBatcher {
   private readonly inFlight = new Set<Promise<void>>();
   /** This batcher's transactions sent and not answered yet (`coalesced` releases wait for them). */
   private txnsOnTheirWay = 0;
+  /** Documents whose release waits for the listing that verifies it, and when it is issued. */
+  private readonly verifying = new Map<string, Promise<void>>();
+  /** The server cannot list a session's ephemeral nodes (before 3.6). */
+  private ephemeralsUnsupported = false;
 
   private readonly documentKept: (docPath: string) => void;
 
@@ -152,6 +170,21 @@ export class ReleaseBatcher {
     });
   }
 
+  /**
+   * Resolves once the releases of `docPaths` that wait for their verification (a bulk's keys) are
+   * issued; null when none waits. A new acquisition or read of such a document waits for it, so
+   * it stays ordered after the release on the session, as `flushFor` keeps it for the others.
+   */
+  issuedFor(docPaths: Iterable<string>): Promise<void> | null {
+    if (this.verifying.size === 0) return null;
+    const waits: Promise<void>[] = [];
+    for (const docPath of docPaths) {
+      const issued = this.verifying.get(docPath);
+      if (issued !== undefined) waits.push(issued);
+    }
+    return waits.length === 0 ? null : Promise.all(waits).then(() => undefined);
+  }
+
   /** A new acquisition of `docPath` must be ordered after our release of it: send it now. */
   flushFor(docPath: string): void {
     if (this.pendingDocs.has(docPath)) this.flush();
@@ -167,6 +200,7 @@ export class ReleaseBatcher {
     const mine = this.pending.filter((p) => p.item.docPath === docPath);
     const only = mine[0];
     if (mine.length !== 1 || only === undefined || only.item.privateLock === null || only.item.deleteDocument) return null;
+    if (only.item.privateLock.gone?.() === true || only.item.privateLock.verifyFirst === true) return null;
     if (only.item.generation !== generation) return null;
     this.pending = this.pending.filter((p) => p !== only);
     this.pendingDocs.delete(docPath);
@@ -202,7 +236,37 @@ export class ReleaseBatcher {
     const batch = this.pending;
     this.pending = [];
     this.pendingDocs.clear();
+    const link = this.connection.current();
+    if (link !== null && batch.some((pending) => pending.item.privateLock?.verifyFirst === true)) {
+      this.track(this.verifyThenSend(link, batch));
+      return;
+    }
     for (const chunk of chunks(batch)) this.track(this.send(chunk));
+  }
+
+  /** One listing of this session's nodes for the whole flush, then its transactions. */
+  private async verifyThenSend(link: Link, batch: readonly Pending[]): Promise<void> {
+    let issued = (): void => undefined;
+    const whenIssued = new Promise<void>((resolve) => (issued = resolve));
+    const docPaths = batch.map((pending) => pending.item.docPath);
+    for (const docPath of docPaths) this.verifying.set(docPath, whenIssued);
+    const done = (): void => {
+      for (const docPath of docPaths) if (this.verifying.get(docPath) === whenIssued) this.verifying.delete(docPath);
+      issued();
+    };
+    let verified: readonly Pending[];
+    try {
+      verified = await this.withoutOthersLocks(link, batch);
+    } catch (error) {
+      done();
+      // Not listed (connection lost, say): each item is verified by reading its nodes instead.
+      await this.afterLostReply(batch, error);
+      return;
+    }
+    // Issued synchronously (when connected) by `send`: whoever waited is ordered after them.
+    const sent = [...chunks(verified)].map((chunk) => this.send(chunk));
+    done();
+    await Promise.all(sent);
   }
 
   private track(work: Promise<void>): void {
@@ -217,14 +281,16 @@ export class ReleaseBatcher {
    * `flushFor` is ordered after it on the session.
    */
   private send(batch: readonly Pending[], documentRefusals = 0): Promise<void> {
-    const live = this.dropEnded(batch);
+    const live = this.dropEnded(batch).filter((pending) => this.withoutGoneLock(pending));
     if (live.length === 0) return Promise.resolve();
     const link = this.connection.current();
+    if (link !== null && live.some((pending) => pending.item.privateLock?.verifyFirst === true)) return this.verifyThenSend(link, live);
     if (link !== null) return this.issue(link, live, documentRefusals);
     return this.connection.whenConnected().then((later) => (later === null ? settle(live) : this.send(live, documentRefusals)));
   }
 
   private async issue(link: Link, batch: readonly Pending[], documentRefusals: number): Promise<void> {
+    if (batch.length === 0) return;
     try {
       const txn = this.txnOf(batch);
       const outcome = await this.onItsWay(link.zk.multi(txn.ops));
@@ -245,6 +311,48 @@ export class ReleaseBatcher {
       await this.retryWithout(batch[0]!, failed?.role, outcome.code);
     } catch (error) {
       await this.afterLostReply(batch, error);
+    }
+  }
+
+  /**
+   * The items whose privateLock no watch vouches for keep it only when it is one of this session's
+   * nodes now (listed in one request): a privateLock deleted by hand and re-created by the next
+   * holder belongs to that holder's session. Within the session, no other lock of this process can
+   * have re-created it before this release: a new acquisition of the document is ordered after it.
+   */
+  private async withoutOthersLocks(link: Link, batch: readonly Pending[]): Promise<readonly Pending[]> {
+    const prefix = commonPrefix(batch.map((pending) => `${pending.item.docPath}/`));
+    const ours = await this.ephemeralsOf(link, prefix);
+    const kept: Pending[] = [];
+    for (const pending of batch) {
+      const { item } = pending;
+      if (item.privateLock?.verifyFirst === true) {
+        const path = `${item.docPath}/${PRIVATE_LOCK}`;
+        if (ours !== null && !ours.has(path)) {
+          this.logger.warn({ docPath: item.docPath }, 'privateLock is no longer this session\'s (deleted by hand?): not deleting that name');
+          pending.item = { ...item, privateLock: null, deleteDocument: false };
+          if (pending.item.entry === null) {
+            pending.done();
+            continue;
+          }
+        } else {
+          pending.item = { ...item, privateLock: { czxid: item.privateLock.czxid, docVersion: item.privateLock.docVersion, epoch: item.privateLock.epoch } };
+        }
+      }
+      kept.push(pending);
+    }
+    return kept;
+  }
+
+  /** This session's nodes under `prefix`; null when the server cannot list them (before 3.6): then nothing is verified. */
+  private async ephemeralsOf(link: Link, prefix: string): Promise<ReadonlySet<string> | null> {
+    if (this.ephemeralsUnsupported) return null;
+    try {
+      return new Set(await link.zk.ephemerals(prefix));
+    } catch (error) {
+      if (!isZkCode(error, 'UNIMPLEMENTED')) throw error;
+      this.ephemeralsUnsupported = true;
+      return null;
     }
   }
 
@@ -307,12 +415,8 @@ export class ReleaseBatcher {
    */
   private async afterLostReply(batch: readonly Pending[], error: unknown): Promise<void> {
     if (isSessionEnd(error)) return settle(batch);
-    if (!toZkError(error).connectionLost) {
-      // Settled as it was, privateLock stayed ours until the session ended: every writer waited.
-      const retried = await this.pauseAfterWholeRefusal(batch, error);
-      if (retried.length === 0) return;
-      batch = retried;
-    }
+    // Settled as it was, privateLock stayed ours until the session ended: every writer waited.
+    if (!toZkError(error).connectionLost) await this.pauseAfterWholeRefusal(batch, error);
     await this.connection.settle();
     const link = await this.connection.whenConnected();
     if (link === null) return settle(batch);
@@ -326,21 +430,17 @@ export class ReleaseBatcher {
     );
   }
 
-  /** Waits before another try (longer each time); settles, with an error line, those out of tries. */
-  private async pauseAfterWholeRefusal(batch: readonly Pending[], error: unknown): Promise<Pending[]> {
-    const again: Pending[] = [];
+  /** Waits before another try, longer each time (bounded); says so when a release keeps being refused. */
+  private async pauseAfterWholeRefusal(batch: readonly Pending[], error: unknown): Promise<void> {
     let tries = 0;
     for (const pending of batch) {
       pending.refusedWhole = (pending.refusedWhole ?? 0) + 1;
       tries = Math.max(tries, pending.refusedWhole);
-      if (pending.refusedWhole <= MAX_WHOLE_REFUSALS) again.push(pending);
-      else {
-        this.logger.error({ err: error, docPath: pending.item.docPath }, 'lock release refused again and again: the session end removes privateLock');
-        settle([pending]);
+      if (pending.refusedWhole === WHOLE_REFUSALS_LOGGED) {
+        this.logger.error({ err: error, docPath: pending.item.docPath }, 'lock release refused again and again: trying again while the session lives');
       }
     }
-    if (again.length > 0) await new Promise((resolve) => setTimeout(resolve, tries * WHOLE_REFUSAL_BACKOFF_MS));
-    return again;
+    await new Promise((resolve) => setTimeout(resolve, Math.min(tries * WHOLE_REFUSAL_BACKOFF_MS, MAX_WHOLE_REFUSAL_PAUSE_MS)));
   }
 
   /** The epoch or document check was refused: is privateLock still ours? Then delete it against both as they are now. */
@@ -396,6 +496,20 @@ export class ReleaseBatcher {
     return { ...item, privateLock, entry: entryOurs ? item.entry : null, deleteDocument: lockOurs && item.deleteDocument };
   }
 
+  /**
+   * Drops a privateLock its holder's watch saw go from the item (settled when nothing is left):
+   * deleted by path, the name might be the next holder's node. False when the item is done.
+   */
+  private withoutGoneLock(pending: Pending): boolean {
+    const lock = pending.item.privateLock;
+    if (lock?.gone?.() !== true) return true;
+    this.logger.warn({ docPath: pending.item.docPath }, 'privateLock went while held (deleted by hand?): not deleting that name');
+    pending.item = { ...pending.item, privateLock: null, deleteDocument: false };
+    if (pending.item.entry !== null) return true;
+    pending.done();
+    return false;
+  }
+
   /** Items of a session that ended are done: their nodes died with it. */
   private dropEnded(batch: readonly Pending[]): Pending[] {
     const generation = this.connection.generation();
@@ -414,6 +528,17 @@ function settle(batch: readonly Pending[]): void {
 
 function isSessionEnd(error: unknown): boolean {
   return isZkCode(error, 'SESSIONEXPIRED') || isZkCode(error, 'INVALIDSTATE') || isZkCode(error, 'CLOSING');
+}
+
+/** The longest string all of `paths` start with. */
+function commonPrefix(paths: readonly string[]): string {
+  let prefix = paths[0] ?? '';
+  for (const path of paths) {
+    let i = 0;
+    while (i < prefix.length && i < path.length && prefix[i] === path[i]) i++;
+    prefix = prefix.slice(0, i);
+  }
+  return prefix;
 }
 
 function* chunks(batch: readonly Pending[]): Generator<Pending[]> {

@@ -3,8 +3,8 @@ import type { ZooKeeperSettings } from '../../config/settings.js';
 import type { LockServiceState } from '../lock-engine.js';
 import { LockUnavailableError } from '../lock-errors.js';
 import type { LockEngineStats } from '../lock-stats.js';
-import { loadZkAddon } from '../zk-addon.js';
-import { ZkClient } from '../zk-client.js';
+import type { LockZk } from './lock-zk.js';
+import type { SessionHandle, ZkHandles } from './session-handle.js';
 
 /**
  * The C client reports a frozen link only after 2/3 of the session timeout without a reply, so
@@ -19,7 +19,9 @@ const CLOSE_CODE_EXPIRED = -112;
 const CLOSE_CODE_AUTH_FAILED = -113;
 
 export interface SessionLease {
-  readonly client: ZkClient;
+  readonly client: SessionHandle;
+  /** The engine's port on `client`. */
+  readonly zk: LockZk;
   /** Increments with every new handle; nodes of an older generation died with its session. */
   readonly generation: number;
 }
@@ -42,23 +44,23 @@ export class ZkSession {
   private readonly logger: Logger;
   private readonly stats: LockEngineStats;
   private readonly events: SessionEvents;
+  private readonly handles: ZkHandles;
   private readonly stateListeners = new Set<(state: LockServiceState) => void>();
   private currentState: LockServiceState = 'connecting';
   private lease: SessionLease | null = null;
-  private handle: ZkClient | null = null;
+  private handle: SessionHandle | null = null;
   private generation = 0;
   private connectTimer: NodeJS.Timeout | undefined;
   private lossTimer: NodeJS.Timeout | undefined;
   private reopenTimer: NodeJS.Timeout | undefined;
   private closing = false;
 
-  /** Throws `ZkAddonError` at once when our ZooKeeper addon cannot be used (see zk-addon.ts). */
-  constructor(settings: ZooKeeperSettings, logger: Logger, stats: LockEngineStats, events: SessionEvents) {
-    loadZkAddon();
+  constructor(settings: ZooKeeperSettings, logger: Logger, stats: LockEngineStats, events: SessionEvents, handles: ZkHandles) {
     this.settings = settings;
     this.logger = logger;
     this.stats = stats;
     this.events = events;
+    this.handles = handles;
   }
 
   start(): void {
@@ -149,10 +151,11 @@ export class ZkSession {
     if (this.closing) return;
     const generation = ++this.generation;
     this.stats.sessions++;
-    let handle: ZkClient;
+    let handle: SessionHandle;
+    let zk: LockZk;
     try {
-      handle = new ZkClient({ servers: this.settings.servers, sessionTimeoutMs: this.settings.sessionTimeoutMs }, this.stats);
-      handle.on('connect', () => void this.onConnect(handle, generation));
+      ({ handle, zk } = this.handles.open({ servers: this.settings.servers, sessionTimeoutMs: this.settings.sessionTimeoutMs }));
+      handle.on('connect', () => void this.onConnect(handle, zk, generation));
       handle.on('connecting', () => this.onConnecting(generation));
       handle.on('close', (code) => this.onClose(generation, code));
       handle.connect();
@@ -181,7 +184,7 @@ export class ZkSession {
     this.connectTimer.unref();
   }
 
-  private async onConnect(handle: ZkClient, generation: number): Promise<void> {
+  private async onConnect(handle: SessionHandle, zk: LockZk, generation: number): Promise<void> {
     if (this.generation !== generation || this.closing) return;
     clearTimeout(this.lossTimer);
     clearTimeout(this.connectTimer);
@@ -196,7 +199,7 @@ export class ZkSession {
       }
       if (this.generation !== generation || this.closing) return;
     }
-    const lease: SessionLease = { client: handle, generation };
+    const lease: SessionLease = { client: handle, zk, generation };
     this.lease = lease;
     if (this.currentState !== 'connected') {
       this.logger.info({ servers: this.settings.servers, sessionId: handle.sessionId, generation }, 'ZooKeeper connected');

@@ -22,7 +22,7 @@ import { type LockEvents, NO_LOCK_EVENTS } from '../lock-events.js';
 import { type LockEngineStats, newStats, snapshotStats } from '../lock-stats.js';
 import type { PrefixRanks } from '../queue-order.js';
 import { ZkError } from '../zk-errors.js';
-import { documentPath, normalizeRoot } from '../znode-names.js';
+import { PRIVATE_LOCK, documentPath, normalizeRoot } from '../znode-names.js';
 import { acquireInBatches } from './batch-acquire.js';
 import { Connection, type Link } from './connection.js';
 import { ContainerCache, ContentionHints } from './containers.js';
@@ -30,12 +30,12 @@ import { DocumentLock } from './document-lock.js';
 import type { EngineContext } from './engine-context.js';
 import { forceRelease } from './force-release.js';
 import { ForcedReleaseEpoch } from './forced-release-epoch.js';
-import { GatedZk } from './gated-zk.js';
 import { type ZkInspection, heldKeys, inspectKey } from './inspect.js';
+import { OrphanSweep } from './orphan-sweep.js';
 import { RecentReleases } from './recent-releases.js';
 import { ReleaseBatcher } from './release-batcher.js';
-import { RequestGate } from './request-gate.js';
 import { ZkSession } from './session.js';
+import { type ZkHandles, addonHandles } from './session-handle.js';
 
 const KNOWN_CONTAINERS = 100_000;
 const CONTENTION_TTL_MS = 2_000;
@@ -60,6 +60,8 @@ export const MAX_OUTSTANDING_OPS = 8_192;
 
 export interface ZooKeeperLockEngineOptions {
   readonly events?: LockEvents;
+  /** Where the session's handles come from; our ZooKeeper addon unless given (the simulation suite gives its own). */
+  readonly handles?: ZkHandles;
 }
 
 /**
@@ -78,11 +80,15 @@ export class ZooKeeperLockEngine implements LockEngine {
   private readonly groupContext: GroupContext;
   private readonly activityCount = new ActivityCount();
   private readonly locks = new Map<string, DocumentLock>();
+  /** Guids of document locks that left the map and whose release is still on its way. */
+  private readonly releasing = new Set<string>();
   /** Single acquisitions of documents not known to exist, taken together at the end of this turn. */
   private freshSingles: DocumentLock[] = [];
   private readonly root: string;
   private readonly prefixes: PrefixRanks;
   private closed = false;
+  /** The session generation connected last: connecting again within it is a reconnect. */
+  private connectedGeneration = -1;
 
   constructor(settings: ZooKeeperSettings, logger: Logger, options: ZooKeeperLockEngineOptions = {}) {
     this.settings = settings;
@@ -90,15 +96,21 @@ export class ZooKeeperLockEngine implements LockEngine {
     this.root = normalizeRoot(settings.lockRoot);
     this.prefixes = { foreground: settings.foregroundPrefix, background: settings.backgroundPrefix };
     const events = options.events ?? NO_LOCK_EVENTS;
+    const handles = options.handles ?? addonHandles(this.engineStats, settings.auth !== null, MAX_OUTSTANDING_OPS);
     this.session = new ZkSession(settings, logger, this.engineStats, {
       connected: () => {
         const link = this.connection.current();
-        if (link !== null) this.context.forcedEpoch.connected(link);
+        if (link === null) return;
+        this.context.forcedEpoch.connected(link);
+        // A reply lost or misreported across the reconnect may have left a node of ours behind (a
+        // new session has none yet).
+        if (this.connectedGeneration === link.generation) void this.context.orphans.sweep();
+        this.connectedGeneration = link.generation;
       },
       lossMarginExceeded: (generation) => this.onMarginExceeded(generation),
       expired: (generation) => this.onExpired(generation),
-    });
-    this.connection = new Connection(this.session, (client) => new GatedZk(client, new RequestGate(MAX_OUTSTANDING_OPS), settings.auth !== null));
+    }, handles);
+    this.connection = new Connection(this.session);
     const containers = new ContainerCache(KNOWN_CONTAINERS);
     const forcedEpoch = new ForcedReleaseEpoch(this.root, containers, logger, (forcedZxid) => {
       for (const lock of this.locks.values()) lock.forcedReleaseSeen(forcedZxid);
@@ -115,6 +127,22 @@ export class ZooKeeperLockEngine implements LockEngine {
       contention: new ContentionHints(CONTENTION_TTL_MS, CONTENTION_CAPACITY),
       releases: new ReleaseBatcher(this.connection, forcedEpoch, logger, (docPath) => containers.remember(docPath)),
       forcedEpoch,
+      releasing: this.releasing,
+      orphans: new OrphanSweep(
+        this.root,
+        this.connection,
+        forcedEpoch,
+        logger,
+        {
+          knows: (docPath, name) => this.locks.get(docPath)?.knowsNode(name) === true,
+          claims: (docPath, name, guid) => {
+            if (this.releasing.has(guid)) return true;
+            const lock = this.locks.get(docPath);
+            return lock !== undefined && (lock.guid === guid || (name === PRIVATE_LOCK && lock.mayHoldPrivateLock()));
+          },
+        },
+        (count) => events.orphansRemoved(count),
+      ),
       events,
       logger,
       detach: (docPath, lock) => {
@@ -154,6 +182,9 @@ export class ZooKeeperLockEngine implements LockEngine {
   }
 
   async inspect(key: LockKey): Promise<LockInspection> {
+    // A release of ours on its way is seen as done: the read is ordered after it.
+    const releaseIssued = this.context.releases.issuedFor([documentPath(this.root, key)]);
+    if (releaseIssued !== null) await releaseIssued;
     return this.withLink(async (link) => this.withLocal(await inspectKey(link.zk, this.root, this.prefixes, key)));
   }
 
@@ -174,6 +205,17 @@ export class ZooKeeperLockEngine implements LockEngine {
     if (local !== undefined && local.guid === forced.guid) local.forcedHere();
     this.logger.warn({ key, holder: forced.data.owner, message: forced.data.message }, 'forced release of a lock');
     return true;
+  }
+
+  /**
+   * Deletes the lock nodes of this process's session that no local lock claims (by guid): what a
+   * reply lost or misreported across a reconnect, or an acquisition that failed, may leave
+   * behind. Runs by itself after every reconnect and failed acquisition; call it after any
+   * outcome the engine cannot vouch for. Concurrent calls share one sweep (plus one more after
+   * it). Resolves with the number of nodes deleted; never rejects.
+   */
+  sweepOrphans(): Promise<number> {
+    return this.context.orphans.sweep();
   }
 
   async close(): Promise<void> {

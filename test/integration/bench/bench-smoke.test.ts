@@ -6,7 +6,7 @@ import { promisify } from 'node:util';
 import { describe, expect, inject, it } from 'vitest';
 
 const run = promisify(execFile);
-const WORKLOADS = ['passthrough', 'write-uncontended', 'open-loop', 'write-hot', 'fg-under-bg', 'bulk', 'bulk-gzip', 'lock', 'fencing', 'tls'];
+const WORKLOADS = ['passthrough', 'write-uncontended', 'open-loop', 'write-hot', 'fg-under-bg', 'bulk', 'bulk-gzip', 'bulk-streams', 'lock', 'fencing', 'tls'];
 
 function field(value: unknown, name: string): unknown {
   return typeof value === 'object' && value !== null ? Reflect.get(value, name) : undefined;
@@ -42,6 +42,11 @@ describe('npm run bench (smoke)', () => {
       expect(field(hot, 'proxy_overlaps')).toBe(0);
       expect(field(hot, 'proxy_rps')).toBeGreaterThan(0);
       expect(field(field(field(workloads, 'lock'), 'summary'), 'ours_hot_violations')).toBe(0);
+      const streams = field(field(workloads, 'bulk-streams'), 'summary');
+      expect(field(streams, 'zk_floor_docs_per_s'), 'the ZooKeeper floor ran its streams').toBeGreaterThan(0);
+      expect(field(streams, 'proxy_docs_per_s'), 'bulks with ids went through the proxy').toBeGreaterThan(0);
+      expect(field(streams, 'overlaps')).toBe(0);
+      expect(field(streams, 'proxy_non2xx')).toBe(0);
       const tls = field(field(workloads, 'tls'), 'summary');
       expect(field(tls, 'tls_rps'), 'the HTTPS proxy served searches').toBeGreaterThan(0);
       expect(field(tls, 'tls_non2xx')).toBe(0);

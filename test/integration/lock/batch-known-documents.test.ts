@@ -187,6 +187,9 @@ describe('batch acquisition of documents this process already knows', () => {
     const engine = pool.open(settings);
     const known = { index: 'known-queued', id: 'doc' };
     const fresh = Array.from({ length: 5 }, (_, i) => ({ index: 'known-queued', id: `fresh-${i}` }));
+    await makeKnown(engine, [{ index: 'known-queued', id: 'own' }]); // the lock root and index exist
+    // Persistent, so the reaper (every second here) cannot take the document node while it is empty.
+    await persistentDocuments([known]);
     await makeKnown(engine, [known]);
     const docPath = documentPath(root, known);
     const raw = await connectRawClient(inject('zookeeperConnect'), 4_000);
@@ -208,10 +211,11 @@ describe('batch acquisition of documents this process already knows', () => {
       expect(await childrenOrEmpty(raw.client, docPath)).toEqual([]);
     } finally {
       await raw.close();
+      await removeDocuments([known]);
     }
   });
 
-  it('reads nothing per grant when single acquisitions find documents another client created, and still sees a forced release', async () => {
+  it('reads nothing but the holder watch per grant when single acquisitions find documents another client created, and still sees a forced release', async () => {
     const engine = pool.open({ ...settings, servers: tap.connectString });
     const keys = Array.from({ length: 5 }, (_, i) => ({ index: 'known-elsewhere', id: `doc-${i}` }));
     await makeKnown(engine, [{ index: 'known-elsewhere', id: 'own' }]); // the index container is known here
@@ -226,8 +230,8 @@ describe('batch acquisition of documents this process already knows', () => {
       await engine.inspect({ index: 'known-elsewhere', id: 'unrelated' });
       expect(tap.count(ZK_OP.multi)).toBe(2);
       expect(tap.count(ZK_OP.getChildren2)).toBe(keys.length + 1);
-      // The inspection's read only: no holder watch per grant (there was one each, 5 reads more).
-      expect(tap.count(ZK_OP.getData)).toBe(1);
+      // The inspection's read, and each single grant's holder watch (sent with the grant, not awaited).
+      expect(tap.count(ZK_OP.getData)).toBe(1 + keys.length);
       expect(held.every((lock) => lock.usable())).toBe(true);
       // The forced-release epoch's watch tells this process; it verifies the locks older than the
       // forced release and loses only the one taken.

@@ -76,4 +76,13 @@ describe('lock service state', () => {
     events.sessionExpired();
     expect(await gauge(metrics, 'zookeeper_session_expiries_total')).toBe(2);
   });
+
+  it('counts the orphaned lock nodes the engine reports removed', async () => {
+    const metrics = new ProxyMetrics({ processMetrics: false });
+    const events = lockEventsOf(metrics.observer);
+    expect(await gauge(metrics, 'orphaned_locks_removed_total')).toBe(0);
+    events.orphansRemoved(2);
+    events.orphansRemoved(1);
+    expect(await gauge(metrics, 'orphaned_locks_removed_total')).toBe(3);
+  });
 });

@@ -1,0 +1,26 @@
+#!/usr/bin/env node
+// `npm run sim -- --runs N --seed S [--trace]`: runs seeds S … S+N-1 of the lock engine's
+// simulation (test/sim/) and prints every violation with its seed and trace. --trace prints a
+// failing run's whole trace instead of its last 60 events.
+import { spawnSync } from 'node:child_process';
+import { parseArgs } from 'node:util';
+
+function usage(message) {
+  console.error(`${message}\nusage: npm run sim -- --runs N --seed S [--trace]`);
+  process.exit(2);
+}
+
+let values;
+try {
+  ({ values } = parseArgs({ options: { runs: { type: 'string', default: '1000' }, seed: { type: 'string', default: '1' }, trace: { type: 'boolean', default: false } } }));
+} catch (error) {
+  usage(error.message);
+}
+if (!/^[1-9]\d*$/.test(values.runs)) usage(`--runs must be a positive integer, got "${values.runs}"`);
+if (!/^\d+$/.test(values.seed)) usage(`--seed must be a non-negative integer, got "${values.seed}"`);
+
+const result = spawnSync('npx', ['vitest', 'run', '--config', 'test/sim/vitest.sim.config.ts'], {
+  stdio: 'inherit',
+  env: { ...process.env, SIM_RUNS: values.runs, SIM_SEED: values.seed, SIM_TRACE: values.trace ? '1' : '0' },
+});
+process.exit(result.status ?? 1);

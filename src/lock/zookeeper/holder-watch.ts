@@ -1,0 +1,74 @@
+import { toZkError } from '../zk-errors.js';
+import type { Connection } from './connection.js';
+
+/**
+ * A data watch on one privateLock of ours (one czxid): learns the moment the node goes — deleted
+ * by hand (zkCli), or by anything but our own release — or is found to be another node already.
+ * Armed with a read sent right after the grant and not awaited: no round trip is added to the
+ * acquisition. A read lost with the connection (or refused for now) is sent again once the link
+ * is back; a session that ended took the node anyway. Our own release, yield or step-back fires it
+ * too: the lock's callback ignores what it no longer holds.
+ *
+ * `gone()` is what the release asks before it deletes privateLock: a node that went is never
+ * deleted by path, since the name may already be the next holder's.
+ */
+export class HolderWatch {
+  private readonly connection: Connection;
+  private readonly path: string;
+  readonly czxid: number;
+  private readonly generation: number;
+  private readonly onGone: () => void;
+  private went = false;
+
+  constructor(connection: Connection, path: string, czxid: number, generation: number, onGone: () => void) {
+    this.connection = connection;
+    this.path = path;
+    this.czxid = czxid;
+    this.generation = generation;
+    this.onGone = onGone;
+  }
+
+  /** The node this watch is for went away (or was never the one read). */
+  gone(): boolean {
+    return this.went;
+  }
+
+  arm(): void {
+    const link = this.connection.current();
+    if (this.went) return;
+    if (link === null) {
+      void this.armWhenBack();
+      return;
+    }
+    if (link.generation !== this.generation) return;
+    link.zk
+      .getWatched(this.path, (type) => {
+        if (type === 'deleted') this.wentAway();
+        // Nobody writes a privateLock's data; should anybody, the one-shot watch is left again.
+        else this.arm();
+      })
+      .then(
+        (node) => {
+          if (node.stat.czxid !== this.czxid) this.wentAway();
+        },
+        (error: unknown) => {
+          const zkError = toZkError(error);
+          if (zkError.code === 'NONODE') this.wentAway();
+          // Lost with the connection, or refused for now (throttled): read and watch again.
+          else if (!zkError.sessionGone) void this.armWhenBack();
+        },
+      );
+  }
+
+  private async armWhenBack(): Promise<void> {
+    await this.connection.settle();
+    const link = await this.connection.whenConnected();
+    if (link !== null) this.arm();
+  }
+
+  private wentAway(): void {
+    if (this.went) return;
+    this.went = true;
+    this.onGone();
+  }
+}

@@ -1,0 +1,28 @@
+import { describe, expect, it, vi } from 'vitest';
+import { simulate } from './sim-run.js';
+
+// Hoisted above the imports: the engine's modules load with the small caches.
+vi.mock('lru-cache', async (importOriginal) => (await import('./small-caches.js')).smallCaches(importOriginal));
+
+/** Seeds that found bugs in the engine: each must stay clean. */
+describe('simulation regressions', () => {
+  // The link went silent while a lock was held; the connect window (connection.retry x delay,
+  // 600 ms) ended before the safety margin (a quarter of the 4 s session), the session turned
+  // "unavailable", and the margin's timer, which only fired from "suspended", never declared the
+  // held lock lost. The server expired the session, another engine took the document, and the
+  // holder (never lost) handed the lock on to a local waiter.
+  it('declares held locks lost at the safety margin even after the connect window ran out (seed 892)', async () => {
+    const result = await simulate({ seed: 892, trace: true });
+    expect(result.violations).toEqual([]);
+    expect(result.trace.some((line) => line.includes('e0 marks docs/d2 lost: ZooKeeper connection suspended past the safety margin'))).toBe(true);
+  });
+
+  // An operator's forced release, issued through the holder's own process, reached the process
+  // after its cohort had already yielded privateLock: the cohort noted "privateLock gone" anyway and
+  // kept the note. It took privateLock again later, and its release then left that privateLock in
+  // place: a lock of a live session with no holder, every later request of the document timed out.
+  it('releases a privateLock taken after a forced release that came too late to matter (seed 7796)', async () => {
+    const result = await simulate({ seed: 7796 });
+    expect(result.violations).toEqual([]);
+  });
+});

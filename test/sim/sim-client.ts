@@ -1,0 +1,268 @@
+import { EventEmitter } from 'node:events';
+import type { WatchEventType, ZkClientEvents, NodeMode } from '../../src/lock/zk-client.js';
+import { ZkError } from '../../src/lock/zk-errors.js';
+import type { ChildrenRead, LockZk, NodeRead, NodeStat, TxnOp, TxnOutcome } from '../../src/lock/zookeeper/lock-zk.js';
+import type { SessionHandle } from '../../src/lock/zookeeper/session-handle.js';
+import type { SimRandom } from './sim-random.js';
+import { type SimZooKeeper, type WatchSink, zkError } from './sim-zookeeper.js';
+import type { VirtualClock } from './virtual-clock.js';
+
+/** The C client's close code for an expired session. */
+const CLOSE_EXPIRED = -112;
+
+/** What one simulated connection needs: the server, the clock, chance for latencies and outcomes, a trace. */
+export interface SimNet {
+  readonly server: SimZooKeeper;
+  readonly clock: VirtualClock;
+  readonly random: SimRandom;
+  /** One network delay (ms), drawn by the seed. */
+  latency(): number;
+  trace(line: string): void;
+}
+
+interface Call {
+  readonly label: string;
+  readonly exec: () => unknown;
+  readonly resolve: (value: unknown) => void;
+  readonly reject: (error: unknown) => void;
+  processed: boolean;
+}
+
+interface Delivery {
+  readonly watch: (() => void) | null;
+  readonly note: string;
+}
+
+function describe(value: unknown): string {
+  if (typeof value !== 'object' || value === null || !('ok' in value)) return 'ok';
+  const outcome = value as TxnOutcome;
+  return outcome.ok ? 'committed' : `refused at op ${outcome.failedIndex}: ${outcome.code}`;
+}
+
+/** Where the link is: `silent` is cut without the client knowing yet; `disconnected` it knows. */
+type LinkState = 'opening' | 'connected' | 'silent' | 'disconnected' | 'dead';
+
+/**
+ * One simulated ZooKeeper handle: the engine's session handle and its `LockZk` port at once.
+ * Requests reach the server in the order sent, and replies and watch events come back on one
+ * FIFO channel, so the session sees a watch event before the reply to any request it sent after
+ * the change. A cut link (`silence`) fails the requests in flight with CONNECTIONLOSS when the
+ * client notices it; each was applied or not, as the seed chose; then the client reconnects
+ * within the session or learns that it expired.
+ */
+export class SimClient implements SessionHandle, LockZk, WatchSink {
+  sessionId = '0';
+  readonly negotiatedTimeoutMs: number;
+  private readonly net: SimNet;
+  private readonly emitter = new EventEmitter();
+  private link: LinkState = 'opening';
+  /** Bumped at every cut: deliveries scheduled before it are void. */
+  private epoch = 0;
+  private lastProcessAt = 0;
+  private lastDeliverAt = 0;
+  private readonly pending: Call[] = [];
+  private outbox: Delivery[] = [];
+  private held: Delivery[] = [];
+  private expiryTimer: { cancel(): void } | null = null;
+  private readonly name: string;
+
+  constructor(net: SimNet, sessionTimeoutMs: number, name: string) {
+    this.net = net;
+    this.negotiatedTimeoutMs = sessionTimeoutMs;
+    this.name = name;
+  }
+
+  on<E extends keyof ZkClientEvents>(event: E, listener: (...args: ZkClientEvents[E]) => void): this {
+    this.emitter.on(event, listener as (...args: unknown[]) => void);
+    return this;
+  }
+
+  /** Usable: connected to a live session. */
+  get connected(): boolean {
+    return this.link === 'connected';
+  }
+
+  get alive(): boolean {
+    return this.link !== 'dead' && this.sessionId !== '0' && this.net.server.sessionAlive(this.sessionId);
+  }
+
+  connect(): void {
+    this.after(this.net.latency(), () => {
+      if (this.link !== 'opening') return;
+      this.sessionId = this.net.server.openSession(() => this);
+      this.link = 'connected';
+      this.net.trace(`${this.name} session ${this.sessionId} connected`);
+      this.emitter.emit('connect');
+    });
+  }
+
+  async close(): Promise<void> {
+    if (this.link === 'dead') return;
+    this.link = 'dead';
+    this.epoch++;
+    this.expiryTimer?.cancel();
+    this.net.server.closeSession(this.sessionId);
+    this.net.trace(`${this.name} session ${this.sessionId} closed`);
+    for (const call of this.pending.splice(0)) call.reject(zkError('CLOSING', call.label));
+  }
+
+  addAuth(): Promise<void> {
+    return Promise.resolve();
+  }
+
+  /**
+   * Cuts the link now. The client notices after `noticeMs` (pending calls fail, `connecting`);
+   * the link is back after `backMs` (> noticeMs): `connect` within the session, or `close`
+   * (expired) when the server expired it first, `expireMs` after the cut.
+   */
+  silence(noticeMs: number, backMs: number, expireMs: number, applyChance: number): void {
+    if (this.link !== 'connected') return;
+    this.link = 'silent';
+    this.epoch++;
+    this.net.trace(`${this.name} link cut (notice ${noticeMs} ms, back ${backMs} ms, expiry ${expireMs} ms)`);
+    for (const delivery of this.outbox) if (delivery.watch !== null) this.held.push(delivery);
+    this.outbox = [];
+    for (const call of this.pending) {
+      if (call.processed) continue;
+      if (this.net.random.chance(applyChance)) {
+        this.net.trace(`${this.name} ${call.label} applied, reply lost`);
+        this.apply(call);
+      } else this.net.trace(`${this.name} ${call.label} lost before the server`);
+    }
+    const sessionId = this.sessionId;
+    const timer = this.net.clock.schedule(() => {
+      this.net.trace(`${this.name} session ${sessionId} expired by the server`);
+      this.net.server.closeSession(sessionId);
+    }, expireMs);
+    this.expiryTimer = { cancel: () => this.net.clock.cancel(timer) };
+    this.after(noticeMs, () => this.notice());
+    this.after(backMs, () => this.reconnect());
+  }
+
+  deliverWatch(fire: () => void, note: string): void {
+    if (this.link === 'dead') return;
+    const delivery: Delivery = { watch: fire, note };
+    if (this.link === 'connected') this.deliver(delivery);
+    else this.held.push(delivery);
+  }
+
+  create(path: string, data: string, mode: NodeMode): Promise<{ readonly path: string; readonly stat: NodeStat }> {
+    return this.request(`create ${path}`, () => this.net.server.create(this.sessionId, path, data, mode));
+  }
+
+  children(path: string): Promise<ChildrenRead> {
+    return this.request(`children ${path}`, () => this.net.server.children(this.sessionId, path));
+  }
+
+  childrenWatched(path: string, onEvent: (type: WatchEventType) => void): Promise<readonly string[]> {
+    return this.request(`childrenWatched ${path}`, () => this.net.server.children(this.sessionId, path, onEvent).children);
+  }
+
+  get(path: string): Promise<NodeRead> {
+    return this.request(`get ${path}`, () => this.net.server.get(this.sessionId, path));
+  }
+
+  getWatched(path: string, onEvent: (type: WatchEventType) => void): Promise<NodeRead> {
+    return this.request(`getWatched ${path}`, () => this.net.server.get(this.sessionId, path, onEvent));
+  }
+
+  delete(path: string, version: number): Promise<void> {
+    return this.request(`delete ${path}@${version}`, () => this.net.server.delete(path, version));
+  }
+
+  multi(ops: readonly TxnOp[]): Promise<TxnOutcome> {
+    const label = `multi[${ops.map((op) => `${op.op} ${op.path}`).join(', ')}]`;
+    return this.request(label, () => this.net.server.multi(this.sessionId, ops));
+  }
+
+  private request<T>(label: string, exec: () => T): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      if (this.link === 'dead') {
+        reject(zkError(this.sessionId === '0' ? 'CLOSING' : 'SESSIONEXPIRED', label));
+        return;
+      }
+      if (this.link === 'disconnected' || this.link === 'opening') {
+        this.after(1, () => reject(zkError('CONNECTIONLOSS', label)));
+        return;
+      }
+      this.net.trace(`${this.name} sends ${label}`);
+      const call: Call = { label, exec, resolve: resolve as (value: unknown) => void, reject, processed: false };
+      this.pending.push(call);
+      if (this.link !== 'connected') return;
+      const epoch = this.epoch;
+      const at = Math.max(this.net.clock.now() + this.net.latency(), this.lastProcessAt);
+      this.lastProcessAt = at;
+      this.net.clock.schedule(() => {
+        if (this.epoch !== epoch || call.processed) return;
+        this.apply(call);
+      }, at - this.net.clock.now());
+    });
+  }
+
+  /** The server applies the call; its answer goes back on the channel. */
+  private apply(call: Call): void {
+    call.processed = true;
+    let answer: { ok: true; value: unknown } | { ok: false; error: unknown };
+    try {
+      answer = { ok: true, value: call.exec() };
+    } catch (error) {
+      if (!(error instanceof ZkError)) throw error;
+      answer = { ok: false, error };
+    }
+    this.net.trace(`${this.name} server ${call.label} -> ${answer.ok ? describe(answer.value) : (answer.error as ZkError).code}`);
+    if (this.link !== 'connected') return;
+    this.deliver({ watch: null, note: call.label }, () => {
+      const at = this.pending.indexOf(call);
+      if (at >= 0) this.pending.splice(at, 1);
+      if (answer.ok) call.resolve(answer.value);
+      else call.reject(answer.error);
+    });
+  }
+
+  private deliver(delivery: Delivery, reply?: () => void): void {
+    const epoch = this.epoch;
+    const at = Math.max(this.net.clock.now() + this.net.latency(), this.lastDeliverAt);
+    this.lastDeliverAt = at;
+    this.outbox.push(delivery);
+    this.net.clock.schedule(() => {
+      if (this.epoch !== epoch) return;
+      this.outbox.shift();
+      if (delivery.watch !== null) {
+        this.net.trace(`${this.name} watch ${delivery.note}`);
+        delivery.watch();
+      } else reply?.();
+    }, at - this.net.clock.now());
+  }
+
+  private notice(): void {
+    if (this.link !== 'silent') return;
+    this.link = 'disconnected';
+    this.net.trace(`${this.name} notices the cut`);
+    for (const call of this.pending.splice(0)) call.reject(zkError('CONNECTIONLOSS', call.label));
+    this.emitter.emit('connecting');
+  }
+
+  private reconnect(): void {
+    if (this.link !== 'disconnected') return;
+    if (!this.net.server.sessionAlive(this.sessionId)) {
+      this.link = 'dead';
+      this.held = [];
+      this.net.trace(`${this.name} reconnects: session ${this.sessionId} expired`);
+      this.emitter.emit('close', CLOSE_EXPIRED);
+      return;
+    }
+    this.expiryTimer?.cancel();
+    this.expiryTimer = null;
+    this.link = 'connected';
+    this.lastProcessAt = this.net.clock.now();
+    this.lastDeliverAt = this.net.clock.now();
+    this.net.trace(`${this.name} reconnects within session ${this.sessionId}`);
+    this.emitter.emit('connect');
+    // ZooKeeper re-arms the client's watches on reconnect and fires those whose node changed meanwhile.
+    for (const delivery of this.held.splice(0)) this.deliver(delivery);
+  }
+
+  private after(ms: number, body: () => void): void {
+    this.net.clock.schedule(body, ms);
+  }
+}

@@ -1,0 +1,19 @@
+import { expect, it, vi } from 'vitest';
+import { describeFailure, runSeeds } from './sim-batch.js';
+
+// Hoisted above the imports: the engine's modules load with the small caches.
+vi.mock('lru-cache', async (importOriginal) => (await import('./small-caches.js')).smallCaches(importOriginal));
+
+/** What `npm run sim` runs (scripts/sim.mjs passes the range in the environment). */
+it('seeded simulation runs', { timeout: 0 }, async () => {
+  const runs = Number(process.env.SIM_RUNS ?? '1000');
+  const first = Number(process.env.SIM_SEED ?? '1');
+  const traceLines = process.env.SIM_TRACE === '1' ? Number.MAX_SAFE_INTEGER : 60;
+  const report = await runSeeds(first, runs, (done, failing) => console.log(`${done} runs, ${failing} failing`));
+  for (const result of report.failing) console.log(describeFailure(result, traceLines));
+  console.log(
+    `${report.runs} runs (seeds ${first}..${first + runs - 1}), ${report.failing.length} with violations, ${report.events} events, ` +
+      `${report.seconds.toFixed(1)} s, ${(report.runs / report.seconds).toFixed(1)} runs/s`,
+  );
+  expect(report.failing.map((result) => result.seed)).toEqual([]);
+});

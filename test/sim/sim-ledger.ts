@@ -1,0 +1,207 @@
+import { ProxyError } from '../../src/errors/proxy-error.js';
+import type { HeldLock, Priority } from '../../src/lock/lock-engine.js';
+import { keyString } from '../../src/lock/znode-names.js';
+
+/** One grant an actor holds, from the engine's callback to the actor's release. */
+export interface Grant {
+  readonly id: number;
+  readonly engine: number;
+  readonly key: string;
+  readonly held: HeldLock;
+  readonly at: number;
+  /** The server session the engine held it on. */
+  readonly sessionId: string;
+}
+
+/** What the checker reads of the simulated server. */
+export interface ServerView {
+  sessionAlive(id: string): boolean;
+  lastZxid(): number;
+  /** Queue entries of a document (not privateLock): name, czxid, owner session. */
+  queue(key: string): readonly { readonly name: string; readonly czxid: number; readonly owner: string }[];
+}
+
+/** One acquisition an actor started, until it settles. */
+export interface Wait {
+  readonly id: number;
+  readonly engine: number;
+  readonly key: string;
+  readonly priority: Priority;
+  readonly startedAt: number;
+  readonly timeoutMs: number;
+  /** The server's last zxid when the wait began: a queue entry with a smaller czxid was there first. */
+  readonly startZxid: number;
+  settledAt: number | null;
+  /** The client went away (its cancellation fired): it no longer waits, whatever the engine is still doing. */
+  cancelledAt: number | null;
+  /** A key of `acquireEach`: a failure is seen only when the whole bulk resolves. */
+  readonly bulk: boolean;
+}
+
+/** The reason an actor's cancellation carries: a typed answer of its own. */
+export class ClientGone extends Error {
+  constructor() {
+    super('client gone');
+    this.name = 'ClientGone';
+  }
+}
+
+/**
+ * The history checker: what every engine granted and what every actor waits for, and the
+ * invariants over them, checked after every simulated event and at the end of a run.
+ */
+export class Ledger {
+  readonly violations: string[] = [];
+  private readonly active = new Map<number, Grant>();
+  private readonly waits = new Map<number, Wait>();
+  /** The latest grant per engine and key, for the hand-over check. */
+  private readonly lastGrant = new Map<string, Grant>();
+  /** Fencing tokens of privateLocks an operator took away: their holders no longer count. */
+  private readonly forcedTokens = new Set<number>();
+  /** Later background grants that went ahead of each foreign foreground queue entry. */
+  private readonly passes = new Map<string, number>();
+  private nextId = 1;
+  readonly now: () => number;
+  private readonly settleBoundMs: number;
+  private readonly server: ServerView;
+  private readonly passBound: number;
+  /** Engines are numbered from 0; numbers from here on are clients of the original algorithm (no local queue). */
+  private readonly engines: number;
+
+  /** `passBound`: how many later background requests may go ahead of a queued foreground one (the hand-over bound, and those in flight while its entry's watch event travels). */
+  constructor(now: () => number, settleBoundMs: number, server: ServerView, passBound: number, engines: number) {
+    this.engines = engines;
+    this.now = now;
+    this.settleBoundMs = settleBoundMs;
+    this.server = server;
+    this.passBound = passBound;
+  }
+
+  violate(what: string): void {
+    if (this.violations.length < 20) this.violations.push(`t=${this.now()} ${what}`);
+  }
+
+  startWait(engine: number, key: string, priority: Priority, timeoutMs: number, bulk = false): Wait {
+    const wait: Wait = { id: this.nextId++, engine, key, priority, startedAt: this.now(), timeoutMs, startZxid: this.server.lastZxid(), settledAt: null, cancelledAt: null, bulk };
+    this.waits.set(wait.id, wait);
+    return wait;
+  }
+
+  /** The wait ended (granted or failed). A failure must be a typed answer, in time. */
+  settle(wait: Wait, error: unknown): void {
+    if (wait.settledAt !== null) {
+      this.violate(`wait ${wait.id} (${wait.key} on engine ${wait.engine}) settled twice`);
+      return;
+    }
+    wait.settledAt = this.now();
+    this.waits.delete(wait.id);
+    const took = wait.settledAt - wait.startedAt;
+    if (took > wait.timeoutMs + this.settleBoundMs) {
+      this.violate(`liveness: ${wait.key} on engine ${wait.engine} settled after ${took} ms (timeout ${wait.timeoutMs} ms)`);
+    }
+    if (error !== null && !(error instanceof ProxyError) && !(error instanceof ClientGone)) {
+      this.violate(`untyped failure of ${wait.key} on engine ${wait.engine}: ${String(error)}`);
+    }
+  }
+
+  granted(engine: number, sessionId: string, held: HeldLock, wait: Wait | undefined, waiting: readonly Wait[]): Grant {
+    const key = keyString(held.key);
+    const grant: Grant = { id: this.nextId++, engine, key, held, at: this.now(), sessionId };
+    this.checkOccupied(grant);
+    if (wait !== undefined && held.priority === 'background') this.checkPassing(grant, wait);
+    if (held.isLost) this.violate(`lost lock forwarded: ${key} granted on engine ${engine} already lost`);
+    const previous = this.lastGrant.get(`${engine} ${key}`);
+    if (held.handedOverLocally && previous !== undefined && previous.held.isLost) {
+      this.violate(`lost lock handed over: ${key} on engine ${engine} passed on after grant ${previous.id} was lost`);
+    }
+    // A foreground wait of this engine that arrived first (and still waits: not timed out, not
+    // cancelled, not a bulk's key, whose failure shows only with the bulk's answer) never sees a
+    // later background one served before it.
+    if (held.priority === 'background' && engine < this.engines) {
+      const now = this.now();
+      const stillWaits = (wait: Wait): boolean => !wait.bulk && wait.cancelledAt === null && wait.startedAt + wait.timeoutMs > now;
+      const mine = waiting.find(
+        (wait) => wait.engine === engine && wait.key === key && wait.priority === 'foreground' && wait.startedAt < now - held.waitMs && stillWaits(wait),
+      );
+      if (mine !== undefined) this.violate(`priority: ${key} on engine ${engine} served a background request before foreground wait ${mine.id}`);
+    }
+    this.lastGrant.set(`${engine} ${key}`, grant);
+    this.active.set(grant.id, grant);
+    return grant;
+  }
+
+  released(grant: Grant): void {
+    this.active.delete(grant.id);
+  }
+
+  forced(token: number): void {
+    this.forcedTokens.add(token);
+  }
+
+  /** Some actor holds `key` right now. */
+  holds(key: string): boolean {
+    for (const grant of this.active.values()) if (grant.key === key) return true;
+    return false;
+  }
+
+  openWaits(): Wait[] {
+    return [...this.waits.values()];
+  }
+
+  activeGrants(): number {
+    return this.active.size;
+  }
+
+  /** After every event: no two usable grants of one document. */
+  checkStep(): void {
+    const usable = new Map<string, Grant>();
+    for (const grant of this.active.values()) {
+      if (this.forcedTokens.has(grant.held.fencingToken) || !grant.held.usable()) continue;
+      const other = usable.get(grant.key);
+      if (other !== undefined) {
+        this.violate(`mutual exclusion: ${grant.key} usable by grant ${other.id} (engine ${other.engine}, token ${other.held.fencingToken}) and grant ${grant.id} (engine ${grant.engine}, token ${grant.held.fencingToken})`);
+      } else usable.set(grant.key, grant);
+    }
+  }
+
+  /**
+   * A holder may still have a write in flight until it releases, lost or not: while its session
+   * lives, nobody else is granted the document (unless an operator took it away).
+   */
+  private checkOccupied(grant: Grant): void {
+    // A cohort whose privateLock an operator took away hands over locally until it hears of it: the override's own window.
+    if (this.forcedTokens.has(grant.held.fencingToken)) return;
+    for (const other of this.active.values()) {
+      if (other.key !== grant.key || other.id === grant.id) continue;
+      if (this.forcedTokens.has(other.held.fencingToken) || !this.server.sessionAlive(other.sessionId)) continue;
+      this.violate(
+        `exclusion: ${grant.key} granted to engine ${grant.engine} (grant ${grant.id}, token ${grant.held.fencingToken}) while grant ${other.id} ` +
+          `(engine ${other.engine}, token ${other.held.fencingToken}, ${other.held.isLost ? 'lost' : 'not lost'}) of a live session is not released`,
+      );
+    }
+  }
+
+  /**
+   * A foreground entry of another session, queued before this background request began, is never
+   * passed by a grant through ZooKeeper (the fast path reads the queue in the same round trip; a
+   * queued request ranks behind it), and by local hand-overs at most `passBound` times.
+   */
+  private checkPassing(grant: Grant, wait: Wait): void {
+    for (const entry of this.server.queue(grant.key)) {
+      if (!entry.name.startsWith('A-') || entry.owner === grant.sessionId || entry.czxid > wait.startZxid) continue;
+      if (!grant.held.handedOverLocally) {
+        this.violate(`priority: ${grant.key} granted through ZooKeeper to a background request on engine ${grant.engine} ahead of foreground entry ${entry.name} queued before it`);
+        continue;
+      }
+      const id = `${grant.key}/${entry.name}@${entry.czxid}`;
+      const passes = (this.passes.get(id) ?? 0) + 1;
+      this.passes.set(id, passes);
+      if (passes > this.passBound) this.violate(`priority: ${grant.key} handed over locally to a background request on engine ${grant.engine} ahead of foreground entry ${entry.name} (${passes} times)`);
+    }
+  }
+
+  /** At the end: every wait settled. */
+  checkSettled(): void {
+    for (const wait of this.waits.values()) this.violate(`liveness: ${wait.key} on engine ${wait.engine} (started t=${wait.startedAt}) never settled`);
+  }
+}

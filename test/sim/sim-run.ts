@@ -1,0 +1,180 @@
+import pino from 'pino';
+import type { ZooKeeperSettings } from '../../src/config/settings.js';
+import type { LockKey } from '../../src/lock/lock-engine.js';
+import { PRIVATE_LOCK, documentPath, keyString } from '../../src/lock/znode-names.js';
+import { lockEvents } from '../../src/lock/lock-events.js';
+import type { ZkHandles } from '../../src/lock/zookeeper/session-handle.js';
+import { ZooKeeperLockEngine } from '../../src/lock/zookeeper/zookeeper-lock-engine.js';
+import { SimClient, type SimNet } from './sim-client.js';
+import { Actors, type Original, Work } from './sim-actors.js';
+import { planFaults, planReaper } from './sim-faults.js';
+import { Ledger, type ServerView } from './sim-ledger.js';
+import { OriginalClient } from './sim-original-client.js';
+import { SimRandom } from './sim-random.js';
+import { SimZooKeeper } from './sim-zookeeper.js';
+import { VirtualClock, drainPromiseJobs } from './virtual-clock.js';
+import { ACTIVE_MS, type EngineSlot, INDEX, QUIET_MS, ROOT, RUN_LIMIT_MS, SESSION_TIMEOUT_MS, SETTLE_BOUND_MS, PROBE_TIMEOUT_MS, START_MS } from './sim-world.js';
+
+export interface RunOptions {
+  readonly seed: number;
+  /** Keeps a trace of every simulated event (for replaying a failing seed). */
+  readonly trace?: boolean;
+}
+
+export interface RunResult {
+  readonly seed: number;
+  readonly violations: readonly string[];
+  readonly events: number;
+  readonly virtualMs: number;
+  readonly trace: readonly string[];
+  readonly summary: string;
+}
+
+/**
+ * One seeded run: two to four engines on one simulated ZooKeeper, actors taking single and bulk
+ * locks, faults (cut links, expiries, lost replies, container reaping, forced releases), and the
+ * ledger checking the invariants after every event and at the end.
+ */
+export async function simulate(options: RunOptions): Promise<RunResult> {
+  const random = new SimRandom(options.seed);
+  const netRandom = random.fork();
+  const faultRandom = random.fork();
+  const actorRandom = random.fork();
+  const clock = new VirtualClock(START_MS);
+  const trace: string[] = [];
+  const tracing = options.trace === true;
+  const log = (line: string): void => {
+    if (tracing) trace.push(`${String(clock.now() - START_MS).padStart(6)} ${line}`);
+  };
+  const server = new SimZooKeeper(() => clock.now());
+  const slowNet = netRandom.chance(0.3);
+  const net: SimNet = {
+    server,
+    clock,
+    random: netRandom,
+    latency: () => (slowNet && netRandom.chance(0.1) ? netRandom.int(5, 60) : netRandom.int(0, 3)),
+    trace: log,
+  };
+  const engineCount = random.int(2, 4);
+  const keys: LockKey[] = Array.from({ length: random.int(1, 4) }, (_, i) => ({ index: INDEX, id: `d${i}` }));
+  const settings = engineSettings(random);
+  const view: ServerView = {
+    sessionAlive: (id) => server.sessionAlive(id),
+    lastZxid: () => server.lastZxid(),
+    queue: (key) => {
+      const [index = '', id = ''] = key.split('/');
+      const node = server.nodes.get(documentPath(ROOT, { index, id }));
+      if (node === undefined) return [];
+      return [...node.children]
+        .filter((name) => name !== PRIVATE_LOCK)
+        .map((name) => {
+          const child = server.nodes.get(`${node.path}/${name}`);
+          return { name, czxid: child?.czxid ?? 0, owner: child?.ephemeralOwner ?? '0' };
+        });
+    },
+  };
+  // The hand-over bound, plus one grant per engine already on its way when the foreground entry appears.
+  const ledger = new Ledger(() => clock.now() - START_MS, SETTLE_BOUND_MS, view, settings.handOverMaxCount + engineCount, engineCount);
+  const summary = `engines=${engineCount} keys=${keys.length} linger=${settings.lingerMs} cleanup=${settings.documentCleanup} handOver=${settings.handOverMaxCount}/${settings.handOverMaxMs}ms slowNet=${slowNet}`;
+  log(`run ${options.seed}: ${summary}`);
+  server.observe((ops, removedCzxids) => {
+    if (!ops.some((op) => op.op === 'setData' && op.path.endsWith('/.forced-releases'))) return;
+    for (const [path, czxid] of removedCzxids) if (path.endsWith(`/${PRIVATE_LOCK}`)) ledger.forced(czxid);
+  });
+
+  const uninstall = clock.install();
+  let events = 0;
+  try {
+    const slots: EngineSlot[] = [];
+    for (let index = 0; index < engineCount; index++) {
+      const clients: SimClient[] = [];
+      const handles: ZkHandles = {
+        open: () => {
+          const client = new SimClient(net, SESSION_TIMEOUT_MS, `e${index}`);
+          clients.push(client);
+          return { handle: client, zk: client };
+        },
+      };
+      const events = lockEvents({
+        lost: (lost) => log(`e${index} marks ${keyString(lost.key)} lost: ${lost.reason}`),
+        sessionExpired: () => log(`e${index} sees its session expire`),
+      });
+      const engine = new ZooKeeperLockEngine({ ...settings }, quietLogger, { handles, events });
+      engine.onStateChange((state) => log(`e${index} state ${state}`));
+      slots.push({ index, engine, clients });
+    }
+    const work = new Work();
+    // Some runs share the documents with a client of the original algorithm (its own session, a link that never fails).
+    let original: Original | null = null;
+    if (random.chance(0.3)) {
+      const client = new SimClient(net, SESSION_TIMEOUT_MS, 'orig');
+      const ready = new Promise<void>((resolve) => client.on('connect', () => resolve()));
+      client.connect();
+      original = { index: engineCount, client: new OriginalClient(client, () => client.alive), sessionId: () => client.sessionId, ready };
+    }
+    const actors = new Actors(slots, keys, ledger, actorRandom, work, log, original);
+    actors.plan(ACTIVE_MS);
+    const lastFaultEnd = planFaults(slots, faultRandom, clock, log);
+    planReaper(server, faultRandom, clock, log, ACTIVE_MS + QUIET_MS);
+    const step = async (): Promise<boolean> => {
+      if (!clock.fireNext(START_MS + RUN_LIMIT_MS)) return false;
+      events++;
+      await drainPromiseJobs();
+      ledger.checkStep();
+      return true;
+    };
+    const quietAt = START_MS + Math.max(ACTIVE_MS, lastFaultEnd) + QUIET_MS;
+    while ((clock.now() < quietAt || work.busy > 0) && (await step()));
+    if (work.busy > 0) ledger.violate(`stuck: ${work.busy} actor operations still open at the run limit`);
+    ledger.checkSettled();
+    // Faults over: every document is free, so one request per document must be granted.
+    actors.probe(PROBE_TIMEOUT_MS);
+    // The probes' first promise jobs run now, at this instant, not after the next event.
+    await drainPromiseJobs();
+    while (work.busy > 0 && (await step()));
+    if (work.busy > 0) ledger.violate(`liveness: ${work.busy} probe acquisitions never settled`);
+    const lingerEnd = clock.now() + settings.lingerMs + 500;
+    while (clock.now() < lingerEnd && (await step()));
+    checkQuiescence(slots, server, ledger);
+    let closed = false;
+    void Promise.all(slots.map((slot) => slot.engine.close())).then(() => (closed = true));
+    await drainPromiseJobs();
+    while (!closed && (await step()));
+  } finally {
+    uninstall();
+  }
+  return { seed: options.seed, violations: ledger.violations, events, virtualMs: clock.now() - START_MS, trace, summary };
+}
+
+const quietLogger = pino({ level: 'silent' });
+
+function engineSettings(random: SimRandom): ZooKeeperSettings {
+  return {
+    servers: 'simulated:2181',
+    sessionTimeoutMs: SESSION_TIMEOUT_MS,
+    connectionRetry: 3,
+    connectionDelayMs: 200,
+    foregroundPrefix: 'A',
+    backgroundPrefix: 'B',
+    foregroundTimeoutMs: 2_000,
+    backgroundTimeoutMs: 2_000,
+    lockRoot: ROOT,
+    auth: null,
+    handOverMaxCount: random.pick([1, 2, 16]),
+    handOverMaxMs: random.pick([20, 100]),
+    lingerMs: random.pick([0, 0, 30, 300]),
+    documentCleanup: random.pick(['release', 'reaper'] as const),
+  };
+}
+
+/** Nothing left behind: no engine holds or waits, no live session keeps a lock node. */
+function checkQuiescence(slots: readonly EngineSlot[], server: SimZooKeeper, ledger: Ledger): void {
+  if (ledger.activeGrants() > 0) ledger.violate(`quiescence: ${ledger.activeGrants()} grants still held by actors`);
+  for (const slot of slots) {
+    const { held, waiting } = slot.engine.activity();
+    if (held > 0 || waiting > 0) ledger.violate(`quiescence: engine ${slot.index} still has ${held} held and ${waiting} waiting`);
+  }
+  for (const node of server.ephemeralsUnder(ROOT)) {
+    if (server.sessionAlive(node.owner)) ledger.violate(`quiescence: ${node.path} of live session ${node.owner} left behind`);
+  }
+}

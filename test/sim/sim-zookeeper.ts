@@ -1,0 +1,356 @@
+import type { NodeMode, WatchEventType } from '../../src/lock/zk-client.js';
+import { ZK_RC, ZkError, type ZkErrorCode } from '../../src/lock/zk-errors.js';
+import type { ChildrenRead, NodeRead, NodeStat, TxnOp, TxnOpResult, TxnOutcome } from '../../src/lock/zookeeper/lock-zk.js';
+
+/** One znode of the simulated tree. */
+export interface SimNode {
+  readonly path: string;
+  readonly mode: NodeMode;
+  data: string;
+  readonly czxid: number;
+  mzxid: number;
+  pzxid: number;
+  version: number;
+  cversion: number;
+  readonly ctime: number;
+  mtime: number;
+  /** Hex session id of an ephemeral node's owner, "0" otherwise. */
+  readonly ephemeralOwner: string;
+  /** Child names in creation order (ZooKeeper's own order is a hash set's: any order is valid). */
+  readonly children: Set<string>;
+}
+
+/** Where a session's watch events go: its connection delivers them in order with its replies. */
+export interface WatchSink {
+  readonly sessionId: string;
+  deliverWatch(fire: () => void, note: string): void;
+}
+
+interface Watch {
+  readonly sink: WatchSink;
+  readonly onEvent: (type: WatchEventType) => void;
+}
+
+interface ServerSession {
+  readonly id: string;
+  readonly sink: WatchSink;
+  readonly ephemerals: Set<string>;
+}
+
+/** ZooKeeper's answer to a failed operation, as the binding reports it. */
+export function zkError(code: Exclude<ZkErrorCode, 'UNKNOWN'>, path: string): ZkError {
+  return new ZkError(ZK_RC[code], `${ZK_RC[code]} ${code} ${path}`);
+}
+
+/** ZooKeeper's "%010d" of the parent's cversion, a signed 32-bit counter. */
+export function sequenceSuffix(cversion: number): string {
+  const value = cversion | 0;
+  return value < 0 ? `-${String(-value).padStart(9, '0')}` : String(value).padStart(10, '0');
+}
+
+function parentOf(path: string): string {
+  const at = path.lastIndexOf('/');
+  return at <= 0 ? '/' : path.slice(0, at);
+}
+
+function nameOf(path: string): string {
+  return path.slice(path.lastIndexOf('/') + 1);
+}
+
+function validPath(path: string, sequential: boolean): boolean {
+  if (!path.startsWith('/') || path.includes('//')) return false;
+  if (path.length > 1 && path.endsWith('/') && !sequential) return false;
+  return !path.split('/').slice(1).some((part) => part === '.' || part === '..');
+}
+
+type Undo = () => void;
+
+/**
+ * The server side of the simulated ZooKeeper: one tree, zxids, sessions and their ephemerals,
+ * one-shot watches, container reaping. Every method applies a request at once (the network
+ * and its timing live in sim-session.ts) and either returns the answer or throws a `ZkError`.
+ * Every write request takes a zxid, a refused one too, as ZooKeeper's error transactions do.
+ */
+export class SimZooKeeper {
+  readonly nodes = new Map<string, SimNode>();
+  private zxid = 0;
+  private nextSessionNumber = 1;
+  private readonly sessions = new Map<string, ServerSession>();
+  private readonly dataWatches = new Map<string, Watch[]>();
+  private readonly childWatches = new Map<string, Watch[]>();
+  private readonly now: () => number;
+  private observer: ((ops: readonly TxnOp[], removedCzxids: ReadonlyMap<string, number>) => void) | null = null;
+
+  constructor(now: () => number) {
+    this.now = now;
+    this.nodes.set('/', this.newNode('/', 'persistent', '', '0'));
+  }
+
+  /** Called after every committed transaction, with the czxid of each node it deleted. */
+  observe(observer: (ops: readonly TxnOp[], removedCzxids: ReadonlyMap<string, number>) => void): void {
+    this.observer = observer;
+  }
+
+  lastZxid(): number {
+    return this.zxid;
+  }
+
+  openSession(sinkFor: (id: string) => WatchSink): string {
+    this.zxid++;
+    const id = (0x1000 + this.nextSessionNumber++).toString(16);
+    this.sessions.set(id, { id, sink: sinkFor(id), ephemerals: new Set() });
+    return id;
+  }
+
+  sessionAlive(id: string): boolean {
+    return this.sessions.has(id);
+  }
+
+  /** Expiry or close: the session's ephemerals go in one transaction, its watches with it. */
+  closeSession(id: string): void {
+    const session = this.sessions.get(id);
+    if (session === undefined) return;
+    this.sessions.delete(id);
+    for (const watches of [this.dataWatches, this.childWatches]) {
+      for (const [path, list] of watches) {
+        const kept = list.filter((watch) => watch.sink.sessionId !== id);
+        if (kept.length === 0) watches.delete(path);
+        else watches.set(path, kept);
+      }
+    }
+    this.zxid++;
+    for (const path of [...session.ephemerals].sort()) this.removeNode(path, this.zxid);
+  }
+
+  create(sessionId: string, path: string, data: string, mode: NodeMode): { readonly path: string; readonly stat: NodeStat } {
+    this.zxid++;
+    const created = this.atomically(() => this.applyCreate(sessionId, path, data, mode, this.zxid));
+    return { path: created, stat: this.statOf(this.mustGet(created)) };
+  }
+
+  delete(path: string, version: number): void {
+    this.zxid++;
+    this.atomically(() => this.applyDelete(path, version, this.zxid));
+  }
+
+  get(sessionId: string, path: string, onEvent?: (type: WatchEventType) => void): NodeRead {
+    const node = this.nodes.get(path);
+    if (node === undefined) throw zkError('NONODE', path);
+    if (onEvent !== undefined) this.addWatch(this.dataWatches, path, sessionId, onEvent);
+    return { stat: this.statOf(node), data: Buffer.from(node.data, 'utf8') };
+  }
+
+  children(sessionId: string, path: string, onEvent?: (type: WatchEventType) => void): ChildrenRead {
+    const node = this.nodes.get(path);
+    if (node === undefined) throw zkError('NONODE', path);
+    if (onEvent !== undefined) this.addWatch(this.childWatches, path, sessionId, onEvent);
+    return { children: [...node.children], stat: this.statOf(node) };
+  }
+
+  /** All or nothing; a refused transaction names its first failing operation. */
+  multi(sessionId: string, ops: readonly TxnOp[]): TxnOutcome {
+    this.zxid++;
+    const zxid = this.zxid;
+    const undo: Undo[] = [];
+    const events: (() => void)[] = [];
+    this.pendingEvents = events;
+    const results: TxnOpResult[] = [];
+    const removed = new Map<string, number>();
+    try {
+      for (const [index, op] of ops.entries()) {
+        try {
+          if (op.op === 'delete') removed.set(op.path, this.nodes.get(op.path)?.czxid ?? 0);
+          results.push(this.applyOp(sessionId, op, zxid, undo));
+        } catch (error) {
+          if (!(error instanceof ZkError)) throw error;
+          for (const step of undo.reverse()) step();
+          return { ok: false, failedIndex: index, code: error.code };
+        }
+      }
+    } finally {
+      this.pendingEvents = null;
+    }
+    for (const fire of events) fire();
+    this.observer?.(ops, removed);
+    return { ok: true, results };
+  }
+
+  /** Deletes every empty container that has had a child (ZooKeeper's container manager). */
+  reapContainers(): string[] {
+    const reaped: string[] = [];
+    for (const node of [...this.nodes.values()]) {
+      if (node.mode !== 'container' || node.children.size > 0 || node.cversion === 0) continue;
+      this.zxid++;
+      this.removeNode(node.path, this.zxid);
+      reaped.push(node.path);
+    }
+    return reaped;
+  }
+
+  /** Ephemeral nodes under `root` and their owners. */
+  ephemeralsUnder(root: string): { readonly path: string; readonly owner: string }[] {
+    const found: { path: string; owner: string }[] = [];
+    for (const node of this.nodes.values()) {
+      if (node.ephemeralOwner !== '0' && node.path.startsWith(`${root}/`)) found.push({ path: node.path, owner: node.ephemeralOwner });
+    }
+    return found;
+  }
+
+  /** Events of the transaction being applied; fired only once it commits. */
+  private pendingEvents: (() => void)[] | null = null;
+
+  private atomically<T>(body: () => T): T {
+    const events: (() => void)[] = [];
+    this.pendingEvents = events;
+    try {
+      return body();
+    } finally {
+      this.pendingEvents = null;
+      for (const fire of events) fire();
+    }
+  }
+
+  private applyOp(sessionId: string, op: TxnOp, zxid: number, undo: Undo[]): TxnOpResult {
+    switch (op.op) {
+      case 'create': {
+        const path = this.applyCreate(sessionId, op.path, op.data, op.mode, zxid, undo);
+        return { path, stat: this.statOf(this.mustGet(path)) };
+      }
+      case 'delete':
+        this.applyDelete(op.path, op.version, zxid, undo);
+        return {};
+      case 'check': {
+        const node = this.nodes.get(op.path);
+        if (node === undefined) throw zkError('NONODE', op.path);
+        if (op.version !== -1 && node.version !== op.version) throw zkError('BADVERSION', op.path);
+        return {};
+      }
+      case 'setData':
+        this.applySetData(op.path, op.data, op.version, zxid, undo);
+        return { stat: this.statOf(this.mustGet(op.path)) };
+    }
+  }
+
+  private applyCreate(sessionId: string, path: string, data: string, mode: NodeMode, zxid: number, undo?: Undo[]): string {
+    const sequential = mode === 'persistentSequential' || mode === 'ephemeralSequential';
+    if (!validPath(path, sequential) || path === '/') throw zkError('BADARGUMENTS', path);
+    const parentPath = parentOf(path);
+    const parent = this.nodes.get(parentPath);
+    if (parent === undefined) throw zkError('NONODE', path);
+    if (parent.ephemeralOwner !== '0') throw zkError('NOCHILDRENFOREPHEMERALS', path);
+    const fullPath = sequential ? `${path}${sequenceSuffix(parent.cversion)}` : path;
+    if (this.nodes.has(fullPath)) throw zkError('NODEEXISTS', fullPath);
+    const ephemeral = mode === 'ephemeral' || mode === 'ephemeralSequential';
+    const session = this.sessions.get(sessionId);
+    if (ephemeral && session === undefined) throw zkError('SESSIONEXPIRED', fullPath);
+    const node = this.newNode(fullPath, mode, data, ephemeral ? sessionId : '0', zxid);
+    const before = { cversion: parent.cversion, pzxid: parent.pzxid };
+    this.nodes.set(fullPath, node);
+    parent.children.add(nameOf(fullPath));
+    parent.cversion++;
+    parent.pzxid = zxid;
+    if (ephemeral) session?.ephemerals.add(fullPath);
+    undo?.push(() => {
+      this.nodes.delete(fullPath);
+      parent.children.delete(nameOf(fullPath));
+      parent.cversion = before.cversion;
+      parent.pzxid = before.pzxid;
+      session?.ephemerals.delete(fullPath);
+    });
+    this.trigger(this.dataWatches, fullPath, 'created');
+    this.trigger(this.childWatches, parentPath, 'child');
+    return fullPath;
+  }
+
+  private applyDelete(path: string, version: number, zxid: number, undo?: Undo[]): void {
+    const node = this.nodes.get(path);
+    if (node === undefined || path === '/') throw zkError('NONODE', path);
+    if (version !== -1 && node.version !== version) throw zkError('BADVERSION', path);
+    if (node.children.size > 0) throw zkError('NOTEMPTY', path);
+    const parent = this.mustGet(parentOf(path));
+    const before = { pzxid: parent.pzxid };
+    this.removeNode(path, zxid);
+    undo?.push(() => {
+      this.nodes.set(path, node);
+      parent.children.add(nameOf(path));
+      parent.pzxid = before.pzxid;
+      if (node.ephemeralOwner !== '0') this.sessions.get(node.ephemeralOwner)?.ephemerals.add(path);
+    });
+  }
+
+  private applySetData(path: string, data: string, version: number, zxid: number, undo?: Undo[]): void {
+    const node = this.nodes.get(path);
+    if (node === undefined) throw zkError('NONODE', path);
+    if (version !== -1 && node.version !== version) throw zkError('BADVERSION', path);
+    const before = { data: node.data, version: node.version, mzxid: node.mzxid, mtime: node.mtime };
+    node.data = data;
+    node.version++;
+    node.mzxid = zxid;
+    node.mtime = this.now();
+    undo?.push(() => Object.assign(node, before));
+    this.trigger(this.dataWatches, path, 'changed');
+  }
+
+  private removeNode(path: string, zxid: number): void {
+    const node = this.mustGet(path);
+    const parentPath = parentOf(path);
+    const parent = this.mustGet(parentPath);
+    this.nodes.delete(path);
+    // The real server counts child creations only in cversion (the differential test showed it):
+    // a sequential name after a delete is not one higher.
+    parent.children.delete(nameOf(path));
+    parent.pzxid = zxid;
+    if (node.ephemeralOwner !== '0') this.sessions.get(node.ephemeralOwner)?.ephemerals.delete(path);
+    this.trigger(this.dataWatches, path, 'deleted');
+    this.trigger(this.childWatches, path, 'deleted');
+    this.trigger(this.childWatches, parentPath, 'child');
+  }
+
+  private newNode(path: string, mode: NodeMode, data: string, owner: string, zxid = 0): SimNode {
+    const now = this.now();
+    return { path, mode, data, czxid: zxid, mzxid: zxid, pzxid: zxid, version: 0, cversion: 0, ctime: now, mtime: now, ephemeralOwner: owner, children: new Set() };
+  }
+
+  private mustGet(path: string): SimNode {
+    const node = this.nodes.get(path);
+    if (node === undefined) throw new Error(`simulator: ${path} missing`);
+    return node;
+  }
+
+  private statOf(node: SimNode): NodeStat & { readonly pzxid: number; readonly cversion: number; readonly numChildren: number } {
+    return {
+      czxid: node.czxid,
+      mzxid: node.mzxid,
+      pzxid: node.pzxid,
+      version: node.version,
+      cversion: node.cversion,
+      ctime: node.ctime,
+      ephemeralOwner: node.ephemeralOwner,
+      numChildren: node.children.size,
+    };
+  }
+
+  private addWatch(watches: Map<string, Watch[]>, path: string, sessionId: string, onEvent: (type: WatchEventType) => void): void {
+    const session = this.sessions.get(sessionId);
+    if (session === undefined) return;
+    const list = watches.get(path);
+    const watch = { sink: session.sink, onEvent };
+    if (list === undefined) watches.set(path, [watch]);
+    else list.push(watch);
+  }
+
+  /**
+   * One-shot: every watch on `path` fires once, through its session's connection. Inside a
+   * transaction the watches are taken and fired only when it commits (a refused one keeps them).
+   */
+  private trigger(watches: Map<string, Watch[]>, path: string, type: WatchEventType): void {
+    const fire = (): void => {
+      const list = watches.get(path);
+      if (list === undefined) return;
+      watches.delete(path);
+      for (const watch of list) watch.sink.deliverWatch(() => watch.onEvent(type), `${type} ${path}`);
+    };
+    if (this.pendingEvents !== null) this.pendingEvents.push(fire);
+    else fire();
+  }
+}

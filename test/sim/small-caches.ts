@@ -1,0 +1,18 @@
+import type { LRUCache } from 'lru-cache';
+
+type LruModule = typeof import('lru-cache');
+
+/**
+ * The engine's caches preallocate room for 100,000 entries, which dominates the cost of the short
+ * engines of a simulated run. A run has a handful of documents, so a smaller capacity never
+ * evicts and behaves the same. Used as `vi.mock('lru-cache', smallCaches)`.
+ */
+export async function smallCaches(importOriginal: () => Promise<LruModule>): Promise<LruModule> {
+  const real = await importOriginal();
+  class SmallLRUCache<K extends NonNullable<unknown>, V extends NonNullable<unknown>, FC = unknown> extends real.LRUCache<K, V, FC> {
+    constructor(options: LRUCache.Options<K, V, FC>) {
+      super({ ...options, max: Math.min(Number(options.max ?? 1_024), 1_024) } as LRUCache.Options<K, V, FC>);
+    }
+  }
+  return { ...real, LRUCache: SmallLRUCache as unknown as LruModule['LRUCache'] };
+}
