@@ -1,6 +1,12 @@
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
+/** The ZooKeeper client (src/zookeeper/) is a library of the ZooKeeper lock engine alone. */
+const ZOOKEEPER_CLIENT = {
+  group: ['**/zookeeper/zk-*', 'zookeeper'],
+  message: 'Only the ZooKeeper lock engine (src/lock/zookeeper/) uses the ZooKeeper client: go through the LockEngine contract.',
+};
+
 export default tseslint.config(
   { ignores: ['dist/', '.bench-build/', 'node_modules/', 'bench/results/', 'bench/java/', 'coverage/'] },
   js.configs.recommended,
@@ -14,6 +20,26 @@ export default tseslint.config(
   {
     files: ['test/**', 'bench/**'],
     rules: { 'no-console': 'off' },
+  },
+  {
+    files: ['src/**/*.ts'],
+    ignores: ['src/lock/zookeeper/**', 'src/zookeeper/**'],
+    rules: { 'no-restricted-imports': ['error', { patterns: [ZOOKEEPER_CLIENT] }] },
+  },
+  {
+    // The write path returns outcomes; only the HTTP edge writes responses.
+    files: ['src/write/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            { group: ['**/http/*', '**/http/**'], message: 'src/write must not import the HTTP edge: return a WriteOutcome and let src/http render it.' },
+            ZOOKEEPER_CLIENT,
+          ],
+        },
+      ],
+    },
   },
   {
     files: ['scripts/**/*.mjs'],

@@ -29,9 +29,8 @@ const settings = testSettings({
     servers: stringField(config, 'zookeeper'),
     lockRoot: stringField(config, 'lockRoot'),
     sessionTimeoutMs: 10_000,
-    foregroundTimeoutMs: 60_000,
-    backgroundTimeoutMs: 60_000,
   },
+  lock: { foregroundTimeoutMs: 60_000, backgroundTimeoutMs: 60_000 },
   elasticsearch: { hosts: [stringField(config, 'upstream')] },
   proxy: { deadLetterDir: stringField(config, 'deadLetterDir'), logLevel: 'error', slowLockMs: 60_000, fencing: objectField(config, 'fencing') === 'on' ? 'on' : 'off', lockService: inProcess ? 'in-process' : 'zookeeper', listenTls },
 });

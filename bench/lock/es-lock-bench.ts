@@ -27,8 +27,6 @@ function settingsFor(zk: string): ZooKeeperSettings {
     connectionDelayMs: 1_000,
     foregroundPrefix: 'A',
     backgroundPrefix: 'B',
-    foregroundTimeoutMs: 30_000,
-    backgroundTimeoutMs: 30_000,
     lockRoot: '/es-lock-proxy-bench/locks',
     auth: null,
     handOverMaxCount: 16,

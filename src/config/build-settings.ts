@@ -1,4 +1,4 @@
-import type { ValueOf } from './config-keys.js';
+import { LOCK_TIMEOUT_KEYS, type ValueOf } from './config-keys.js';
 import type { ElasticsearchSettings, ProxySettings, Settings } from './settings.js';
 
 /** Shapes validated key values into the `Settings` object; cross-key rules were checked before. */
@@ -11,14 +11,16 @@ export function buildSettings(value: ValueOf, source: Settings['source']): Setti
       connectionDelayMs: value('zookeeper.connection.delay'),
       foregroundPrefix: value('zookeeper.foregound.lock.prefix'),
       backgroundPrefix: value('zookeeper.backgound.lock.prefix'),
-      foregroundTimeoutMs: value('zookeeper.foregound.task.timeout'),
-      backgroundTimeoutMs: value('zookeeper.backgound.task.timeout'),
       lockRoot: value('zookeeper.lock.root'),
       auth: value('zookeeper.auth'),
       handOverMaxCount: value('zookeeper.lock.handover.max.count'),
       handOverMaxMs: value('zookeeper.lock.handover.max.ms'),
       lingerMs: value('zookeeper.lock.linger.ms'),
       documentCleanup: value('zookeeper.lock.document.cleanup'),
+    },
+    lock: {
+      foregroundTimeoutMs: value(LOCK_TIMEOUT_KEYS.foregroundTimeoutMs),
+      backgroundTimeoutMs: value(LOCK_TIMEOUT_KEYS.backgroundTimeoutMs),
     },
     elasticsearch: {
       hosts: value('elasticsearch.hosts'),

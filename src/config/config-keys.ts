@@ -19,7 +19,7 @@ import {
   type DigestAuth,
   type ValueParser,
 } from './value-parsers.js';
-import type { ByQueryPolicy, FencingMode, LockService, LogFormat, ProxySettings } from './settings.js';
+import type { ByQueryPolicy, FencingMode, LockService, LockSettings, LogFormat, ProxySettings } from './settings.js';
 import type { Priority } from '../lock/lock-engine.js';
 
 /** Whether a changed value can be applied to a running proxy (SIGHUP) or needs a restart. */
@@ -404,6 +404,15 @@ export const CONFIG_KEYS: { readonly [K in ConfigKey]: KeySpec<ConfigValues[K]> 
 };
 
 export const CONFIG_KEY_NAMES: readonly ConfigKey[] = Object.freeze(objectKeys(CONFIG_KEYS));
+
+/**
+ * `Settings.lock` read from the original plugin's key names, misspellings included, so that its
+ * properties files keep working: the timeouts apply whatever the lock service, ZooKeeper or not.
+ */
+export const LOCK_TIMEOUT_KEYS = Object.freeze({
+  foregroundTimeoutMs: 'zookeeper.foregound.task.timeout',
+  backgroundTimeoutMs: 'zookeeper.backgound.task.timeout',
+} as const satisfies { readonly [K in keyof LockSettings]: ConfigKey });
 
 export const ENV_PREFIX = 'ES_LOCK_PROXY_';
 

@@ -1,5 +1,5 @@
 import { formatByteSize } from './byte-size.js';
-import type { ConfigKey } from './config-keys.js';
+import { LOCK_TIMEOUT_KEYS, type ConfigKey } from './config-keys.js';
 import type { Settings } from './settings.js';
 
 /**
@@ -8,7 +8,7 @@ import type { Settings } from './settings.js';
  * check that loading this text back yields the same settings, so the two mappings cannot drift.
  */
 export function settingsToProperties(settings: Settings): Record<ConfigKey, string> {
-  const { zookeeper, elasticsearch, proxy } = settings;
+  const { zookeeper, lock, elasticsearch, proxy } = settings;
   const auth = elasticsearch.auth;
   return {
     'zookeeper.servers': zookeeper.servers,
@@ -17,8 +17,8 @@ export function settingsToProperties(settings: Settings): Record<ConfigKey, stri
     'zookeeper.connection.delay': String(zookeeper.connectionDelayMs),
     'zookeeper.foregound.lock.prefix': zookeeper.foregroundPrefix,
     'zookeeper.backgound.lock.prefix': zookeeper.backgroundPrefix,
-    'zookeeper.foregound.task.timeout': String(zookeeper.foregroundTimeoutMs),
-    'zookeeper.backgound.task.timeout': String(zookeeper.backgroundTimeoutMs),
+    [LOCK_TIMEOUT_KEYS.foregroundTimeoutMs]: String(lock.foregroundTimeoutMs),
+    [LOCK_TIMEOUT_KEYS.backgroundTimeoutMs]: String(lock.backgroundTimeoutMs),
     'elastic.request.retry.count': String(elasticsearch.requestRetryCount),
     'elasticsearch.hosts': elasticsearch.hosts.map((url) => url.href).join(','),
     'elasticsearch.ssl.ca': elasticsearch.ssl.caFile ?? '',

@@ -7,6 +7,7 @@ import type { ListenerTlsFiles } from '../tls/listener-tls.js';
  */
 export interface Settings {
   readonly zookeeper: ZooKeeperSettings;
+  readonly lock: LockSettings;
   readonly elasticsearch: ElasticsearchSettings;
   readonly proxy: ProxySettings;
   /** Where the settings were read from (for reload and the startup line). */
@@ -25,8 +26,6 @@ export interface ZooKeeperSettings {
   readonly connectionDelayMs: number;
   readonly foregroundPrefix: string;
   readonly backgroundPrefix: string;
-  readonly foregroundTimeoutMs: number;
-  readonly backgroundTimeoutMs: number;
   readonly lockRoot: string;
   /** `zookeeper.auth=digest:user:password`; lock nodes are created with a creator-only ACL when set. */
   readonly auth: { readonly scheme: 'digest'; readonly credentials: string } | null;
@@ -38,6 +37,14 @@ export interface ZooKeeperSettings {
   readonly lingerMs: number;
   /** Who deletes a document node the proxy created for a lock: that lock's release, or ZooKeeper's reaper only. */
   readonly documentCleanup: 'release' | 'reaper';
+}
+
+/** How long writes wait for their document locks, whatever the lock service. */
+export interface LockSettings {
+  /** Longest wait of a foreground write before it is answered 429. */
+  readonly foregroundTimeoutMs: number;
+  /** Longest wait of one attempt of a background write (it may be retried, then dead-lettered). */
+  readonly backgroundTimeoutMs: number;
 }
 
 export interface ElasticsearchSettings {

@@ -7,8 +7,10 @@ import { ClientGone } from './client-gone.js';
 import { asProxyError, sendElasticsearchError } from './elasticsearch-error.js';
 import { readRequestBody } from './request-body.js';
 import { KIND_OF_ROUTE, type RequestEvents, type RequestKind } from './request-kind.js';
-import type { UpstreamForwarder } from './upstream-forwarder.js';
-import { readsBodyWhole, type WriteInterceptor, type WriteRoute } from './write-interceptor.js';
+import type { UpstreamForwarder } from '../forwarding/upstream-forwarder.js';
+import type { WriteRoute } from '../write/write-request.js';
+import { ClientWrite } from './client-write.js';
+import { readsBodyWhole, type WriteInterceptor } from './write-interceptor.js';
 
 export interface ProxyHandlerDeps {
   readonly forwarder: UpstreamForwarder;
@@ -85,7 +87,7 @@ async function handleWrite(deps: ProxyHandlerDeps, req: IncomingMessage, res: Se
   }
   try {
     if (deps.writeInterceptor === undefined) await deps.forwarder.pipe({ method: req.method ?? 'GET', url: req.url ?? '/', rawHeaders: req.rawHeaders, body }, res);
-    else await deps.writeInterceptor({ req, res, route, body, bodyStreams, inflatedFrom: null, requestId, clientGone: new ClientGone(res) });
+    else await deps.writeInterceptor(new ClientWrite(req, res, route, body, bodyStreams, requestId, new ClientGone(res), deps.forwarder));
   } catch (error) {
     const proxyError = asProxyError(error);
     if (proxyError.code === 'INTERNAL') deps.logger.error({ err: error, requestId }, 'write path failed');

@@ -15,7 +15,7 @@ import { ALIAS_LOOKUP_CONCURRENCY, AliasResolver, clusterAliasLookup } from '../
 import { attachLockEngine, lockEventsOf } from '../observe/attach-lock-engine.js';
 import { combineObservers, observer as partialObserver, type ProxyObserver } from '../observe/proxy-observer.js';
 import { loggingObserver } from '../write/write-observer.js';
-import { createWriteInterceptor } from '../write/write-path.js';
+import { createWriteInterceptor } from '../http/write-edge.js';
 import { FenceReader } from '../write/fencing/fence-reader.js';
 import { proxyCredentials } from './proxy-credentials.js';
 import { startProxy, type BoundAddress, type StartProxyDeps } from './start-proxy.js';

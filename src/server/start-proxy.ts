@@ -6,7 +6,7 @@ import { createAdminApp } from '../http/admin-app.js';
 import { createProxyHandler } from '../http/proxy-handler.js';
 import { lockEngineCheck, Readiness, upstreamCheck, type ReadinessCheck } from '../http/readiness.js';
 import { createUpstreamForwarder } from '../http/upstream/create-upstream-forwarder.js';
-import type { UpstreamForwarder } from '../http/upstream-forwarder.js';
+import type { UpstreamForwarder } from '../forwarding/upstream-forwarder.js';
 import type { WriteInterceptor } from '../http/write-interceptor.js';
 import type { LockEngine } from '../lock/lock-engine.js';
 import { NO_OBSERVER, type ProxyObserver } from '../observe/proxy-observer.js';

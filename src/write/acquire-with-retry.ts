@@ -1,6 +1,6 @@
 import type { HeldLock, LockKey, Priority } from '../lock/lock-engine.js';
-import { backoffDelayMs, delay } from './backoff.js';
-import type { InterceptedRequest as ClientExchange } from '../http/write-interceptor.js';
+import { backOff, retriesAfterTimeout } from './background-retry.js';
+import type { WriteRequest } from './write-request.js';
 import { isLockTimeout } from './lock-errors-http.js';
 import { lockTimeoutMs, ownerOf, type WritePathDeps } from './write-path-deps.js';
 import { singleWriteReporter } from './write-observer.js';
@@ -12,17 +12,17 @@ export type SingleAcquireResult =
       readonly attemptTimes: readonly number[];
       readonly waitedMs: number;
       readonly timeoutMs: number;
-    };
+    }
+  | { readonly kind: 'aborted'; readonly attemptTimes: readonly number[] };
 
 /**
- * Acquires one document's lock. A background request whose wait times out goes back into the
- * queue up to `elastic.request.retry.count` times with jittered backoff (the original plugin's
- * retry before the dead-letter queue); a foreground one gets a single wait. Other failures
- * (ZooKeeper unavailable, client gone) propagate.
+ * Acquires one document's lock; a wait that times out is retried or given up on as
+ * background-retry.ts decides. `aborted`: the client hung up during a backoff. Other failures
+ * (ZooKeeper unavailable, client gone while waiting) propagate.
  */
 export async function acquireWithRetry(
   deps: WritePathDeps,
-  exchange: ClientExchange,
+  exchange: WriteRequest,
   key: LockKey,
   priority: Priority,
   message: string,
@@ -43,10 +43,10 @@ export async function acquireWithRetry(
       return { kind: 'held', lock, attemptTimes, waitedMs: Date.now() - startedAt };
     } catch (error) {
       if (!isLockTimeout(error)) throw error;
-      const retriesLeft = priority === 'background' && attempt <= settings.elasticsearch.requestRetryCount;
-      if (!retriesLeft) return { kind: 'timed_out', attemptTimes, waitedMs: Date.now() - startedAt, timeoutMs };
-      singleWriteReporter(deps.observer, exchange, key, priority)('retried', Date.now() - startedAt, 0, null, attempt);
-      await delay(backoffDelayMs(attempt - 1), exchange.clientGone);
+      const waitedMs = Date.now() - startedAt;
+      if (!retriesAfterTimeout(settings, priority, attempt)) return { kind: 'timed_out', attemptTimes, waitedMs, timeoutMs };
+      singleWriteReporter(deps.observer, exchange, key, priority)('retried', waitedMs, 0, null, attempt);
+      if (!(await backOff(attempt, exchange.clientGone))) return { kind: 'aborted', attemptTimes };
     }
   }
 }

@@ -1,8 +1,5 @@
 import { sliceBulkBody } from '../classify/bulk-parser.js';
 import { ProxyError } from '../errors/proxy-error.js';
-import { relayUpstreamResponse } from '../http/relay-response.js';
-import { presentedUpstreamError } from '../http/response-options/present.js';
-import { lenientResponseOptionsOf } from '../http/response-options/response-options.js';
 import type { HeldLock, LockKey } from '../lock/lock-engine.js';
 import { keyString } from '../lock/lock-key.js';
 import { type KeyedBulkItem, distinctKeys } from './bulk-items.js';
@@ -17,7 +14,7 @@ import { forwardFencedSubBulk } from './fencing/fenced-sub-bulk.js';
 
 /** How one round of lock acquisition for a bulk ended. */
 export interface RoundOutcome {
-  /** The whole request has been answered (streamed, or Elasticsearch's whole-request error relayed). */
+  /** The whole request has been answered: streamed, or Elasticsearch's whole-request refusal kept in `run.refusal`. */
   readonly answered: boolean;
   /** Items whose lock wait timed out: retried in another round, or answered 429. */
   readonly timedOut: readonly KeyedBulkItem[];
@@ -154,7 +151,7 @@ class Round {
     const heldSince = Date.now();
     try {
       const request = forwardRequestOf(this.run.exchange, this.run.deps.settings(), { beforeSend: vouchedFor(locks) });
-      const outcome = await this.run.deps.forwarder.pipe(request, this.run.exchange.res);
+      const outcome = await this.run.exchange.streamAnswer(request);
       this.run.lastUpstreamStatus = outcome.status;
     } finally {
       this.run.holdMs += Date.now() - heldSince;
@@ -279,7 +276,7 @@ async function forwardSubset(run: BulkRun, items: readonly KeyedBulkItem[], befo
     const upstream = await run.deps.forwarder.exchange(forwardRequestOf(run.exchange, run.deps.settings(), { body, mergesAnswer: true, beforeSend }));
     run.lastUpstreamStatus = upstream.status;
     if (upstream.status >= 300 && firstUpstreamCall) {
-      relayUpstreamResponse(run.exchange.res, presentedUpstreamError(upstream, lenientResponseOptionsOf(run.exchange.req.url)));
+      run.refusal = upstream;
       return 'answered';
     }
     const parsed = parseBulkResponse(upstream.body, items.length);

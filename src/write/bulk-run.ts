@@ -1,6 +1,7 @@
 import { ERROR_CODES } from '../errors/error-codes.js';
 import type { ProxyError } from '../errors/proxy-error.js';
-import type { InterceptedRequest as ClientExchange } from '../http/write-interceptor.js';
+import type { UpstreamResponse } from '../forwarding/upstream-forwarder.js';
+import type { WriteRequest } from './write-request.js';
 import type { Priority } from '../lock/lock-engine.js';
 import { type BulkItemResult, type KeyedBulkItem, proxyItemResult } from './bulk-items.js';
 import type { WritePathDeps } from './write-path-deps.js';
@@ -8,7 +9,7 @@ import type { WritePathDeps } from './write-path-deps.js';
 /** State of one bulk request across its lock rounds. */
 export interface BulkRun {
   readonly deps: WritePathDeps;
-  readonly exchange: ClientExchange;
+  readonly exchange: WriteRequest;
   readonly priority: Priority;
   readonly defaultIndex: string | null;
   readonly items: readonly KeyedBulkItem[];
@@ -20,6 +21,8 @@ export interface BulkRun {
   waitMs: number;
   holdMs: number;
   lastUpstreamStatus: number | null;
+  /** Elasticsearch refused the first sub-bulk as a whole: the client gets this answer. */
+  refusal: UpstreamResponse | null;
 }
 
 /** Items answered by the proxy with `error`'s status and type. */

@@ -1,17 +1,15 @@
 import { exceedsIdLimit, parseBulkBody, sliceBulkBody, type BulkItem } from '../classify/bulk-parser.js';
 import { checkBulkContentType } from '../classify/content-type.js';
-import { sendElasticsearchError } from '../http/elasticsearch-error.js';
-import { sendJson } from '../http/relay-response.js';
 import type { Priority } from '../lock/lock-engine.js';
-import { backoffDelayMs, delay } from './backoff.js';
+import { backOff, giveUp, retriesAfterTimeout } from './background-retry.js';
 import { distinctKeys, lockTimeoutItem, proxyItemResult, type KeyedBulkItem } from './bulk-items.js';
 import { renderBulkResponse } from './bulk-response.js';
 import { runRound } from './bulk-round.js';
 import { type BulkRun, recordFailure } from './bulk-run.js';
-import { deadLetter } from './dead-letter.js';
-import type { InterceptedRequest as ClientExchange } from '../http/write-interceptor.js';
+import type { WriteRequest } from './write-request.js';
 import type { LockOutcome } from './write-observer.js';
 import type { WritePathDeps } from './write-path-deps.js';
+import { DONE, errorOutcome, NO_HEADERS, type WriteOutcome } from './write-outcome.js';
 
 /**
  * `_bulk`: lock the documents the request names without hold-and-wait (`acquireEach`, see
@@ -24,10 +22,10 @@ import type { WritePathDeps } from './write-path-deps.js';
  */
 export async function handleBulkWrite(
   deps: WritePathDeps,
-  exchange: ClientExchange,
+  exchange: WriteRequest,
   route: { readonly defaultIndex: string | null; readonly typed: boolean },
   priority: Priority,
-): Promise<void> {
+): Promise<WriteOutcome> {
   const { defaultIndex } = route;
   checkBulkContentType(exchange.req.headers['content-type'], exchange.body.length);
   const items = await keyItems(deps, parseBulkBody(exchange.body, defaultIndex, { allowTypeMetadata: route.typed }));
@@ -44,14 +42,27 @@ export async function handleBulkWrite(
     waitMs: 0,
     holdMs: 0,
     lastUpstreamStatus: null,
+    refusal: null,
   };
   let outcome: LockOutcome = 'acquired';
   try {
-    outcome = await runRounds(run);
+    const rounds = await runRounds(run);
+    outcome = rounds.outcome;
+    return rounds.answer;
   } finally {
     report(run, outcome, distinctKeys(items).length);
   }
 }
+
+/** How the rounds ended: what the report says, and how the client is answered. */
+interface RoundsEnd {
+  readonly outcome: LockOutcome;
+  readonly answer: WriteOutcome;
+}
+
+/** The common ends, allocated once: the answer streamed, or the client gone. */
+const STREAMED: RoundsEnd = Object.freeze({ outcome: 'acquired', answer: DONE });
+const ABORTED: RoundsEnd = Object.freeze({ outcome: 'aborted', answer: DONE });
 
 function report(run: BulkRun, outcome: LockOutcome, documents: number): void {
   run.deps.observer.lockedRequest({
@@ -83,7 +94,7 @@ async function keyItems(deps: WritePathDeps, items: readonly BulkItem[]): Promis
   }));
 }
 
-async function runRounds(run: BulkRun): Promise<LockOutcome> {
+async function runRounds(run: BulkRun): Promise<RoundsEnd> {
   const { deps, exchange, priority } = run;
   let pending: readonly KeyedBulkItem[] = run.items;
   for (let round = 1; ; round++) {
@@ -91,52 +102,38 @@ async function runRounds(run: BulkRun): Promise<LockOutcome> {
     run.attemptTimes.push(waitStarted);
     const outcome = await runRound(run, pending, round === 1);
     run.waitMs += Date.now() - waitStarted;
-    if (outcome.answered) return 'acquired';
-    if (outcome.aborted) return 'aborted';
+    if (outcome.answered) return run.refusal === null ? STREAMED : { outcome: 'acquired', answer: { kind: 'upstream_refusal', upstream: run.refusal } };
+    if (outcome.aborted) return ABORTED;
     if (outcome.unavailable !== null) {
       // Nothing forwarded yet: the whole request is answered 503 (a replay is safe).
-      if (!run.forwardedAnything) {
-        sendElasticsearchError(exchange.res, outcome.unavailable);
-        return 'unavailable';
-      }
+      if (!run.forwardedAnything) return { outcome: 'unavailable', answer: errorOutcome(outcome.unavailable) };
       recordFailure(run, pending, outcome.unavailable);
       break;
     }
     if (outcome.timedOut.length === 0) break;
-    const retry = priority === 'background' && round <= deps.settings().elasticsearch.requestRetryCount;
-    if (!retry) return answerTimedOut(run, outcome.timedOut);
+    if (!retriesAfterTimeout(deps.settings(), priority, round)) return answerTimedOut(run, outcome.timedOut);
     report(run, 'retried', distinctKeys(outcome.timedOut).length);
-    // A client that hangs up during the backoff is gone, not an internal error.
-    if (!(await delay(backoffDelayMs(round - 1), exchange.clientGone).then(() => true, () => false))) return 'aborted';
+    if (!(await backOff(round, exchange.clientGone))) return ABORTED;
     pending = outcome.timedOut;
   }
-  sendMerged(run);
-  return 'acquired';
+  return { outcome: 'acquired', answer: merged(run) };
 }
 
 /** Per-item 429s for the items still waiting; background ones go to the dead-letter queue. */
-async function answerTimedOut(run: BulkRun, waiting: readonly KeyedBulkItem[]): Promise<LockOutcome> {
+async function answerTimedOut(run: BulkRun, waiting: readonly KeyedBulkItem[]): Promise<RoundsEnd> {
   for (const keyed of waiting) run.results.set(keyed.item.position, lockTimeoutItem(keyed, run.waitMs));
-  const headers: Record<string, string> = {};
-  let outcome: LockOutcome = 'timeout';
-  if (run.priority === 'background') {
-    const deadLetterId = await deadLetter(run.deps, run.exchange, {
-      body: sliceBulkBody(run.exchange.body, waiting.map((keyed) => keyed.item)),
-      priority: run.priority,
-      keys: distinctKeys(waiting),
-      attemptTimes: run.attemptTimes,
-      lastError: { code: 'LOCK_TIMEOUT', message: `lock wait for ${waiting.length} documents timed out after ${run.waitMs}ms` },
-    });
-    if (deadLetterId !== null) {
-      headers['X-Dead-Letter-Id'] = deadLetterId;
-      outcome = 'dead_lettered';
-    }
-  }
-  sendMerged(run, headers);
-  return outcome;
+  const givenUp = await giveUp(run.deps, run.exchange, {
+    body: sliceBulkBody(run.exchange.body, waiting.map((keyed) => keyed.item)),
+    priority: run.priority,
+    keys: distinctKeys(waiting),
+    attemptTimes: run.attemptTimes,
+    lastError: { code: 'LOCK_TIMEOUT', message: `lock wait for ${waiting.length} documents timed out after ${run.waitMs}ms` },
+  });
+  return { outcome: givenUp.outcome, answer: merged(run, givenUp.deadLetterId === null ? NO_HEADERS : { 'X-Dead-Letter-Id': givenUp.deadLetterId }) };
 }
 
-function sendMerged(run: BulkRun, headers: Record<string, string> = {}): void {
+/** The merged answer: every item's result in the client's order, as Elasticsearch would have answered it. */
+function merged(run: BulkRun, headers: Readonly<Record<string, string>> = NO_HEADERS): WriteOutcome {
   const items = run.items.map((keyed) => run.results.get(keyed.item.position) ?? proxyItemResult(keyed, 500, 'internal_proxy_exception', 'item has no result'));
-  sendJson(run.exchange.res, 200, renderBulkResponse(run.took, items), headers);
+  return { kind: 'composed', status: 200, body: renderBulkResponse(run.took, items), headers };
 }

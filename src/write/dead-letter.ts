@@ -1,6 +1,6 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { createDeadLetterRecord } from '../deadletter/dead-letter-record.js';
-import type { InterceptedRequest as ClientExchange } from '../http/write-interceptor.js';
+import type { WriteRequest } from './write-request.js';
 import type { LockKey, Priority } from '../lock/lock-engine.js';
 import type { WritePathDeps } from './write-path-deps.js';
 
@@ -14,12 +14,15 @@ export interface GivenUpWrite {
   readonly lastError: { readonly code: string; readonly message: string };
 }
 
+/** What the dead-letter record takes from the client's request. */
+export type DeadLetterSource = Pick<WriteRequest, 'req' | 'inflatedFrom' | 'requestId'>;
+
 /**
  * Durably records a write the proxy gave up on; resolves to the record id for `X-Dead-Letter-Id`,
  * or null when the queue could not be written. The client still gets its 429 then (a 5xx would
  * misreport a bulk whose other items were written); the loss is logged at error with the keys.
  */
-export async function deadLetter(deps: WritePathDeps, exchange: ClientExchange, write: GivenUpWrite): Promise<string | null> {
+export async function deadLetter(deps: WritePathDeps, exchange: DeadLetterSource, write: GivenUpWrite): Promise<string | null> {
   const record = createDeadLetterRecord({
     method: exchange.req.method ?? 'POST',
     url: exchange.req.url ?? '/',

@@ -1,14 +1,13 @@
-import { sendElasticsearchError } from '../http/elasticsearch-error.js';
-import { relayUpstreamResponse } from '../http/relay-response.js';
 import { ProxyError } from '../errors/proxy-error.js';
+import type { UpstreamResponse } from '../forwarding/upstream-forwarder.js';
 import type { HeldLock, LockKey, Priority } from '../lock/lock-engine.js';
-import type { UpstreamResponse } from '../http/upstream-forwarder.js';
 import { acquireWithRetry } from './acquire-with-retry.js';
-import { deadLetter } from './dead-letter.js';
-import type { InterceptedRequest as ClientExchange } from '../http/write-interceptor.js';
+import { giveUp } from './background-retry.js';
 import { lockLostBeforeForwarding, lockNotUsableAtHandOver, lockWaitTimeout, retryAfterSeconds } from './lock-errors-http.js';
 import { singleWriteReporter, type LockOutcome } from './write-observer.js';
+import { DONE, errorOutcome, type WriteOutcome } from './write-outcome.js';
 import { forwardRequestOf, type WritePathDeps } from './write-path-deps.js';
+import type { WriteRequest } from './write-request.js';
 import type { SingleWriteOp } from '../classify/route-parser.js';
 import { forwardFenced, singleFenceableAction, type SingleFenceTarget } from './fencing/fenced-single-write.js';
 
@@ -27,10 +26,10 @@ export interface SingleWriteTarget {
  */
 export async function handleSingleWrite(
   deps: WritePathDeps,
-  exchange: ClientExchange,
+  exchange: WriteRequest,
   target: SingleWriteTarget,
   priority: Priority,
-): Promise<void> {
+): Promise<WriteOutcome> {
   const names = await deps.aliases.resolveName(target.index);
   const key: LockKey = { index: names.lockIndex, id: target.id };
   const report = singleWriteReporter(deps.observer, exchange, key, priority);
@@ -39,32 +38,33 @@ export async function handleSingleWrite(
     acquired = await acquireWithRetry(deps, exchange, key, priority, `${exchange.req.method} ${exchange.req.url}`);
   } catch (error) {
     report(exchange.clientGone.aborted ? 'aborted' : 'unavailable', 0, 0, null, 1);
-    if (exchange.clientGone.aborted) return;
+    if (exchange.clientGone.aborted) return DONE;
     throw error;
   }
-  if (acquired.kind === 'timed_out') {
-    await answerTimeout(deps, exchange, key, priority, acquired);
-    return;
+  if (acquired.kind === 'aborted') {
+    report('aborted', 0, 0, null, acquired.attemptTimes.length);
+    return DONE;
   }
+  if (acquired.kind === 'timed_out') return answerTimeout(deps, exchange, key, priority, acquired);
   const { lock } = acquired;
   const heldSince = Date.now();
   let outcome: LockOutcome = 'acquired';
   let upstreamStatus: number | null = null;
   try {
     // A link suspended right now may come back within the session: wait for it (lost: not sent).
-    if (!(await usableOrAnswered(exchange, lock))) {
+    const lost = await lostBeforeForwarding(exchange, lock);
+    if (lost !== null) {
       outcome = exchange.clientGone.aborted ? 'aborted' : 'lost';
-      return;
+      return lost;
     }
     // Checked again at the moment the request is handed to the upstream socket: a connect can take
     // long enough for the lock to be lost, or its link suspended, meanwhile.
     const usableAtHandOver = (): ProxyError | null => (lock.usable() ? null : lockNotUsableAtHandOver(key));
     const fenceTarget = { op: target.op, readIndex: names.readIndex, lockIndex: key.index, id: key.id };
-    const upstream = await forwardWrite(deps, exchange, lock, fenceTarget, usableAtHandOver);
+    const answer = await forwardWrite(deps, exchange, lock, fenceTarget, usableAtHandOver);
     releaseInBackground(deps, lock);
-    if (upstream === null) return;
-    upstreamStatus = upstream.status;
-    relayUpstreamResponse(exchange.res, upstream);
+    if (answer.kind === 'upstream') upstreamStatus = answer.upstream.status;
+    return answer;
   } finally {
     releaseInBackground(deps, lock);
     // The write may have overlapped another writer: the oracle of last resort is this error line.
@@ -73,47 +73,40 @@ export async function handleSingleWrite(
   }
 }
 
-/** Waits while the lock's link is suspended; a lost lock (or a client gone) is answered here: false. */
-async function usableOrAnswered(exchange: ClientExchange, lock: HeldLock): Promise<boolean> {
+/** Waits while the lock's link is suspended; a lost lock is answered 503 (nothing to answer to a client gone). */
+async function lostBeforeForwarding(exchange: WriteRequest, lock: HeldLock): Promise<WriteOutcome | null> {
   try {
     await lock.untilUsable(exchange.clientGone);
-    return true;
+    return null;
   } catch {
-    if (!exchange.clientGone.aborted) sendElasticsearchError(exchange.res, lockLostBeforeForwarding(lock.key));
-    return false;
+    return exchange.clientGone.aborted ? DONE : errorOutcome(lockLostBeforeForwarding(lock.key));
   }
 }
 
 /**
  * Forwards as the client sent it, or fenced (proxy.fencing=on and a fence applies: never
- * unfenced then). Any failure, a failed fence read included, is answered here and yields `null`.
+ * unfenced then). Any ProxyError, a failed fence read included, is answered in Elasticsearch's shape.
  */
 async function forwardWrite(
   deps: WritePathDeps,
-  exchange: ClientExchange,
+  exchange: WriteRequest,
   lock: HeldLock,
   target: SingleFenceTarget,
   beforeSend: () => ProxyError | null,
-): Promise<UpstreamResponse | null> {
-  const send = (url?: string): Promise<UpstreamResponse | null> => answeringErrors(exchange, () => forwardOnce(deps, exchange, beforeSend, url));
-  const action = deps.settings().proxy.fencing === 'on' ? singleFenceableAction(exchange, target.op) : null;
-  if (action === null) return send();
-  return answeringErrors(exchange, () => forwardFenced(deps, exchange, lock, { ...target, action }, send));
-}
-
-function forwardOnce(deps: WritePathDeps, exchange: ClientExchange, beforeSend: () => ProxyError | null, url?: string): Promise<UpstreamResponse> {
-  return deps.forwarder.exchange(forwardRequestOf(exchange, deps.settings(), { readsAnswer: true, beforeSend, ...(url === undefined ? {} : { url }) }));
-}
-
-/** A ProxyError is answered in Elasticsearch's shape and yields `null`. */
-async function answeringErrors(exchange: ClientExchange, run: () => Promise<UpstreamResponse | null>): Promise<UpstreamResponse | null> {
+): Promise<WriteOutcome> {
   try {
-    return await run();
+    const send = (url?: string): Promise<UpstreamResponse> => forwardOnce(deps, exchange, beforeSend, url);
+    const action = deps.settings().proxy.fencing === 'on' ? singleFenceableAction(exchange, target.op) : null;
+    const upstream = action === null ? await send() : await forwardFenced(deps, exchange, lock, { ...target, action }, send);
+    return { kind: 'upstream', upstream };
   } catch (error) {
     if (!(error instanceof ProxyError)) throw error;
-    sendElasticsearchError(exchange.res, error);
-    return null;
+    return errorOutcome(error);
   }
+}
+
+function forwardOnce(deps: WritePathDeps, exchange: WriteRequest, beforeSend: () => ProxyError | null, url?: string): Promise<UpstreamResponse> {
+  return deps.forwarder.exchange(forwardRequestOf(exchange, deps.settings(), { readsAnswer: true, beforeSend, ...(url === undefined ? {} : { url }) }));
 }
 
 /** Release is off the request path; the engine retries it across reconnects. */
@@ -123,27 +116,21 @@ function releaseInBackground(deps: WritePathDeps, lock: HeldLock): void {
 
 async function answerTimeout(
   deps: WritePathDeps,
-  exchange: ClientExchange,
+  exchange: WriteRequest,
   key: LockKey,
   priority: Priority,
   result: { attemptTimes: readonly number[]; waitedMs: number; timeoutMs: number },
-): Promise<void> {
+): Promise<WriteOutcome> {
   const error = lockWaitTimeout(key, result.waitedMs);
   const headers: Record<string, string> = { 'Retry-After': retryAfterSeconds(result.timeoutMs) };
-  let outcome: LockOutcome = 'timeout';
-  if (priority === 'background') {
-    const deadLetterId = await deadLetter(deps, exchange, {
-      body: exchange.body,
-      priority,
-      keys: [key],
-      attemptTimes: result.attemptTimes,
-      lastError: { code: error.code, message: error.message },
-    });
-    if (deadLetterId !== null) {
-      headers['X-Dead-Letter-Id'] = deadLetterId;
-      outcome = 'dead_lettered';
-    }
-  }
-  singleWriteReporter(deps.observer, exchange, key, priority)(outcome, result.waitedMs, 0, null, result.attemptTimes.length);
-  sendElasticsearchError(exchange.res, error, headers);
+  const givenUp = await giveUp(deps, exchange, {
+    body: exchange.body,
+    priority,
+    keys: [key],
+    attemptTimes: result.attemptTimes,
+    lastError: { code: error.code, message: error.message },
+  });
+  if (givenUp.deadLetterId !== null) headers['X-Dead-Letter-Id'] = givenUp.deadLetterId;
+  singleWriteReporter(deps.observer, exchange, key, priority)(givenUp.outcome, result.waitedMs, 0, null, result.attemptTimes.length);
+  return errorOutcome(error, headers);
 }

@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import type { InterceptedRequest } from '../http/write-interceptor.js';
+import type { WriteRequest } from './write-request.js';
 import type { LockKey, Priority } from '../lock/lock-engine.js';
 
 export type LockOutcome = 'acquired' | 'timeout' | 'retried' | 'dead_lettered' | 'lost' | 'aborted' | 'unavailable';
@@ -56,7 +56,7 @@ export function loggingObserver(logger: Logger, slowLockMs: () => number): Write
 }
 
 /** Reports of one single-document write, the fields that do not change bound once. */
-export function singleWriteReporter(observer: WriteObserver, exchange: InterceptedRequest, key: LockKey, priority: Priority) {
+export function singleWriteReporter(observer: WriteObserver, exchange: WriteRequest, key: LockKey, priority: Priority) {
   return (
     outcome: LockOutcome,
     waitMs: number,

@@ -1,13 +1,12 @@
 import { hostname } from 'node:os';
 import type { Logger } from 'pino';
 import type { Settings } from '../config/settings.js';
-import type { UpstreamForwarder, ForwardRequest } from '../http/upstream-forwarder.js';
-import { withoutParams } from '../http/response-options/request-params.js';
-import { PRESENTATION_PARAMS } from '../http/response-options/response-options.js';
+import type { UpstreamForwarder, ForwardRequest } from '../forwarding/upstream-forwarder.js';
+import { PRESENTATION_PARAMS, withoutParams } from '../forwarding/request-params.js';
 import type { LockEngine, LockOwner, Priority } from '../lock/lock-engine.js';
 import type { DeadLetterStore } from '../deadletter/dead-letter-store.js';
 import type { AliasResolver } from './alias-resolver.js';
-import type { InterceptedRequest as ClientExchange } from '../http/write-interceptor.js';
+import type { WriteRequest } from './write-request.js';
 import type { WriteObserver } from './write-observer.js';
 import type { FenceReader } from './fencing/fence-reader.js';
 
@@ -26,12 +25,12 @@ export interface WritePathDeps {
 
 const HOST = hostname();
 
-export function ownerOf(exchange: ClientExchange): LockOwner {
+export function ownerOf(exchange: WriteRequest): LockOwner {
   return { host: HOST, pid: process.pid, requestId: exchange.requestId };
 }
 
 export function lockTimeoutMs(settings: Settings, priority: Priority): number {
-  return priority === 'foreground' ? settings.zookeeper.foregroundTimeoutMs : settings.zookeeper.backgroundTimeoutMs;
+  return priority === 'foreground' ? settings.lock.foregroundTimeoutMs : settings.lock.backgroundTimeoutMs;
 }
 
 export interface ForwardShape {
@@ -59,7 +58,7 @@ export interface ForwardShape {
  * that need no lock. A body the proxy built (`shape.body`, from the inflated content) goes
  * uncompressed, without the client's `Content-Encoding`.
  */
-export function forwardRequestOf(exchange: ClientExchange, settings: Settings, shape: ForwardShape = {}): ForwardRequest {
+export function forwardRequestOf(exchange: WriteRequest, settings: Settings, shape: ForwardShape = {}): ForwardRequest {
   const lockHeader = settings.proxy.lockHeader.toLowerCase();
   const url = shape.url ?? exchange.req.url ?? '/';
   const readsAnswer = shape.readsAnswer === true || shape.mergesAnswer === true;

@@ -1,40 +1,36 @@
 import { parsePriority } from '../classify/priority-header.js';
 import { exceedsIdLimit } from '../classify/bulk-parser.js';
 import { ProxyError } from '../errors/proxy-error.js';
-import { sendElasticsearchError } from '../http/elasticsearch-error.js';
-import { responseOptionsOf } from '../http/response-options/response-options.js';
 import type { Priority } from '../lock/lock-engine.js';
 import { handleBulkWrite } from './bulk-write.js';
-import type { InterceptedRequest as ClientExchange, WriteInterceptor, WriteRoute } from '../http/write-interceptor.js';
 import { handleSingleWrite } from './single-write.js';
-import { withReadableBody } from './readable-body.js';
+import { errorOutcome, type WriteOutcome } from './write-outcome.js';
 import { forwardRequestOf, type WritePathDeps } from './write-path-deps.js';
+import type { WriteRequest, WriteRoute } from './write-request.js';
 
-/** The write path as the proxy port calls it, with the route the edge classified. */
-export function createWriteInterceptor(deps: WritePathDeps): WriteInterceptor {
-  return async (received) => {
+/**
+ * The write path: locks what a write names, forwards it, and says how to answer. A `ProxyError`
+ * becomes an `error` outcome; anything else thrown is an internal fault for the edge to answer.
+ */
+export type WritePath = (request: WriteRequest) => Promise<WriteOutcome>;
+
+export function createWritePath(deps: WritePathDeps): WritePath {
+  return async (exchange) => {
     try {
-      // Refused before any lock is taken: the proxy may compose the answer, and Elasticsearch refuses these too.
-      responseOptionsOf(received.req.url ?? '/');
-      const exchange = await withReadableBody(received, deps.settings(), deps.logger);
-      await dispatch(deps, exchange, exchange.route, priorityOf(deps, exchange));
+      return await dispatch(deps, exchange, exchange.route, priorityOf(deps, exchange));
     } catch (error) {
-      answerFailure(deps, received, error);
+      if (error instanceof ProxyError) return errorOutcome(error);
+      throw error;
     }
   };
 }
 
-function priorityOf(deps: WritePathDeps, exchange: ClientExchange): Priority {
+function priorityOf(deps: WritePathDeps, exchange: WriteRequest): Priority {
   const { lockHeader, lockDefault } = deps.settings().proxy;
   return parsePriority(exchange.req.headers[lockHeader.toLowerCase()], lockDefault, lockHeader);
 }
 
-async function dispatch(
-  deps: WritePathDeps,
-  exchange: ClientExchange,
-  route: WriteRoute,
-  priority: Priority,
-): Promise<void> {
+async function dispatch(deps: WritePathDeps, exchange: WriteRequest, route: WriteRoute, priority: Priority): Promise<WriteOutcome> {
   switch (route.kind) {
     case 'single':
       // Elasticsearch rejects ids over 512 bytes without writing anything: no lock to take.
@@ -50,7 +46,7 @@ async function dispatch(
   }
 }
 
-async function handleByQuery(deps: WritePathDeps, exchange: ClientExchange, op: string): Promise<void> {
+function handleByQuery(deps: WritePathDeps, exchange: WriteRequest, op: string): WriteOutcome {
   if (deps.settings().proxy.byQueryPolicy === 'reject') {
     throw new ProxyError(
       'BY_QUERY_REJECTED',
@@ -64,16 +60,6 @@ async function handleByQuery(deps: WritePathDeps, exchange: ClientExchange, op: 
   return forwardUnlocked(deps, exchange);
 }
 
-async function forwardUnlocked(deps: WritePathDeps, exchange: ClientExchange): Promise<void> {
-  await deps.forwarder.pipe(forwardRequestOf(exchange, deps.settings()), exchange.res);
-}
-
-function answerFailure(deps: WritePathDeps, exchange: ClientExchange, error: unknown): void {
-  const proxyError =
-    error instanceof ProxyError
-      ? error
-      : new ProxyError('INTERNAL', 'internal error in the write path', { cause: error });
-  if (proxyError.code === 'INTERNAL') deps.logger.error({ err: error, requestId: exchange.requestId }, 'write path failed');
-  if (exchange.res.headersSent || exchange.res.destroyed) return;
-  sendElasticsearchError(exchange.res, proxyError);
+function forwardUnlocked(deps: WritePathDeps, exchange: WriteRequest): WriteOutcome {
+  return { kind: 'forward', request: forwardRequestOf(exchange, deps.settings()) };
 }

@@ -38,8 +38,6 @@ describe('safety margin with a short connect window', () => {
       connectionDelayMs: 200,
       foregroundPrefix: 'A',
       backgroundPrefix: 'B',
-      foregroundTimeoutMs: 2_000,
-      backgroundTimeoutMs: 2_000,
       lockRoot: '/margin/locks',
       auth: null,
       handOverMaxCount: 16,

@@ -157,8 +157,6 @@ function engineSettings(random: SimRandom): ZooKeeperSettings {
     connectionDelayMs: 200,
     foregroundPrefix: 'A',
     backgroundPrefix: 'B',
-    foregroundTimeoutMs: 2_000,
-    backgroundTimeoutMs: 2_000,
     lockRoot: ROOT,
     auth: null,
     handOverMaxCount: random.pick([1, 2, 16]),

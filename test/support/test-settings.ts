@@ -1,9 +1,10 @@
 import { loadSettings } from '../../src/config/load-settings.js';
-import type { ElasticsearchSettings, ProxySettings, Settings, ZooKeeperSettings } from '../../src/config/settings.js';
+import type { ElasticsearchSettings, LockSettings, ProxySettings, Settings, ZooKeeperSettings } from '../../src/config/settings.js';
 
 /** Per-section overrides; `elasticsearch.hosts` also takes URL strings. */
 export interface TestSettingsOverrides {
   readonly zookeeper?: Partial<ZooKeeperSettings>;
+  readonly lock?: Partial<LockSettings>;
   readonly elasticsearch?: Partial<Omit<ElasticsearchSettings, 'hosts'>> & { readonly hosts?: readonly (URL | string)[] };
   readonly proxy?: Partial<ProxySettings>;
 }
@@ -23,6 +24,7 @@ export function testSettings(overrides: TestSettingsOverrides = {}): Settings {
   const { hosts, ...elasticsearchRest } = overrides.elasticsearch ?? {};
   return Object.freeze({
     zookeeper: { ...TEST_DEFAULTS.zookeeper, ...overrides.zookeeper },
+    lock: { ...TEST_DEFAULTS.lock, ...overrides.lock },
     elasticsearch: {
       ...TEST_DEFAULTS.elasticsearch,
       ...elasticsearchRest,

@@ -1,6 +1,6 @@
 import { ProxyError } from '../../errors/proxy-error.js';
 import { compileFilterPaths, type FilterPathNode } from './filter-path.js';
-import { queryParams } from './request-params.js';
+import { queryParams } from '../../forwarding/request-params.js';
 
 /** The request's wishes about how an answer is written, as Elasticsearch reads them. */
 export interface ResponseOptions {
@@ -17,9 +17,6 @@ export interface ResponseOptions {
 }
 
 export const PLAIN_RESPONSE: ResponseOptions = Object.freeze({ includes: null, excludes: null, pretty: false, errorTrace: false });
-
-/** Parameters that only shape how an answer is written: dropped from sub-requests whose answers the proxy merges. */
-export const PRESENTATION_PARAMS: ReadonlySet<string> = new Set(['filter_path', 'pretty']);
 
 /**
  * Reads `filter_path`, `pretty` and `error_trace` from a raw request URL. A boolean that is

@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import type { Settings } from '../../config/settings.js';
-import type { UpstreamForwarder } from '../upstream-forwarder.js';
+import type { UpstreamForwarder } from '../../forwarding/upstream-forwarder.js';
 import { HostPool } from './host-pool.js';
 import { UndiciUpstreamForwarder } from './undici-upstream-forwarder.js';
 import type { UpstreamFailures } from './upstream-failures.js';

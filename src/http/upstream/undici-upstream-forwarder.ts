@@ -4,7 +4,7 @@ import type { Pool } from 'undici';
 import { statusFor } from '../../errors/error-codes.js';
 import type { ProxyError } from '../../errors/proxy-error.js';
 import { sendElasticsearchError } from '../elasticsearch-error.js';
-import type { ForwardOutcome, ForwardRequest, UpstreamForwarder, UpstreamResponse } from '../upstream-forwarder.js';
+import type { ForwardOutcome, ForwardRequest, UpstreamForwarder, UpstreamResponse } from '../../forwarding/upstream-forwarder.js';
 import { bufferSink, relaySink, type AnswerSink } from './answer-sink.js';
 import { withArrivedBody } from './arrived-body.js';
 import type { HostPool, UpstreamHost } from './host-pool.js';

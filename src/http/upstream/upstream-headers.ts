@@ -1,4 +1,4 @@
-import type { ForwardRequest } from '../upstream-forwarder.js';
+import type { ForwardRequest } from '../../forwarding/upstream-forwarder.js';
 import type { UpstreamHost } from './host-pool.js';
 
 /**

@@ -1,8 +1,8 @@
 import type { SingleWriteOp } from '../../classify/route-parser.js';
-import { queryParams } from '../../http/response-options/request-params.js';
-import type { UpstreamResponse } from '../../http/upstream-forwarder.js';
+import { queryParams } from '../../forwarding/request-params.js';
+import type { UpstreamResponse } from '../../forwarding/upstream-forwarder.js';
 import type { HeldLock } from '../../lock/lock-engine.js';
-import type { InterceptedRequest as ClientExchange } from '../../http/write-interceptor.js';
+import type { WriteRequest } from '../write-request.js';
 import type { WritePathDeps } from '../write-path-deps.js';
 import { fenceFor, type FenceableAction } from './fence.js';
 import { fenceableAction } from './fence-policy.js';
@@ -21,11 +21,11 @@ export interface SingleFenceTarget {
   readonly id: string;
 }
 
-/** Sends the request to the given raw URL; `null` when the failure was answered to the client already. */
-export type SendTo = (url: string) => Promise<UpstreamResponse | null>;
+/** Sends the request to the given raw URL; rejects with a ProxyError when it failed. */
+export type SendTo = (url: string) => Promise<UpstreamResponse>;
 
 /** The action to fence, or null when the write goes as it came (see fence-policy.ts). */
-export function singleFenceableAction(exchange: ClientExchange, op: SingleWriteOp): FenceableAction | null {
+export function singleFenceableAction(exchange: WriteRequest, op: SingleWriteOp): FenceableAction | null {
   const params = queryParams(exchange.req.url ?? '/');
   return fenceableAction(op, (name) => params.get(name), () => exchange.body);
 }
@@ -41,18 +41,18 @@ export function singleFenceableAction(exchange: ClientExchange, op: SingleWriteO
  */
 export async function forwardFenced(
   deps: WritePathDeps,
-  exchange: ClientExchange,
+  exchange: WriteRequest,
   lock: HeldLock,
   target: SingleFenceTarget & { readonly action: FenceableAction },
   send: SendTo,
-): Promise<UpstreamResponse | null> {
+): Promise<UpstreamResponse> {
   const url = exchange.req.url ?? '/';
   const routing = queryParams(url).get('routing') ?? null;
   for (let tries = 1; ; tries++) {
     const state = await deps.fenceReader.readOne({ index: target.readIndex, id: target.id, routing }, exchange.req.headers.authorization);
     const fence = fenceFor(target.action, state);
     const upstream = await send(fence === null ? url : fencedUrl(url, fence));
-    const conflict = fence === null || upstream === null ? null : conflictOfAnswer(upstream);
+    const conflict = fence === null ? null : conflictOfAnswer(upstream);
     if (conflict === null) return upstream;
     if (!lock.usable()) {
       deps.observer.fencedWrite({ requestId: exchange.requestId, index: target.lockIndex, id: target.id, action: target.action, reason: conflict });

@@ -1,4 +1,4 @@
-import type { UpstreamResponse } from '../../http/upstream-forwarder.js';
+import type { UpstreamResponse } from '../../forwarding/upstream-forwarder.js';
 import type { BulkItemResult } from '../bulk-items.js';
 
 const CONFLICT = 'version_conflict_engine_exception';

@@ -30,7 +30,7 @@ describe.each(LOCK_BACKENDS)('proxy.deadletter.index through the proxy ($name lo
     stack = await startWriteStack({
       ...locks.stackLocks(),
       proxies: 2,
-      settings: { zookeeper: { backgroundTimeoutMs: 150 }, elasticsearch: { requestRetryCount: 1 }, proxy: { deadLetterIndex: INDEX } },
+      settings: { lock: { backgroundTimeoutMs: 150 }, elasticsearch: { requestRetryCount: 1 }, proxy: { deadLetterIndex: INDEX } },
     });
     const { standIn, urls } = stack;
     const gate = standIn.gateDocument('products', 'kpi');

@@ -29,7 +29,7 @@ describe('a bulk whose sub-bulk waits for a suspended ZooKeeper link', () => {
     stack = await startWriteStack({
       zookeeper: link.connectString,
       settings: {
-        zookeeper: { sessionTimeoutMs: SESSION_TIMEOUT_MS, foregroundTimeoutMs: 60_000, backgroundTimeoutMs: 60_000 },
+        zookeeper: { sessionTimeoutMs: SESSION_TIMEOUT_MS }, lock: { foregroundTimeoutMs: 60_000, backgroundTimeoutMs: 60_000 },
         proxy: { upstreamTimeoutMs: 120_000 },
       },
     });

@@ -30,7 +30,7 @@ describe('crashed proxy', () => {
 
   it('kill -9 of a lock holder: the other proxy writes those documents within the session timeout, no znodes left', async () => {
     const zookeeper = inject('zookeeperConnect');
-    stack = await startWriteStack({ zookeeper, proxies: 1, settings: { zookeeper: { foregroundTimeoutMs: 15_000 } } });
+    stack = await startWriteStack({ zookeeper, proxies: 1, settings: { lock: { foregroundTimeoutMs: 15_000 } } });
     workDir = await mkdtemp(join(tmpdir(), 'es-lock-proxy-crash-'));
     const configFile = join(workDir, 'proxy.properties');
     await writeFile(

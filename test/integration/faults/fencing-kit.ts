@@ -35,7 +35,7 @@ export async function startExpiryPair(zookeeper: string, standIn: EsStandIn, fen
     testSettings({
       // lingerMs 0: B's seed write must not leave B keeping k3, so that A's bulk takes both of
       // its keys at once and sends both items in the one sub-bulk the test holds in flight.
-      zookeeper: { servers, lockRoot, sessionTimeoutMs: EXPIRY_SESSION_TIMEOUT_MS, foregroundTimeoutMs: 10_000, connectionRetry: 3, connectionDelayMs: 500, lingerMs: 0 },
+      zookeeper: { servers, lockRoot, sessionTimeoutMs: EXPIRY_SESSION_TIMEOUT_MS, connectionRetry: 3, connectionDelayMs: 500, lingerMs: 0 }, lock: { foregroundTimeoutMs: 10_000 },
       elasticsearch: { hosts: [standIn.url] },
       proxy: { deadLetterDir, fencing },
     });

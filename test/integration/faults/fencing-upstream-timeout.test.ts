@@ -25,7 +25,7 @@ describe.each(MODES)('a write whose answer timed out ($name locks, proxy.fencing
     stack = await startWriteStack({
       ...locks.stackLocks(),
       proxies: 2,
-      settings: { proxy: { upstreamTimeoutMs: UPSTREAM_TIMEOUT_MS, fencing }, zookeeper: { foregroundTimeoutMs: 5_000 } },
+      settings: { proxy: { upstreamTimeoutMs: UPSTREAM_TIMEOUT_MS, fencing }, lock: { foregroundTimeoutMs: 5_000 } },
     });
     return stack;
   };

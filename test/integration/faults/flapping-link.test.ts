@@ -133,11 +133,10 @@ describe('ZooKeeper links of three proxies cut every 0.15–0.65 s', () => {
       settings: {
         zookeeper: {
           sessionTimeoutMs: SESSION_TIMEOUT_MS,
-          foregroundTimeoutMs: LOCK_TIMEOUT_MS,
-          backgroundTimeoutMs: LOCK_TIMEOUT_MS,
           connectionRetry: 3,
           connectionDelayMs: 500,
         },
+        lock: { foregroundTimeoutMs: LOCK_TIMEOUT_MS, backgroundTimeoutMs: LOCK_TIMEOUT_MS },
       },
     });
     raw = await connectRawClient(zookeeper, SESSION_TIMEOUT_MS);

@@ -262,9 +262,8 @@ describe.each(LOCK_BACKENDS)('hostile input end to end ($name locks)', (locks) =
         servers: inProcess ? '127.0.0.1:1' : inject('zookeeperConnect'),
         lockRoot: `/hostile-${Date.now().toString(36)}`,
         sessionTimeoutMs: 4_000,
-        foregroundTimeoutMs: 2_000,
-        backgroundTimeoutMs: 500,
       },
+      lock: { foregroundTimeoutMs: 2_000, backgroundTimeoutMs: 500 },
       elasticsearch: { hosts: [standIn.url], requestRetryCount: 0 },
       // By-query writes cannot be locked per document; rejecting them keeps the lock oracle exact.
       proxy: { deadLetterDir, maxBodyBytes: MAX_BODY_BYTES, upstreamTimeoutMs: 5_000, byQueryPolicy: 'reject', lockService: locks.name },

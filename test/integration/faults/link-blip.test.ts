@@ -28,7 +28,7 @@ describe('a ZooKeeper link down for a few hundred milliseconds', () => {
     stack = await startWriteStack({
       zookeeper,
       zookeeperPerProxy: [link.connectString],
-      settings: { zookeeper: { sessionTimeoutMs: 4_000, foregroundTimeoutMs: 5_000, backgroundTimeoutMs: 5_000, connectionRetry: 3, connectionDelayMs: 500 } },
+      settings: { zookeeper: { sessionTimeoutMs: 4_000, connectionRetry: 3, connectionDelayMs: 500 }, lock: { foregroundTimeoutMs: 5_000, backgroundTimeoutMs: 5_000 } },
     });
     const [url] = stack.urls;
     const proxy = stack.proxies[0]!;

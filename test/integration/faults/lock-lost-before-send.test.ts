@@ -37,7 +37,7 @@ describe('a lock lost while the write waits for its upstream connection', () => 
     upstreamLink = await TcpForwarder.start(`127.0.0.1:${tls.port}`);
     deadLetterDir = await mkdtemp(join(tmpdir(), 'es-lock-proxy-dlq-'));
     const settings = testSettings({
-      zookeeper: { servers: zkLink.connectString, lockRoot: `/lost-before-send-${Date.now().toString(36)}`, sessionTimeoutMs: SESSION_TIMEOUT_MS, foregroundTimeoutMs: 10_000 },
+      zookeeper: { servers: zkLink.connectString, lockRoot: `/lost-before-send-${Date.now().toString(36)}`, sessionTimeoutMs: SESSION_TIMEOUT_MS }, lock: { foregroundTimeoutMs: 10_000 },
       elasticsearch: { hosts: [`https://127.0.0.1:${upstreamLink.port}`], ssl: { caFile: tls.caFile, verify: true } },
       proxy: { deadLetterDir, upstreamTimeoutMs: 30_000 },
     });

@@ -37,7 +37,7 @@ describe('a lock declared lost at the safety margin is kept until its write has 
     const lockRoot = `/margin-${Date.now().toString(36)}`;
     const settingsFor = (servers: string) =>
       testSettings({
-        zookeeper: { servers, lockRoot, sessionTimeoutMs: SESSION_TIMEOUT_MS, foregroundTimeoutMs: 60_000 },
+        zookeeper: { servers, lockRoot, sessionTimeoutMs: SESSION_TIMEOUT_MS }, lock: { foregroundTimeoutMs: 60_000 },
         elasticsearch: { hosts: [standIn.url] },
         proxy: { deadLetterDir, upstreamTimeoutMs: 120_000 },
       });

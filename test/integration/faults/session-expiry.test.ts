@@ -39,7 +39,7 @@ describe('session expiry while holding locks', () => {
     deadLetterDir = await mkdtemp(join(tmpdir(), 'es-lock-proxy-dlq-'));
     const settingsFor = (servers: string) =>
       testSettings({
-        zookeeper: { servers, lockRoot, sessionTimeoutMs: SESSION_TIMEOUT_MS, foregroundTimeoutMs: 10_000, connectionRetry: 3, connectionDelayMs: 500 },
+        zookeeper: { servers, lockRoot, sessionTimeoutMs: SESSION_TIMEOUT_MS, connectionRetry: 3, connectionDelayMs: 500 }, lock: { foregroundTimeoutMs: 10_000 },
         elasticsearch: { hosts: [standIn.url] },
         proxy: { deadLetterDir },
       });

@@ -37,7 +37,7 @@ describe('soak', () => {
       proxies: 2,
       standIn: { writeLatencyMs: 1 },
       settings: {
-        zookeeper: { sessionTimeoutMs: 4_000, foregroundTimeoutMs: 3_000, backgroundTimeoutMs: 1_000, connectionRetry: 3, connectionDelayMs: 500 },
+        zookeeper: { sessionTimeoutMs: 4_000, connectionRetry: 3, connectionDelayMs: 500 }, lock: { foregroundTimeoutMs: 3_000, backgroundTimeoutMs: 1_000 },
         elasticsearch: { requestRetryCount: 1 },
       },
     });

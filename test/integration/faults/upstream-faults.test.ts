@@ -37,7 +37,7 @@ describe.each(LOCK_BACKENDS)('upstream faults under locked writes ($name locks)'
     stack = await startWriteStack({
       ...locks.stackLocks(),
       proxies: 2,
-      settings: { proxy: { upstreamTimeoutMs: UPSTREAM_TIMEOUT_MS }, zookeeper: { foregroundTimeoutMs: 5_000 } },
+      settings: { proxy: { upstreamTimeoutMs: UPSTREAM_TIMEOUT_MS }, lock: { foregroundTimeoutMs: 5_000 } },
     });
   });
   afterAll(async () => {

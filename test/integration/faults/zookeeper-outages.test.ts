@@ -24,11 +24,10 @@ describe('ZooKeeper outages under two proxies', () => {
       settings: {
         zookeeper: {
           sessionTimeoutMs: SESSION_TIMEOUT_MS,
-          foregroundTimeoutMs: LOCK_WAIT_TIMEOUT_MS,
-          backgroundTimeoutMs: LOCK_WAIT_TIMEOUT_MS,
           connectionRetry: 3,
           connectionDelayMs: 500,
         },
+        lock: { foregroundTimeoutMs: LOCK_WAIT_TIMEOUT_MS, backgroundTimeoutMs: LOCK_WAIT_TIMEOUT_MS },
         elasticsearch: { requestRetryCount: 1 },
       },
     });

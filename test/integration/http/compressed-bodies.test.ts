@@ -200,7 +200,7 @@ describe('compressed request bodies through the proxy', () => {
   it('dead-letters the inflated lines of a gzip bulk, without Content-Encoding: the record reads as it replays', async () => {
     const stack = await startWriteStack({
       ...ZOOKEEPER_LOCKS.stackLocks(),
-      settings: { zookeeper: { backgroundTimeoutMs: 100 }, elasticsearch: { requestRetryCount: 0 } },
+      settings: { lock: { backgroundTimeoutMs: 100 }, elasticsearch: { requestRetryCount: 0 } },
     });
     try {
       const proxy = proxyOf(stack);

@@ -18,7 +18,7 @@ describe.each(['off', 'on'] as const)('the official client with compression: tru
   beforeAll(async () => {
     stack = await startWriteStack({
       ...ZOOKEEPER_LOCKS.stackLocks(),
-      settings: { zookeeper: { foregroundTimeoutMs: FOREGROUND_TIMEOUT_MS }, proxy: { fencing } },
+      settings: { lock: { foregroundTimeoutMs: FOREGROUND_TIMEOUT_MS }, proxy: { fencing } },
     });
     client = new Client({ node: stack.urls[0] ?? '', compression: true, maxRetries: 0 });
   });

@@ -26,7 +26,7 @@ async function lockTimeouts(adminUrl: string): Promise<number> {
 describe('the Python client with http_compress=True through the proxy', () => {
   let stack: WriteStack;
   beforeAll(async () => {
-    stack = await startWriteStack({ ...ZOOKEEPER_LOCKS.stackLocks(), settings: { zookeeper: { foregroundTimeoutMs: FOREGROUND_TIMEOUT_MS } } });
+    stack = await startWriteStack({ ...ZOOKEEPER_LOCKS.stackLocks(), settings: { lock: { foregroundTimeoutMs: FOREGROUND_TIMEOUT_MS } } });
   });
   afterAll(async () => {
     await stack?.close();

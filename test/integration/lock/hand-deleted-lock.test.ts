@@ -89,7 +89,7 @@ describe('three proxies and the stand-in: a hand-deleted privateLock never lets 
     standIn.resetLog();
     const lockRoot = `/hand-deleted-${round}-${Date.now().toString(36)}`;
     const settingsFor = testSettings({
-      zookeeper: { servers: connect, lockRoot, sessionTimeoutMs: 4_000, foregroundTimeoutMs: 10_000, lingerMs: 0 },
+      zookeeper: { servers: connect, lockRoot, sessionTimeoutMs: 4_000, lingerMs: 0 }, lock: { foregroundTimeoutMs: 10_000 },
       elasticsearch: { hosts: [standIn.url] },
     });
     const [second, third] = await Promise.all([startProxyRuntime(settingsFor, pino({ level: 'silent' })), startProxyRuntime(settingsFor, pino({ level: 'silent' }))]);

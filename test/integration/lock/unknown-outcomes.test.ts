@@ -41,7 +41,7 @@ afterEach(async () => {
 });
 
 async function engineBehindRelay(): Promise<{ engine: ReturnType<EnginePool['open']>; link: TcpForwarder; root: string }> {
-  const settings = zkSettings(inject('zookeeperConnect'), { foregroundTimeoutMs: 10_000 });
+  const settings = zkSettings(inject('zookeeperConnect'));
   const link = await TcpForwarder.start(settings.servers);
   links.push(link);
   return { engine: pool.open({ ...settings, servers: link.connectString }), link, root: normalizeRoot(settings.lockRoot) };

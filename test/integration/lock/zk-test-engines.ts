@@ -16,8 +16,6 @@ export function zkSettings(servers: string, overrides: Partial<ZooKeeperSettings
     connectionDelayMs: 200,
     foregroundPrefix: 'A',
     backgroundPrefix: 'B',
-    foregroundTimeoutMs: 2_000,
-    backgroundTimeoutMs: 2_000,
     lockRoot: `/es-lock-proxy-test-${randomUUID().slice(0, 8)}/locks`,
     auth: null,
     handOverMaxCount: 16,

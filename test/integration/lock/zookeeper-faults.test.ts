@@ -105,7 +105,7 @@ describe('ZooKeeper engine under connection faults', () => {
   });
 
   it('lets a foreground request that arrives while the connection is down overtake a queued background one', async () => {
-    const settings = zkSettings(zk.connectString, { sessionTimeoutMs: 4_000, foregroundTimeoutMs: 10_000, backgroundTimeoutMs: 10_000 });
+    const settings = zkSettings(zk.connectString, { sessionTimeoutMs: 4_000 });
     const proxy = await forwarder();
     const direct = pool.open(settings);
     const other = pool.open(settings);
@@ -137,7 +137,7 @@ describe('ZooKeeper engine under connection faults', () => {
   });
 
   it('reads again less and less often while its reads cannot tell what it holds, and holds the lock once they can', async () => {
-    const settings = zkSettings(zk.connectString, { sessionTimeoutMs: 4_000, foregroundTimeoutMs: 15_000 });
+    const settings = zkSettings(zk.connectString, { sessionTimeoutMs: 4_000 });
     const proxy = await forwarder();
     const logs = captureLogs('warn');
     const engine = pool.open({ ...settings, servers: proxy.connectString }, { logger: logs.logger });

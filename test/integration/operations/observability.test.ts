@@ -22,7 +22,7 @@ async function scrape(): Promise<ReturnType<typeof parsePrometheusText>> {
 describe.each(LOCK_BACKENDS)('metrics and lock inspection through a running proxy ($name locks)', (locks) => {
 
   it('counts acquisitions, timeouts, requests by kind and lock waits', async () => {
-    stack = await startWriteStack({ ...locks.stackLocks(), settings: { zookeeper: { foregroundTimeoutMs: 200 } } });
+    stack = await startWriteStack({ ...locks.stackLocks(), settings: { lock: { foregroundTimeoutMs: 200 } } });
     const before = await scrape();
     // The holder's acquisition (sendHolder sends it as background); the foreground write times out.
     const acquisitions = (s: typeof before) => sampleValue(s, 'es_lock_proxy_lock_acquisitions_total', { priority: 'background' }) ?? 0;
@@ -55,7 +55,7 @@ describe.each(LOCK_BACKENDS)('metrics and lock inspection through a running prox
     stack = await startWriteStack({
       ...locks.stackLocks(),
       proxies: 2,
-      settings: { zookeeper: { foregroundTimeoutMs: 20_000 }, proxy: { adminToken: 's3cret-token' } },
+      settings: { lock: { foregroundTimeoutMs: 20_000 }, proxy: { adminToken: 's3cret-token' } },
     });
     const gate = stack.standIn.gateDocument('products', 'a/b');
     const holder = send(stack.urls[0]!, 'PUT', '/products/_doc/a%2Fb', { writer: 'slow' });

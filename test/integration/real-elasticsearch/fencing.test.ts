@@ -46,7 +46,7 @@ describe.skipIf(skipReason !== null).each(['on', 'off'] satisfies FencingMode[])
         const proxy = await startProxyRuntime(
           testSettings({
             elasticsearch: { hosts: [gate.url] },
-            zookeeper: { servers: inject('zookeeperConnect'), lockRoot, foregroundTimeoutMs: 10_000 },
+            zookeeper: { servers: inject('zookeeperConnect'), lockRoot }, lock: { foregroundTimeoutMs: 10_000 },
             proxy: { deadLetterDir, fencing, upstreamTimeoutMs: UPSTREAM_TIMEOUT_MS },
           }),
           pino({ level: 'silent' }),

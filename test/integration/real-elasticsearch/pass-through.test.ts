@@ -61,14 +61,15 @@ describe.skipIf(skipReason !== null)(`real Elasticsearch 8 through the proxy${sk
         testSettings({
           elasticsearch: { hosts: [container!.getHttpUrl()], ...overrides.elasticsearch },
           zookeeper: { servers: zookeeper, lockRoot, ...overrides.zookeeper },
+          lock: { ...overrides.lock },
           proxy: { deadLetterDir, deadLetterIndex: DEAD_LETTER_INDEX, ...overrides.proxy },
         }),
         pino({ level: 'silent' }),
       );
     for (const overrides of [
-      { zookeeper: { foregroundTimeoutMs: 30_000, backgroundTimeoutMs: 30_000 } },
-      { zookeeper: { foregroundTimeoutMs: 30_000, backgroundTimeoutMs: 30_000 } },
-      { zookeeper: { foregroundTimeoutMs: 500, backgroundTimeoutMs: 200 }, elasticsearch: { requestRetryCount: 1 } },
+      { lock: { foregroundTimeoutMs: 30_000, backgroundTimeoutMs: 30_000 } },
+      { lock: { foregroundTimeoutMs: 30_000, backgroundTimeoutMs: 30_000 } },
+      { lock: { foregroundTimeoutMs: 500, backgroundTimeoutMs: 200 }, elasticsearch: { requestRetryCount: 1 } },
     ] satisfies TestSettingsOverrides[]) {
       const started = await product(overrides);
       products.push(started);

@@ -60,7 +60,7 @@ async function startTlsProxy(listenTls: ListenerTlsFiles, foregroundTimeoutMs = 
   });
   const logger = pino({ level: 'info' }, sink);
   const settings = testSettings({
-    zookeeper: { servers: inject('zookeeperConnect'), lockRoot: `/tls-${Date.now().toString(36)}-${issued}`, foregroundTimeoutMs },
+    zookeeper: { servers: inject('zookeeperConnect'), lockRoot: `/tls-${Date.now().toString(36)}-${issued}` }, lock: { foregroundTimeoutMs },
     elasticsearch: { hosts: [standIn.url] },
     proxy: { logLevel: 'info', listenTls: { certFile: listenTls.certFile, keyFile: listenTls.keyFile, caFile: listenTls.caFile } },
   });

@@ -34,7 +34,7 @@ describe.each(LOCK_BACKENDS)('aliases and the dead-letter queue ($name locks)', 
       ...locks.stackLocks(),
       proxies: 2,
       standIn: { writeLatencyMs: 3 },
-      settings: { zookeeper: { foregroundTimeoutMs: 20_000 } },
+      settings: { lock: { foregroundTimeoutMs: 20_000 } },
     });
     stack.standIn.defineAlias('catalog', 'catalog-v1');
     const writes = Array.from({ length: 40 }, (_, n) =>
@@ -81,7 +81,7 @@ describe.each(LOCK_BACKENDS)('aliases and the dead-letter queue ($name locks)', 
   it('a background write retries, is dead-lettered, and `dlq replay` writes it through the proxy', async () => {
     stack = await startWriteStack({
       ...locks.stackLocks(),
-      settings: { zookeeper: { backgroundTimeoutMs: 150 }, elasticsearch: { requestRetryCount: 2 } },
+      settings: { lock: { backgroundTimeoutMs: 150 }, elasticsearch: { requestRetryCount: 2 } },
     });
     const url = stack.urls[0]!;
     const gate = stack.standIn.gateDocument('products', 'kpi');
@@ -128,7 +128,7 @@ describe.each(LOCK_BACKENDS)('aliases and the dead-letter queue ($name locks)', 
   it('a background bulk retries its unlocked items in new rounds, then dead-letters just those items', async () => {
     stack = await startWriteStack({
       ...locks.stackLocks(),
-      settings: { zookeeper: { backgroundTimeoutMs: 100 }, elasticsearch: { requestRetryCount: 1 } },
+      settings: { lock: { backgroundTimeoutMs: 100 }, elasticsearch: { requestRetryCount: 1 } },
     });
     const url = stack.urls[0]!;
     const gate = stack.standIn.gateDocument('products', 'busy');
@@ -156,7 +156,7 @@ describe.each(LOCK_BACKENDS)('aliases and the dead-letter queue ($name locks)', 
     const lines: string[] = [];
     stack = await startWriteStack({
       ...locks.stackLocks(),
-      settings: { zookeeper: { backgroundTimeoutMs: 100 }, elasticsearch: { requestRetryCount: 0 }, proxy: { deadLetterDir: join(blocker, 'dlq') } },
+      settings: { lock: { backgroundTimeoutMs: 100 }, elasticsearch: { requestRetryCount: 0 }, proxy: { deadLetterDir: join(blocker, 'dlq') } },
       logger: pino({ level: 'error' }, { write: (line: string) => lines.push(line) }),
     });
     const url = stack.urls[0]!;

@@ -27,7 +27,7 @@ describe.each(LOCK_BACKENDS)('bulk without hold-and-wait ($name locks)', (backen
     stack = await startWriteStack({
       ...backend.stackLocks(),
       standIn: { writeLatencyMs: 2 },
-      settings: { zookeeper: { foregroundTimeoutMs: 10_000, backgroundTimeoutMs: 10_000 } },
+      settings: { lock: { foregroundTimeoutMs: 10_000, backgroundTimeoutMs: 10_000 } },
     });
     url = stack.urls[0]!;
   });

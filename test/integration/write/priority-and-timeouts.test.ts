@@ -37,7 +37,7 @@ describe.each(LOCK_BACKENDS)('priorities, timeouts and partial bulks ($name lock
     stack = await startWriteStack({
       ...locks.stackLocks(),
       proxies: 2,
-      settings: { zookeeper: { foregroundTimeoutMs: 20_000, backgroundTimeoutMs: 20_000 } },
+      settings: { lock: { foregroundTimeoutMs: 20_000, backgroundTimeoutMs: 20_000 } },
     });
     const [p0, p1] = stack.urls as [string, string];
     const gate = stack.standIn.gateDocument('products', 'hot');
@@ -71,7 +71,7 @@ describe.each(LOCK_BACKENDS)('priorities, timeouts and partial bulks ($name lock
   });
 
   it('a foreground lock wait timeout answers 429 in Elasticsearch shape with Retry-After, nothing forwarded', async () => {
-    stack = await startWriteStack({ ...locks.stackLocks(), settings: { zookeeper: { foregroundTimeoutMs: 300 } } });
+    stack = await startWriteStack({ ...locks.stackLocks(), settings: { lock: { foregroundTimeoutMs: 300 } } });
     const url = stack.urls[0]!;
     const gate = stack.standIn.gateDocument('products', 'hot');
     const { answer: running } = await sendHolder(gate, url, '/products/_doc/hot', { writer: 'first' });
@@ -94,7 +94,7 @@ describe.each(LOCK_BACKENDS)('priorities, timeouts and partial bulks ($name lock
   });
 
   it('a bulk answers items it could not lock as per-item 429s, in order, and forwards the rest', async () => {
-    stack = await startWriteStack({ ...locks.stackLocks(), settings: { zookeeper: { foregroundTimeoutMs: 300 } } });
+    stack = await startWriteStack({ ...locks.stackLocks(), settings: { lock: { foregroundTimeoutMs: 300 } } });
     const url = stack.urls[0]!;
     const gate = stack.standIn.gateDocument('products', 'hot');
     const { answer: running } = await sendHolder(gate, url, '/products/_doc/hot', { writer: 'holder' });
@@ -126,7 +126,7 @@ describe.each(LOCK_BACKENDS)('priorities, timeouts and partial bulks ($name lock
   });
 
   it('the official bulk helper completes by retrying the 429 items', async () => {
-    stack = await startWriteStack({ ...locks.stackLocks(), settings: { zookeeper: { foregroundTimeoutMs: 200 } } });
+    stack = await startWriteStack({ ...locks.stackLocks(), settings: { lock: { foregroundTimeoutMs: 200 } } });
     const gate = stack.standIn.gateDocument('products', 'hot');
     const { answer: running } = await sendHolder(gate, stack.urls[0]!, '/products/_doc/hot', { writer: 'holder' });
     // The holder finishes once the helper's first bulk has been answered with a 429 for `hot`.
@@ -153,7 +153,7 @@ describe.each(LOCK_BACKENDS)('priorities, timeouts and partial bulks ($name lock
   });
 
   it('a client that gives up while waiting leaves the queue at once and is never forwarded', async () => {
-    stack = await startWriteStack({ ...locks.stackLocks(), settings: { zookeeper: { foregroundTimeoutMs: 20_000 } } });
+    stack = await startWriteStack({ ...locks.stackLocks(), settings: { lock: { foregroundTimeoutMs: 20_000 } } });
     const url = stack.urls[0]!;
     const gate = stack.standIn.gateDocument('products', 'hot');
     const running = send(url, 'PUT', '/products/_doc/hot', { writer: 'holder' });

@@ -28,7 +28,7 @@ describe.each(LOCK_BACKENDS)('response options on composed answers ($name locks)
 
   /** A stack whose document products/hot is held by a running write: bulks naming it are partial. */
   async function withHotDocumentHeld(): Promise<{ url: string; release: () => Promise<void> }> {
-    stack = await startWriteStack({ ...locks.stackLocks(), settings: { zookeeper: { foregroundTimeoutMs: 300 } } });
+    stack = await startWriteStack({ ...locks.stackLocks(), settings: { lock: { foregroundTimeoutMs: 300 } } });
     const url = stack.urls[0]!;
     const gate = stack.standIn.gateDocument('products', 'hot');
     const { answer: running } = await sendHolder(gate, url, '/products/_doc/hot', { writer: 'holder' });

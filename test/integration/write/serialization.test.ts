@@ -61,7 +61,7 @@ describe.each(LOCK_BACKENDS)('serialization through two proxies ($name locks)', 
       ...locks.stackLocks(),
       proxies: 2,
       standIn: { writeLatencyMs: 3 },
-      settings: { zookeeper: { foregroundTimeoutMs: 20_000, backgroundTimeoutMs: 20_000 } },
+      settings: { lock: { foregroundTimeoutMs: 20_000, backgroundTimeoutMs: 20_000 } },
     });
   });
   afterAll(() => stack?.close());

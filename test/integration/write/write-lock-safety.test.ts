@@ -16,7 +16,7 @@ describe.each(LOCK_BACKENDS)('write-path lock safety ($name locks)', (locks) => 
       ...locks.stackLocks(),
       proxies: 2,
       // A leaked lock shows as a 429 after this wait instead of a grant.
-      settings: { zookeeper: { foregroundTimeoutMs: 1_500, backgroundTimeoutMs: 1_500 }, proxy: { aliasCacheTtlMs: 60_000 } },
+      settings: { lock: { foregroundTimeoutMs: 1_500, backgroundTimeoutMs: 1_500 }, proxy: { aliasCacheTtlMs: 60_000 } },
     });
   });
   afterAll(() => stack?.close());

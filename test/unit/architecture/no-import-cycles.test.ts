@@ -1,26 +1,6 @@
-import { readFileSync, readdirSync } from 'node:fs';
-import { dirname, join, relative, resolve } from 'node:path';
-import ts from 'typescript';
+import { join, relative } from 'node:path';
 import { describe, expect, it } from 'vitest';
-
-const SRC = resolve(import.meta.dirname, '../../../src');
-
-function sourceFiles(dir: string): string[] {
-  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
-    const path = join(dir, entry.name);
-    if (entry.isDirectory()) return sourceFiles(path);
-    return entry.name.endsWith('.ts') ? [path] : [];
-  });
-}
-
-/** Relative imports and re-exports of one file, type-only ones included: a type cycle is still a cycle of concepts. */
-function localImports(file: string): string[] {
-  const { importedFiles } = ts.preProcessFile(readFileSync(file, 'utf8'), true, false);
-  return importedFiles
-    .map((imported) => imported.fileName)
-    .filter((name) => name.startsWith('.'))
-    .map((name) => resolve(dirname(file), name.replace(/\.js$/, '.ts')));
-}
+import { SRC, localImports, sourceFiles } from './source-imports.js';
 
 /** Every cycle's files, found by a depth-first walk that reports each back edge once. */
 function importCycles(graph: ReadonlyMap<string, readonly string[]>): string[][] {

@@ -27,8 +27,6 @@ describe('defaults', () => {
       connectionDelayMs: 1000,
       foregroundPrefix: 'A',
       backgroundPrefix: 'B',
-      foregroundTimeoutMs: 2000,
-      backgroundTimeoutMs: 2000,
       lockRoot: '/es-locks',
       auth: null,
       handOverMaxCount: 16,
@@ -36,6 +34,7 @@ describe('defaults', () => {
       lingerMs: 50,
       documentCleanup: 'release',
     });
+    expect(settings.lock).toEqual({ foregroundTimeoutMs: 2000, backgroundTimeoutMs: 2000 });
     expect(settings.elasticsearch).toEqual({
       hosts: [new URL('http://localhost:9200')],
       requestRetryCount: 3,
@@ -77,8 +76,8 @@ const EVERY_KEY: ReadonlyArray<readonly [ConfigKey, string, (s: Settings) => unk
   ['zookeeper.connection.delay', '250', (s) => s.zookeeper.connectionDelayMs, 250],
   ['zookeeper.foregound.lock.prefix', 'F', (s) => s.zookeeper.foregroundPrefix, 'F'],
   ['zookeeper.backgound.lock.prefix', 'G', (s) => s.zookeeper.backgroundPrefix, 'G'],
-  ['zookeeper.foregound.task.timeout', '1500', (s) => s.zookeeper.foregroundTimeoutMs, 1500],
-  ['zookeeper.backgound.task.timeout', '9000', (s) => s.zookeeper.backgroundTimeoutMs, 9000],
+  ['zookeeper.foregound.task.timeout', '1500', (s) => s.lock.foregroundTimeoutMs, 1500],
+  ['zookeeper.backgound.task.timeout', '9000', (s) => s.lock.backgroundTimeoutMs, 9000],
   ['elastic.request.retry.count', '4', (s) => s.elasticsearch.requestRetryCount, 4],
   ['elasticsearch.hosts', 'http://es1:9200, https://es2:9243/prefix', (s) => s.elasticsearch.hosts.map(String), ['http://es1:9200/', 'https://es2:9243/prefix']],
   ['elasticsearch.ssl.ca', '/dev/null', (s) => s.elasticsearch.ssl.caFile, '/dev/null'],
@@ -146,8 +145,8 @@ describe('aliases (the correctly spelled forms)', () => {
   const ALIASES = [
     ['zookeeper.foreground.lock.prefix', 'C', (s: Settings) => s.zookeeper.foregroundPrefix],
     ['zookeeper.background.lock.prefix', 'D', (s: Settings) => s.zookeeper.backgroundPrefix],
-    ['zookeeper.foreground.task.timeout', '111', (s: Settings) => String(s.zookeeper.foregroundTimeoutMs)],
-    ['zookeeper.background.task.timeout', '222', (s: Settings) => String(s.zookeeper.backgroundTimeoutMs)],
+    ['zookeeper.foreground.task.timeout', '111', (s: Settings) => String(s.lock.foregroundTimeoutMs)],
+    ['zookeeper.background.task.timeout', '222', (s: Settings) => String(s.lock.backgroundTimeoutMs)],
   ] as const;
 
   it.each(ALIASES)('%s in a file', (alias, value, select) => {
@@ -179,7 +178,7 @@ describe('aliases (the correctly spelled forms)', () => {
 
   it('both spellings with the same value are accepted', () => {
     const file = files.write('both.properties', 'zookeeper.foregound.task.timeout=100\nzookeeper.foreground.task.timeout=100\n');
-    expect(load({ configFile: file }).zookeeper.foregroundTimeoutMs).toBe(100);
+    expect(load({ configFile: file }).lock.foregroundTimeoutMs).toBe(100);
   });
 });
 
@@ -240,7 +239,7 @@ describe('proxy.lock.service=in-process (single instance, no ZooKeeper)', () => 
 
   it('keeps the lock wait timeouts and the retry count, which drive the in-process locks too', () => {
     const settings = load({ flags: ['proxy.lock.service=in-process', 'zookeeper.foregound.task.timeout=123', 'elastic.request.retry.count=9'] });
-    expect(settings.zookeeper.foregroundTimeoutMs).toBe(123);
+    expect(settings.lock.foregroundTimeoutMs).toBe(123);
     expect(settings.elasticsearch.requestRetryCount).toBe(9);
     expect(settings.source.warnings).toEqual([]);
   });

@@ -132,7 +132,7 @@ describe('_bulk writes', () => {
   });
 
   it('answers items whose lock wait timed out with per-item 429s in a 200 answer', async () => {
-    harness = startWritePath({ zookeeper: { foregroundTimeoutMs: 40 } });
+    harness = startWritePath({ lock: { foregroundTimeoutMs: 40 } });
     await harness.block('products', 'held');
     const res = await harness.write('POST', '/_bulk', { body: bulkOf([['products', 'held'], ['products', 'free']]), headers: NDJSON });
     expect(res.statusCode).toBe(200);
@@ -256,7 +256,7 @@ describe('_bulk writes', () => {
   });
 
   it('sends items without an id on their own when every lock wait of the bulk timed out', async () => {
-    harness = startWritePath({ zookeeper: { foregroundTimeoutMs: 30 } });
+    harness = startWritePath({ lock: { foregroundTimeoutMs: 30 } });
     await harness.block('products', 'held');
     const res = await harness.write('POST', '/_bulk', {
       body: ndjson([{ index: { _index: 'products', _id: 'held' } }, { n: 0 }, { index: { _index: 'products' } }, { n: 1 }]),

@@ -23,7 +23,7 @@ afterEach(async () => {
 
 function withRetries(count: number): WritePathHarness {
   return startWritePath({
-    zookeeper: { foregroundTimeoutMs: TIMEOUT_MS, backgroundTimeoutMs: TIMEOUT_MS },
+    lock: { foregroundTimeoutMs: TIMEOUT_MS, backgroundTimeoutMs: TIMEOUT_MS },
     elasticsearch: { requestRetryCount: count },
   });
 }

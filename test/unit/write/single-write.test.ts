@@ -90,7 +90,7 @@ describe('single-document writes', () => {
   });
 
   it('answers a lock wait timeout with 429 in Elasticsearch\'s error shape and forwards nothing', async () => {
-    harness = startWritePath({ zookeeper: { foregroundTimeoutMs: 30 } });
+    harness = startWritePath({ lock: { foregroundTimeoutMs: 30 } });
     await harness.block('products', '1');
     const res = await harness.write('PUT', '/products/_doc/1', { body: {} });
     expect(res.statusCode).toBe(429);
@@ -111,7 +111,7 @@ describe('single-document writes', () => {
   });
 
   it('rounds Retry-After up to the lock timeout in seconds', async () => {
-    harness = startWritePath({ zookeeper: { foregroundTimeoutMs: 1_001 } });
+    harness = startWritePath({ lock: { foregroundTimeoutMs: 1_001 } });
     vi.useFakeTimers();
     try {
       await harness.block('products', '1');

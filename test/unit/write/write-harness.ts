@@ -8,8 +8,9 @@ import type { DeadLetterRecord } from '../../../src/deadletter/dead-letter-recor
 import { statusFor } from '../../../src/errors/error-codes.js';
 import { ProxyError } from '../../../src/errors/proxy-error.js';
 import { sendElasticsearchError } from '../../../src/http/elasticsearch-error.js';
-import type { ForwardOutcome, ForwardRequest, UpstreamForwarder, UpstreamResponse } from '../../../src/http/upstream-forwarder.js';
-import type { InterceptedRequest, WriteRoute } from '../../../src/http/write-interceptor.js';
+import type { ForwardOutcome, ForwardRequest, UpstreamForwarder, UpstreamResponse } from '../../../src/forwarding/upstream-forwarder.js';
+import type { InterceptedRequest } from '../../../src/http/write-interceptor.js';
+import type { WriteRoute } from '../../../src/write/write-request.js';
 import type { LockKey } from '../../../src/lock/lock-engine.js';
 import { lockEvents } from '../../../src/lock/lock-events.js';
 import { MemoryLockEngine } from '../../../src/lock/memory/memory-lock-engine.js';
@@ -17,7 +18,7 @@ import { keyString } from '../../../src/lock/lock-key.js';
 import { AliasResolver, type NameAliases } from '../../../src/write/alias-resolver.js';
 import { FenceReader } from '../../../src/write/fencing/fence-reader.js';
 import type { LockedRequestReport } from '../../../src/write/write-observer.js';
-import { createWriteInterceptor } from '../../../src/write/write-path.js';
+import { createWriteInterceptor } from '../../../src/http/write-edge.js';
 import type { WritePathDeps } from '../../../src/write/write-path-deps.js';
 import { testSettings, type TestSettingsOverrides } from '../../support/test-settings.js';
 
@@ -295,6 +296,8 @@ export interface WriteOptions {
 }
 
 export interface WritePathHarness {
+  /** What the write path is built from (to call `createWritePath` without the edge). */
+  readonly deps: WritePathDeps;
   readonly engine: MemoryLockEngine;
   readonly forwarder: FakeForwarder;
   readonly deadLetters: RecordingDeadLetters;
@@ -336,7 +339,7 @@ export function startWritePath(overrides: TestSettingsOverrides = {}): WritePath
   const aliasLookups: string[] = [];
   const settings: Settings = testSettings({
     ...overrides,
-    zookeeper: { foregroundTimeoutMs: 5_000, backgroundTimeoutMs: 5_000, ...overrides.zookeeper },
+    lock: { foregroundTimeoutMs: 5_000, backgroundTimeoutMs: 5_000, ...overrides.lock },
     elasticsearch: { requestRetryCount: 0, ...overrides.elasticsearch },
   });
   const deps: WritePathDeps = {
@@ -381,12 +384,14 @@ export function startWritePath(overrides: TestSettingsOverrides = {}): WritePath
       inflatedFrom: null,
       requestId: `req-${++requestCounter}`,
       clientGone: gone.signal,
+      streamAnswer: (request) => forwarder.pipe(request, res as unknown as ServerResponse),
     };
     const done = intercept(exchange);
     return { exchange, res, done, hangUp: () => gone.abort(new Error('client closed the connection')) };
   };
 
   return {
+    deps,
     engine,
     forwarder,
     deadLetters,

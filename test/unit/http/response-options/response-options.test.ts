@@ -1,11 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { withoutParams } from '../../../../src/http/response-options/request-params.js';
-import {
-  lenientResponseOptionsOf,
-  PLAIN_RESPONSE,
-  PRESENTATION_PARAMS,
-  responseOptionsOf,
-} from '../../../../src/http/response-options/response-options.js';
+import { PRESENTATION_PARAMS, withoutParams } from '../../../../src/forwarding/request-params.js';
+import { lenientResponseOptionsOf, PLAIN_RESPONSE, responseOptionsOf } from '../../../../src/http/response-options/response-options.js';
 
 describe('responseOptionsOf: pretty and error_trace as RestRequest.paramAsBoolean reads them', () => {
   it.each([

@@ -1,3 +1,6 @@
+/** Parameters that only shape how an answer is written: dropped from sub-requests whose answers the proxy merges. */
+export const PRESENTATION_PARAMS: ReadonlySet<string> = new Set(['filter_path', 'pretty']);
+
 /**
  * Query parameters as Elasticsearch reads them (RestUtils.decodeQueryString): the query is split
  * on `&`, a name runs to the first `=`, both parts are percent-decoded with `+` as a space, and

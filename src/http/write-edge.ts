@@ -1,0 +1,69 @@
+import type { ServerResponse } from 'node:http';
+import type { Logger } from 'pino';
+import type { Settings } from '../config/settings.js';
+import { ProxyError } from '../errors/proxy-error.js';
+import type { UpstreamForwarder } from '../forwarding/upstream-forwarder.js';
+import type { WriteOutcome } from '../write/write-outcome.js';
+import { createWritePath, type WritePath } from '../write/write-path.js';
+import type { WritePathDeps } from '../write/write-path-deps.js';
+import { sendElasticsearchError } from './elasticsearch-error.js';
+import { readableBody } from './readable-body.js';
+import { relayUpstreamResponse, sendJson } from './relay-response.js';
+import { presentedUpstreamError } from './response-options/present.js';
+import { lenientResponseOptionsOf, responseOptionsOf } from './response-options/response-options.js';
+import type { InterceptedRequest, WriteInterceptor } from './write-interceptor.js';
+
+/** What the edge needs besides the write path: the body limit and fencing mode, the log, the upstream. */
+export interface WriteEdgeDeps {
+  readonly settings: () => Settings;
+  readonly logger: Logger;
+  readonly forwarder: UpstreamForwarder;
+}
+
+/** The write path behind the proxy port, its outcomes written to the client here. */
+export function createWriteInterceptor(deps: WritePathDeps): WriteInterceptor {
+  return writeInterceptorOf(createWritePath(deps), deps);
+}
+
+export function writeInterceptorOf(writePath: WritePath, deps: WriteEdgeDeps): WriteInterceptor {
+  return async (received) => {
+    try {
+      // Refused before any lock is taken: the proxy may compose the answer, and Elasticsearch refuses these too.
+      responseOptionsOf(received.req.url ?? '/');
+      const exchange = await readableBody(received, deps.settings(), deps.logger);
+      await renderOutcome(deps.forwarder, exchange.res, await writePath(exchange));
+    } catch (error) {
+      answerFailure(deps.logger, received, error);
+    }
+  };
+}
+
+/** Writes `outcome` to the client; a forward resolves once its answer has streamed through. */
+async function renderOutcome(forwarder: UpstreamForwarder, res: ServerResponse, outcome: WriteOutcome): Promise<void> {
+  switch (outcome.kind) {
+    case 'upstream':
+      return relayUpstreamResponse(res, outcome.upstream);
+    case 'upstream_refusal':
+      return relayUpstreamResponse(res, presentedUpstreamError(outcome.upstream, lenientResponseOptionsOf(res.req?.url)));
+    case 'composed':
+      return sendJson(res, outcome.status, outcome.body, outcome.headers);
+    case 'error':
+      if (res.destroyed) return;
+      return sendElasticsearchError(res, outcome.error, outcome.headers);
+    case 'forward':
+      await forwarder.pipe(outcome.request, res);
+      return;
+    case 'done':
+      return;
+  }
+}
+
+function answerFailure(logger: Logger, exchange: InterceptedRequest, error: unknown): void {
+  const proxyError =
+    error instanceof ProxyError
+      ? error
+      : new ProxyError('INTERNAL', 'internal error in the write path', { cause: error });
+  if (proxyError.code === 'INTERNAL') logger.error({ err: error, requestId: exchange.requestId }, 'write path failed');
+  if (exchange.res.headersSent || exchange.res.destroyed) return;
+  sendElasticsearchError(exchange.res, proxyError);
+}
