@@ -145,7 +145,9 @@ function rangeOf(stats: FigureStats, unit: 'x' | 'ms' | '', separator: string): 
 export function format(value: number, unit: 'x' | 'ms' | ''): string {
   if (unit === 'x') return `${value.toFixed(value >= 10 ? 1 : 2)}x`;
   if (unit === 'ms') return `${Number.isInteger(value) ? String(value) : value.toFixed(value >= 10 ? 1 : value < 0.1 ? 3 : 2)} ms`;
-  return Number.isInteger(value) ? value.toLocaleString('en-US') : value.toFixed(3);
+  // A median of counts over an even number of runs ends in .5: past 100 the fraction says nothing.
+  if (Number.isInteger(value) || Math.abs(value) >= 100) return value.toLocaleString('en-US', { maximumFractionDigits: 0 });
+  return value.toFixed(3);
 }
 
 function day(iso: string): string {

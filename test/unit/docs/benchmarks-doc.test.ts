@@ -37,12 +37,14 @@ describe('the generated benchmark documentation', () => {
     expect(readFileSync(`${REPO}${BENCH_PATHS.doc}`, 'utf8').split('\n').length).toBeLessThanOrEqual(300);
   });
 
-  it('quotes the latest run in the README headline as the figures of that run', () => {
+  it('quotes in the README headline the medians of the runs kept in history.csv, the latest run among them', () => {
     const readme = readFileSync(`${REPO}README.md`, 'utf8');
     const headline = readme.slice(readme.indexOf(blockStart('headline')), readme.indexOf(blockEnd('headline')));
-    const summary = latest().workloads['write-hot']?.summary;
-    expect(headline).toContain(`${format(summary?.['proxy_vs_perfect'] ?? NaN, 'x')} the throughput of a perfect lock`);
-    expect(headline).toContain(format(latest().workloads['fencing']?.summary['bulk_time_ratio'] ?? NaN, 'x'));
+    const kept = keptRuns(parseHistory(readFileSync(`${REPO}${BENCH_PATHS.history}`, 'utf8')));
+    expect(kept.at(-1)?.figures['hot_one_proxy_vs_perfect']).toBe(latest().workloads['write-hot']?.summary['proxy_vs_perfect']);
+    const median = (id: string): number => statsOf(kept, id)?.median ?? NaN;
+    expect(headline).toContain(`${format(median('hot_one_proxy_vs_perfect'), 'x')}`);
+    expect(headline).toContain(format(median('fencing_bulk_time'), 'x'));
   });
 });
 
@@ -81,6 +83,12 @@ describe('history.csv', () => {
 });
 
 describe('the generated blocks', () => {
+  it('writes a median of large counts as a whole number, small figures to three decimals', () => {
+    expect(format(106010.5, '')).toBe('106,011');
+    expect(format(111153, '')).toBe('111,153');
+    expect(format(0.0245, '')).toBe('0.025');
+  });
+
   it('shows a range once more than one run was kept, and n=1 honestly before', () => {
     const rows = [0.7, 0.9].map((ratio, i) => historyRowOf(reportWith(`2026-01-0${i + 1}T00:00:00.000Z`, ratio), `c${i}`));
     const doc = `${blockStart('figures')}\n${blockEnd('figures')}\n${blockStart('headline')}\n${blockEnd('headline')}\n`;
