@@ -170,6 +170,10 @@ export class SimClient implements SessionHandle, LockZk, WatchSink {
     return this.request(`delete ${path}@${version}`, () => this.net.server.delete(path, version));
   }
 
+  ephemerals(prefix: string): Promise<readonly string[]> {
+    return this.request(`ephemerals ${prefix}`, () => this.net.server.ephemerals(this.sessionId, prefix));
+  }
+
   multi(ops: readonly TxnOp[]): Promise<TxnOutcome> {
     const label = `multi[${ops.map((op) => `${op.op} ${op.path}`).join(', ')}]`;
     return this.request(label, () => this.net.server.multi(this.sessionId, ops));
