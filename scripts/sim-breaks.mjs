@@ -31,8 +31,8 @@ const BREAKS = [
   {
     name: 'recovery after a lost reply skipped (queue again instead)',
     file: 'src/lock/zookeeper/document-lock.ts',
-    find: "      this.uncertain = true;\n      return 'recover';",
-    replace: "      return 'enterQueue';",
+    find: "      if (failure.kind === 'unknown') void this.ctx.orphans.sweep();\n      return 'recover';",
+    replace: "      this.uncertain = false;\n      if (failure.kind === 'unknown') void this.ctx.orphans.sweep();\n      return 'enterQueue';",
   },
   {
     name: "fast path ignores the queue it read (jumps other processes' waiters)",

@@ -25,4 +25,14 @@ describe('simulation regressions', () => {
     const result = await simulate({ seed: 7796 });
     expect(result.violations).toEqual([]);
   });
+
+  // A holder's yield (re-queue its background waiter, give privateLock back) was refused as a
+  // whole request (THROTTLEDOP). Recovery found privateLock still ours and judged its place by the
+  // entry it still had, one a foreground request had left: first in the queue. It kept the lock
+  // for the background waiter, ahead of another process's foreground entry queued meanwhile.
+  it('gives privateLock back after a refused yield when its old entry outranks every waiter (seed 265)', async () => {
+    const result = await simulate({ seed: 265, trace: true });
+    expect(result.violations).toEqual([]);
+    expect(result.trace.some((line) => /e1 server multi\[create \/sim\/locks\/docs\/d1\/B-.*-> THROTTLEDOP/.test(line))).toBe(true);
+  });
 });

@@ -9,6 +9,11 @@ import type { VirtualClock } from './virtual-clock.js';
 
 /** The C client's close code for an expired session. */
 const CLOSE_EXPIRED = -112;
+/**
+ * The server's answer to a request its throttler dropped before processing it (ZooKeeper 3.6+:
+ * a request that waited in its queue too long): nothing of it was applied, try again later.
+ */
+const THROTTLEDOP = -127;
 
 /** What one simulated connection needs: the server, the clock, chance for latencies and outcomes, a trace. */
 export interface SimNet {
@@ -17,6 +22,8 @@ export interface SimNet {
   readonly random: SimRandom;
   /** One network delay (ms), drawn by the seed. */
   latency(): number;
+  /** Whether the server refuses this transaction as a whole (THROTTLEDOP), drawn by the seed; never when absent. */
+  throttled?(): boolean;
   trace(line: string): void;
 }
 
@@ -37,6 +44,11 @@ function describe(value: unknown): string {
   if (typeof value !== 'object' || value === null || !('ok' in value)) return 'ok';
   const outcome = value as TxnOutcome;
   return outcome.ok ? 'committed' : `refused at op ${outcome.failedIndex}: ${outcome.code}`;
+}
+
+/** The binding knows THROTTLEDOP by its number only (code UNKNOWN): the trace names it. */
+function codeName(error: ZkError): string {
+  return error.rc === THROTTLEDOP ? 'THROTTLEDOP' : error.code;
 }
 
 /** Where the link is: `silent` is cut without the client knowing yet; `disconnected` it knows. */
@@ -170,9 +182,16 @@ export class SimClient implements SessionHandle, LockZk, WatchSink {
     return this.request(`delete ${path}@${version}`, () => this.net.server.delete(path, version));
   }
 
+  ephemerals(prefix: string): Promise<readonly string[]> {
+    return this.request(`ephemerals ${prefix}`, () => this.net.server.ephemerals(this.sessionId, prefix));
+  }
+
   multi(ops: readonly TxnOp[]): Promise<TxnOutcome> {
     const label = `multi[${ops.map((op) => `${op.op} ${op.path}`).join(', ')}]`;
-    return this.request(label, () => this.net.server.multi(this.sessionId, ops));
+    return this.request(label, () => {
+      if (this.net.throttled?.() === true) throw new ZkError(THROTTLEDOP, `${THROTTLEDOP} THROTTLEDOP ${label}`);
+      return this.net.server.multi(this.sessionId, ops);
+    });
   }
 
   private request<T>(label: string, exec: () => T): Promise<T> {
@@ -209,7 +228,7 @@ export class SimClient implements SessionHandle, LockZk, WatchSink {
       if (!(error instanceof ZkError)) throw error;
       answer = { ok: false, error };
     }
-    this.net.trace(`${this.name} server ${call.label} -> ${answer.ok ? describe(answer.value) : (answer.error as ZkError).code}`);
+    this.net.trace(`${this.name} server ${call.label} -> ${answer.ok ? describe(answer.value) : codeName(answer.error as ZkError)}`);
     if (this.link !== 'connected') return;
     this.deliver({ watch: null, note: call.label }, () => {
       const at = this.pending.indexOf(call);

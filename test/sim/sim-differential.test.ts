@@ -12,11 +12,13 @@ import { VirtualClock, drainPromiseJobs } from './virtual-clock.js';
 
 /**
  * The simulated ZooKeeper against a real one: the same seeded sequences of create, delete,
- * multi, getChildren and getData calls (with and without watches), from three sessions, no
+ * multi, getChildren, getData (with and without watches) and getEphemerals calls, from three sessions, no
  * faults, through the engine's own port (`LockZk`: the addon's `GatedZk` on the real side).
  * Every answer, error code, stat and watch event must match; where they differ, the simulator
  * is wrong. Zxids are compared by their order (the real server's count also has its sessions'),
- * session ids by which session owns the node, children as sets (ZooKeeper lists them in hash order).
+ * session ids by which session owns the node, children and ephemerals as sets (ZooKeeper lists
+ * them in hash order). The real sessions outlive a sequence, so an ephemerals answer is compared
+ * within the sequence's root: "/" and "" list every node of the session, earlier sequences' too.
  */
 const SESSIONS = 3;
 const SEQUENCES = 25;
@@ -86,7 +88,8 @@ type Step =
   | { readonly kind: 'create'; readonly session: number; readonly path: string; readonly mode: NodeMode }
   | { readonly kind: 'delete'; readonly session: number; readonly path: string; readonly version: number }
   | { readonly kind: 'get' | 'getWatched' | 'children' | 'childrenWatched'; readonly session: number; readonly path: string }
-  | { readonly kind: 'multi'; readonly session: number; readonly ops: readonly TxnOp[] };
+  | { readonly kind: 'multi'; readonly session: number; readonly ops: readonly TxnOp[] }
+  | { readonly kind: 'ephemerals'; readonly session: number; readonly prefix: string; readonly root: string };
 
 const MODES: readonly NodeMode[] = ['persistent', 'ephemeral', 'persistentSequential', 'ephemeralSequential', 'container'];
 
@@ -113,6 +116,11 @@ function nextStep(random: SimRandom, root: string, known: readonly string[]): St
   if (pick < 0.3) return { kind: 'create', session, path: fresh(), mode: random.pick(MODES) };
   if (pick < 0.45) return { kind: 'delete', session, path: existing(), version: version() };
   if (pick < 0.7) return { kind: 'multi', session, ops: Array.from({ length: random.int(1, 4) }, op) };
+  if (pick < 0.78) {
+    // String prefixes, not subtrees: a node's path, its path cut short, one with a slash, the whole tree.
+    const prefix = random.pick([`${existing()}/`, existing(), existing().slice(0, -1), `${root}/`, `${root}/q`, '/', '']);
+    return { kind: 'ephemerals', session, prefix, root };
+  }
   return { kind: random.pick(['get', 'getWatched', 'children', 'childrenWatched'] as const), session, path: existing() };
 }
 
@@ -165,6 +173,10 @@ async function perform(side: Side, step: Step, norm: Normalizer, watchCounter: {
       }
       case 'childrenWatched':
         return { children: [...(await side.settle(zk.childrenWatched(step.path, watch(step.session))))].sort() };
+      case 'ephemerals': {
+        const paths = await side.settle(zk.ephemerals(step.prefix));
+        return { ephemerals: paths.filter((path) => path.startsWith(`${step.root}/`)).sort() };
+      }
       case 'multi': {
         const outcome = await side.settle(zk.multi(step.ops));
         if (!outcome.ok) return outcome;
@@ -212,6 +224,7 @@ describe('simulated ZooKeeper against the real server', () => {
   it(`answers ${SEQUENCES} generated sequences of ${STEPS} calls as the real one does`, { timeout: 120_000 }, async () => {
     let watchEvents = 0;
     let sequentialNames = 0;
+    let ephemeralLists = 0;
     for (let sequence = 1; sequence <= SEQUENCES; sequence++) {
       const root = `/diff-${sequence}-${Date.now().toString(36)}`;
       const simulated = simulatedSide(sequence);
@@ -239,10 +252,12 @@ describe('simulated ZooKeeper against the real server', () => {
       expect(simText, `sequence ${sequence} (root ${root})`).toBe(realText);
       watchEvents += (realText.match(/watch#/g) ?? []).length;
       sequentialNames += (realText.match(/-?\d{10}"/g) ?? []).length;
+      ephemeralLists += (realText.match(/"ephemerals":\["/g) ?? []).length;
     }
     // The sequences exercised what they compare.
     expect(watchEvents).toBeGreaterThan(20);
     expect(sequentialNames).toBeGreaterThan(20);
-    console.log(`differential: ${SEQUENCES * STEPS} calls, ${watchEvents} watch events, ${sequentialNames} sequential names compared`);
+    expect(ephemeralLists).toBeGreaterThan(20);
+    console.log(`differential: ${SEQUENCES * STEPS} calls, ${watchEvents} watch events, ${sequentialNames} sequential names, ${ephemeralLists} non-empty ephemeral lists compared`);
   });
 });

@@ -49,12 +49,17 @@ export async function simulate(options: RunOptions): Promise<RunResult> {
   };
   const server = new SimZooKeeper(() => clock.now());
   const slowNet = netRandom.chance(0.3);
+  // Its own stream, so that a seed's other draws stay what they were before throttling was simulated.
+  const throttleRandom = new SimRandom(options.seed ^ 0x7407_7133);
+  const throttleChance = throttleRandom.chance(0.3) ? throttleRandom.pick([0.01, 0.05, 0.2]) : 0;
   const net: SimNet = {
     server,
     clock,
     random: netRandom,
     latency: () => (slowNet && netRandom.chance(0.1) ? netRandom.int(5, 60) : netRandom.int(0, 3)),
     trace: log,
+    // Rare whole-request refusals of transactions while the actors work; none once the faults are over.
+    throttled: () => clock.now() - START_MS < ACTIVE_MS && throttleRandom.chance(throttleChance),
   };
   const engineCount = random.int(2, 4);
   const keys: LockKey[] = Array.from({ length: random.int(1, 4) }, (_, i) => ({ index: INDEX, id: `d${i}` }));
@@ -76,7 +81,7 @@ export async function simulate(options: RunOptions): Promise<RunResult> {
   };
   // The hand-over bound, plus one grant per engine already on its way when the foreground entry appears.
   const ledger = new Ledger(() => clock.now() - START_MS, SETTLE_BOUND_MS, view, settings.handOverMaxCount + engineCount, engineCount);
-  const summary = `engines=${engineCount} keys=${keys.length} linger=${settings.lingerMs} cleanup=${settings.documentCleanup} handOver=${settings.handOverMaxCount}/${settings.handOverMaxMs}ms slowNet=${slowNet}`;
+  const summary = `engines=${engineCount} keys=${keys.length} linger=${settings.lingerMs} cleanup=${settings.documentCleanup} handOver=${settings.handOverMaxCount}/${settings.handOverMaxMs}ms slowNet=${slowNet} throttle=${throttleChance}`;
   log(`run ${options.seed}: ${summary}`);
   server.observe((ops, removedCzxids) => {
     if (!ops.some((op) => op.op === 'setData' && op.path.endsWith('/.forced-releases'))) return;

@@ -147,6 +147,17 @@ export class SimZooKeeper {
     return { children: [...node.children], stat: this.statOf(node) };
   }
 
+  /**
+   * getEphemerals as the server answers it: the session's ephemeral paths that start with
+   * `prefix` as a string (not a subtree: "/a/b" matches "/a/bc"), every one for "/" or a blank
+   * prefix. The server lists them from a hash set: the order is open (here: creation order).
+   */
+  ephemerals(sessionId: string, prefix: string): string[] {
+    const owned = [...(this.sessions.get(sessionId)?.ephemerals ?? [])];
+    if (prefix.trim() === '' || prefix.trim() === '/') return owned;
+    return owned.filter((path) => path.startsWith(prefix));
+  }
+
   /** All or nothing; a refused transaction names its first failing operation. */
   multi(sessionId: string, ops: readonly TxnOp[]): TxnOutcome {
     this.zxid++;

@@ -647,12 +647,18 @@ export class DocumentLock implements LockHome {
     return result;
   }
 
-  /** We own privateLock: keep it if nobody is served before us, else give it back and wait. */
+  /**
+   * We own privateLock: keep it if nobody is served before us, else give it back and wait. An
+   * entry of ours ranked above every waiter now (left by a foreground request, when a yield that
+   * would have re-queued us at the waiters' rank was refused or lost) gives no place: the waiters
+   * come after every other process's entry of their rank or better.
+   */
   private async keepOrStepBack(): Promise<Step> {
-    const ahead =
-      this.entry === null
-        ? queueFromChildren(this.children, this.ctx.prefixes).filter((e) => rankOf(e.prefix, this.ctx.prefixes) <= this.bestRank()).length
-        : viewQueue(this.children, this.entry, this.ctx.prefixes).ahead.length;
+    const rank = this.bestRank();
+    const placed = this.entry !== null && this.entryRank >= rank;
+    const ahead = placed
+      ? viewQueue(this.children, this.entry ?? '', this.ctx.prefixes).ahead.length
+      : queueFromChildren(this.children, this.ctx.prefixes).filter((e) => e.name !== this.entry && rankOf(e.prefix, this.ctx.prefixes) <= rank).length;
     if (ahead === 0) return 'held';
     this.ctx.contention.mark(this.docPath);
     await this.stepBack();
