@@ -1,7 +1,7 @@
 import { afterAll, afterEach, beforeAll, expect, inject, it, vi } from 'vitest';
-import { childrenOrEmpty } from '../../../src/lock/zk-client.js';
-import { type RawZkConnection, connectRawClient } from '../../../src/lock/zk-raw-client.js';
-import { PRIVATE_LOCK, documentPath, normalizeRoot } from '../../../src/lock/znode-names.js';
+import { childrenOrEmpty } from '../../../src/zookeeper/zk-client.js';
+import { type RawZkConnection, connectRawClient } from '../../support/zk-raw-client.js';
+import { PRIVATE_LOCK, documentPath, normalizeRoot } from '../../../src/lock/zookeeper/znode-names.js';
 import { TcpForwarder } from '../../support/tcp-forwarder.js';
 import { ZK_OPCODE } from '../../support/zookeeper-frames.js';
 import { owner } from '../../unit/lock/lock-engine-suite.js';
