@@ -185,18 +185,27 @@ export class Ledger {
    * A foreground entry of another session, queued before this background request began, is never
    * passed by a grant through ZooKeeper (the fast path reads the queue in the same round trip; a
    * queued request ranks behind it), and by local hand-overs at most `passBound` times.
+   *
+   * ZooKeeper's order decides which of the two a grant is: the entry's czxid against the czxid of
+   * the `privateLock` granted (the fencing token). An entry created after that `privateLock` queued
+   * behind a holder: this process had the lock before the entry existed, and giving it to a request
+   * that arrived since (its first requester gave up while the create's answer was on its way) is a
+   * pass of a lock already held, which the engine can learn of only from a watch — bounded like a
+   * local hand-over.
    */
   private checkPassing(grant: Grant, wait: Wait): void {
+    const token = grant.held.fencingToken;
     for (const entry of this.server.queue(grant.key)) {
       if (!entry.name.startsWith('A-') || entry.owner === grant.sessionId || entry.czxid > wait.startZxid) continue;
-      if (!grant.held.handedOverLocally) {
+      const queuedBehindHolder = token > 0 && entry.czxid > token;
+      if (!grant.held.handedOverLocally && !queuedBehindHolder) {
         this.violate(`priority: ${grant.key} granted through ZooKeeper to a background request on engine ${grant.engine} ahead of foreground entry ${entry.name} queued before it`);
         continue;
       }
       const id = `${grant.key}/${entry.name}@${entry.czxid}`;
       const passes = (this.passes.get(id) ?? 0) + 1;
       this.passes.set(id, passes);
-      if (passes > this.passBound) this.violate(`priority: ${grant.key} handed over locally to a background request on engine ${grant.engine} ahead of foreground entry ${entry.name} (${passes} times)`);
+      if (passes > this.passBound) this.violate(`priority: ${grant.key} passed on locally to a background request on engine ${grant.engine} ahead of foreground entry ${entry.name} (${passes} times)`);
     }
   }
 
