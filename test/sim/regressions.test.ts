@@ -39,9 +39,9 @@ describe('simulation regressions', () => {
   // Checker, not engine: a privateLock create (or a batch's create-with-document) reached the
   // server before another process's foreground entry, and its answer travelled slowly. The request
   // it was for gave up meanwhile; a background request of the same engine arrived after the entry
-  // existed, and the answer granted it that privateLock. ZooKeeper had ordered the lock first: the
-  // entry queued behind a holder the engine had not yet heard of, so the grant is a local pass
-  // (bounded like a hand-over), not a grant through ZooKeeper ahead of the entry.
+  // existed, and the answer granted it that privateLock. ZooKeeper had ordered the lock first and
+  // no read of the queue had shown the entry: it queued behind a holder the engine had not yet
+  // heard of, so the grant is a local pass (bounded like a hand-over), not a jump through ZooKeeper.
   it('counts a late-answered privateLock given to a later request as a pass, not a jump (seeds 517282, 537206)', async () => {
     const batch = await simulate({ seed: 517282, trace: true });
     expect(batch.violations).toEqual([]);

@@ -7,14 +7,15 @@ const HERE = 'session-1';
 const ELSEWHERE = 'session-2';
 const PASS_BOUND = 2;
 
-/** A server whose zxid the test sets, with one foreground entry of another session queued. */
-function serverWith(entryCzxid: number): ServerView & { zxid: number } {
+/** A server whose zxid the test sets, with one foreground entry of another session queued, and this session's latest read of the queue. */
+function serverWith(entryCzxid: number, readAt = 0): ServerView & { zxid: number } {
   return {
     zxid: 0,
     sessionAlive: () => true,
     lastZxid() {
       return this.zxid;
     },
+    childrenReadZxid: (sessionId) => (sessionId === HERE ? readAt : 0),
     queue: () => [{ name: 'A-0000000001', czxid: entryCzxid, owner: ELSEWHERE }],
   };
 }
@@ -48,7 +49,7 @@ function grantInTurn(ledger: Ledger, server: { zxid: number }, fencingToken: num
   }
 }
 
-describe('the cross-process priority check judges by ZooKeeper order', () => {
+describe('the cross-process priority check judges by what the engine could know', () => {
   it('flags a grant through ZooKeeper of a privateLock created after the foreground entry', () => {
     const server = serverWith(10);
     const ledger = new Ledger(() => 0, 1_000, server, PASS_BOUND, 2);
@@ -56,8 +57,15 @@ describe('the cross-process priority check judges by ZooKeeper order', () => {
     expect(ledger.violations).toEqual(['t=0 priority: docs/d3 granted through ZooKeeper to a background request on engine 0 ahead of foreground entry A-0000000001 queued before it']);
   });
 
-  it('counts the first grant of a privateLock created before the entry as a pass, bounded like hand-overs', () => {
-    const server = serverWith(25);
+  it('flags a grant through ZooKeeper ahead of an entry the session had read, even under an older privateLock', () => {
+    const server = serverWith(25, 26);
+    const ledger = new Ledger(() => 0, 1_000, server, PASS_BOUND, 2);
+    grantInTurn(ledger, server, 20, false, 1);
+    expect(ledger.violations).toEqual(['t=0 priority: docs/d3 granted through ZooKeeper to a background request on engine 0 ahead of foreground entry A-0000000001 queued before it']);
+  });
+
+  it('counts the first grant of a privateLock created before an entry not yet read as a pass, bounded like hand-overs', () => {
+    const server = serverWith(25, 24);
     const ledger = new Ledger(() => 0, 1_000, server, PASS_BOUND, 2);
     grantInTurn(ledger, server, 20, false, PASS_BOUND);
     expect(ledger.violations).toEqual([]);

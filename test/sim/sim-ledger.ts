@@ -17,6 +17,8 @@ export interface Grant {
 export interface ServerView {
   sessionAlive(id: string): boolean;
   lastZxid(): number;
+  /** The zxid as of which a session last read a document's queue (0: never); strict: counted from the server's answer, not its arrival. */
+  childrenReadZxid(sessionId: string, key: string): number;
   /** Queue entries of a document (not privateLock): name, czxid, owner session. */
   queue(key: string): readonly { readonly name: string; readonly czxid: number; readonly owner: string }[];
 }
@@ -186,19 +188,21 @@ export class Ledger {
    * passed by a grant through ZooKeeper (the fast path reads the queue in the same round trip; a
    * queued request ranks behind it), and by local hand-overs at most `passBound` times.
    *
-   * ZooKeeper's order decides which of the two a grant is: the entry's czxid against the czxid of
-   * the `privateLock` granted (the fencing token). An entry created after that `privateLock` queued
-   * behind a holder: this process had the lock before the entry existed, and giving it to a request
-   * that arrived since (its first requester gave up while the create's answer was on its way) is a
-   * pass of a lock already held, which the engine can learn of only from a watch — bounded like a
-   * local hand-over.
+   * What the engine could know decides which: an entry older than the granted `privateLock` (the
+   * fencing token) was there when ZooKeeper granted it, and one the session's latest read of the
+   * queue showed was known. An entry that is neither queued behind a holder the engine had not yet
+   * heard of: this process had the lock before the entry existed, and giving it to a request that
+   * arrived since (its first requester gave up while the create's answer was on its way) is a pass
+   * of a lock already held, which the engine can learn of only from a watch — bounded like a local
+   * hand-over.
    */
   private checkPassing(grant: Grant, wait: Wait): void {
     const token = grant.held.fencingToken;
+    const readAt = this.server.childrenReadZxid(grant.sessionId, grant.key);
     for (const entry of this.server.queue(grant.key)) {
       if (!entry.name.startsWith('A-') || entry.owner === grant.sessionId || entry.czxid > wait.startZxid) continue;
-      const queuedBehindHolder = token > 0 && entry.czxid > token;
-      if (!grant.held.handedOverLocally && !queuedBehindHolder) {
+      const known = token <= 0 || entry.czxid < token || entry.czxid <= readAt;
+      if (!grant.held.handedOverLocally && known) {
         this.violate(`priority: ${grant.key} granted through ZooKeeper to a background request on engine ${grant.engine} ahead of foreground entry ${entry.name} queued before it`);
         continue;
       }
