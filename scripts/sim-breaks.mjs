@@ -41,6 +41,12 @@ const BREAKS = [
     replace: 'const preceded = false;',
   },
   {
+    name: "recovery keeps privateLock by an old entry's place (passes another process's waiter it read)",
+    file: 'src/lock/zookeeper/document-lock.ts',
+    find: 'const placed = this.entry !== null && this.entryRank >= rank;',
+    replace: 'const placed = this.entry !== null;',
+  },
+  {
     name: "release fused with the next acquisition past another process's waiter",
     file: 'src/lock/zookeeper/fast-path.ts',
     find: 'const others = children.value.children.filter((child) => child !== release.entry);',

@@ -17,6 +17,8 @@ export interface Grant {
 export interface ServerView {
   sessionAlive(id: string): boolean;
   lastZxid(): number;
+  /** The zxid as of which a session last read a document's queue (0: never); strict: counted from the server's answer, not its arrival. */
+  childrenReadZxid(sessionId: string, key: string): number;
   /** Queue entries of a document (not privateLock): name, czxid, owner session. */
   queue(key: string): readonly { readonly name: string; readonly czxid: number; readonly owner: string }[];
 }
@@ -185,18 +187,29 @@ export class Ledger {
    * A foreground entry of another session, queued before this background request began, is never
    * passed by a grant through ZooKeeper (the fast path reads the queue in the same round trip; a
    * queued request ranks behind it), and by local hand-overs at most `passBound` times.
+   *
+   * What the engine could know decides which: an entry older than the granted `privateLock` (the
+   * fencing token) was there when ZooKeeper granted it, and one the session's latest read of the
+   * queue showed was known. An entry that is neither queued behind a holder the engine had not yet
+   * heard of: this process had the lock before the entry existed, and giving it to a request that
+   * arrived since (its first requester gave up while the create's answer was on its way) is a pass
+   * of a lock already held, which the engine can learn of only from a watch — bounded like a local
+   * hand-over.
    */
   private checkPassing(grant: Grant, wait: Wait): void {
+    const token = grant.held.fencingToken;
+    const readAt = this.server.childrenReadZxid(grant.sessionId, grant.key);
     for (const entry of this.server.queue(grant.key)) {
       if (!entry.name.startsWith('A-') || entry.owner === grant.sessionId || entry.czxid > wait.startZxid) continue;
-      if (!grant.held.handedOverLocally) {
+      const known = token <= 0 || entry.czxid < token || entry.czxid <= readAt;
+      if (!grant.held.handedOverLocally && known) {
         this.violate(`priority: ${grant.key} granted through ZooKeeper to a background request on engine ${grant.engine} ahead of foreground entry ${entry.name} queued before it`);
         continue;
       }
       const id = `${grant.key}/${entry.name}@${entry.czxid}`;
       const passes = (this.passes.get(id) ?? 0) + 1;
       this.passes.set(id, passes);
-      if (passes > this.passBound) this.violate(`priority: ${grant.key} handed over locally to a background request on engine ${grant.engine} ahead of foreground entry ${entry.name} (${passes} times)`);
+      if (passes > this.passBound) this.violate(`priority: ${grant.key} passed on locally to a background request on engine ${grant.engine} ahead of foreground entry ${entry.name} (${passes} times)`);
     }
   }
 

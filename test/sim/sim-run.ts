@@ -67,6 +67,10 @@ export async function simulate(options: RunOptions): Promise<RunResult> {
   const view: ServerView = {
     sessionAlive: (id) => server.sessionAlive(id),
     lastZxid: () => server.lastZxid(),
+    childrenReadZxid: (sessionId, key) => {
+      const [index = '', id = ''] = key.split('/');
+      return server.childrenReadZxid(sessionId, documentPath(ROOT, { index, id }));
+    },
     queue: (key) => {
       const [index = '', id = ''] = key.split('/');
       const node = server.nodes.get(documentPath(ROOT, { index, id }));

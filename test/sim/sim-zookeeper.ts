@@ -78,6 +78,8 @@ export class SimZooKeeper {
   private readonly sessions = new Map<string, ServerSession>();
   private readonly dataWatches = new Map<string, Watch[]>();
   private readonly childWatches = new Map<string, Watch[]>();
+  /** The zxid of each session's latest read of each node's children: what it could know of them. */
+  private readonly childrenReads = new Map<string, number>();
   private readonly now: () => number;
   private observer: ((ops: readonly TxnOp[], removedCzxids: ReadonlyMap<string, number>) => void) | null = null;
 
@@ -144,7 +146,13 @@ export class SimZooKeeper {
     const node = this.nodes.get(path);
     if (node === undefined) throw zkError('NONODE', path);
     if (onEvent !== undefined) this.addWatch(this.childWatches, path, sessionId, onEvent);
+    this.childrenReads.set(`${sessionId} ${path}`, this.zxid);
     return { children: [...node.children], stat: this.statOf(node) };
+  }
+
+  /** The zxid as of which `sessionId` last read the children of `path` (0: never). */
+  childrenReadZxid(sessionId: string, path: string): number {
+    return this.childrenReads.get(`${sessionId} ${path}`) ?? 0;
   }
 
   /**
