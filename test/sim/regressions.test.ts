@@ -36,6 +36,18 @@ describe('simulation regressions', () => {
     expect(result.trace.some((line) => /e1 server multi\[create \/sim\/locks\/docs\/d1\/B-.*-> THROTTLEDOP/.test(line))).toBe(true);
   });
 
+  // The link went silent (not yet noticed) while a lock was held. Its last release let it linger
+  // on the grant's own read of the queue (nobody else queued) and armed a child watch whose read
+  // never came back. Another process queued a foreground entry meanwhile; each local request of
+  // the engine found that stale read "known and empty" and passed the lock on with the hand-over
+  // bound restarted, background requests ahead of the entry ten times over ~1.5 s.
+  it('restarts the hand-over bound only on a read of the armed child watch, not the grant\'s own (seed 145351)', async () => {
+    const result = await simulate({ seed: 145351, trace: true });
+    expect(result.violations).toEqual([]);
+    expect(result.trace.some((line) => line.includes('e1 link cut (notice 2263 ms'))).toBe(true);
+    expect(result.trace.some((line) => line.includes('orig server create /sim/locks/docs/d1/A- -> ok'))).toBe(true);
+  });
+
   // Checker, not engine: a privateLock create (or a batch's create-with-document) reached the
   // server before another process's foreground entry, and its answer travelled slowly. The request
   // it was for gave up meanwhile; a background request of the same engine arrived after the entry

@@ -2,13 +2,16 @@ import { type PrefixRanks, queueFromChildren, rankOf } from '../queue-order.js';
 import type { ForeignQueue } from './handover-policy.js';
 import type { LockZk } from './lock-zk.js';
 
-export const UNKNOWN_FOREIGN_QUEUE: ForeignQueue = { known: false, count: 0, bestRank: Number.POSITIVE_INFINITY };
+export const UNKNOWN_FOREIGN_QUEUE: ForeignQueue = { known: false, watched: false, count: 0, bestRank: Number.POSITIVE_INFINITY };
 /** Nobody else queued: what every key a bulk creates is granted with (one object for all of them). */
-const NO_FOREIGN_QUEUE: ForeignQueue = Object.freeze({ known: true, count: 0, bestRank: Number.POSITIVE_INFINITY });
+const NO_FOREIGN_QUEUE: ForeignQueue = Object.freeze({ known: true, watched: false, count: 0, bestRank: Number.POSITIVE_INFINITY });
+
+/** Nobody else queued, as read by the armed child watch. */
+const WATCHED_EMPTY_QUEUE: ForeignQueue = Object.freeze({ known: true, watched: true, count: 0, bestRank: Number.POSITIVE_INFINITY });
 
 /** Other processes' (or seed clients') entries among `children`: every entry but ours. */
-export function foreignQueueOf(children: readonly string[], ownEntry: string | null, prefixes: PrefixRanks): ForeignQueue {
-  if (children.length === 0) return NO_FOREIGN_QUEUE;
+export function foreignQueueOf(children: readonly string[], ownEntry: string | null, prefixes: PrefixRanks, watched: boolean): ForeignQueue {
+  if (children.length === 0) return watched ? WATCHED_EMPTY_QUEUE : NO_FOREIGN_QUEUE;
   let count = 0;
   let bestRank = Number.POSITIVE_INFINITY;
   for (const entry of queueFromChildren(children, prefixes)) {
@@ -16,7 +19,7 @@ export function foreignQueueOf(children: readonly string[], ownEntry: string | n
     count++;
     bestRank = Math.min(bestRank, rankOf(entry.prefix, prefixes));
   }
-  return { known: true, count, bestRank };
+  return { known: true, watched, count, bestRank };
 }
 
 /** What the watch needs to know about the document lock it serves. */
@@ -53,7 +56,7 @@ export class ForeignQueueWatch {
 
   /** At a grant: the children read in the same round trip. */
   granted(children: readonly string[]): void {
-    this.current = foreignQueueOf(children, this.owner.ownEntry(), this.owner.prefixes);
+    this.current = foreignQueueOf(children, this.owner.ownEntry(), this.owner.prefixes, false);
   }
 
   watch(zk: LockZk): void {
@@ -70,7 +73,7 @@ export class ForeignQueueWatch {
     zk.childrenWatched(this.owner.docPath, onChange).then(
       (children) => {
         if (incarnation !== this.owner.incarnation()) return;
-        this.current = foreignQueueOf(children, this.owner.ownEntry(), this.owner.prefixes);
+        this.current = foreignQueueOf(children, this.owner.ownEntry(), this.owner.prefixes, true);
         this.owner.changed();
       },
       () => {

@@ -14,6 +14,13 @@ export interface HandOverBounds {
 export interface ForeignQueue {
   /** False until the child watch has answered once since the grant: assume someone may wait. */
   readonly known: boolean;
+  /**
+   * Read by the armed child watch, so any change since would have made it unknown. A read without
+   * one (the grant's) is only as current as its round trip: it may bound-check hand-overs, never
+   * restart the bound — a watch whose read goes unanswered (a link gone silent) would otherwise
+   * let the process pass the lock on locally for as long as the silence lasts.
+   */
+  readonly watched: boolean;
   readonly count: number;
   /** Rank (0 foreground, 1 background, 2 other) of the best foreign entry; Infinity when none. */
   readonly bestRank: number;
@@ -35,7 +42,7 @@ export type HandOverDecision = 'handOver' | 'handOverAndReset' | 'yield';
 export function decideHandOver(input: HandOverInput, bounds: HandOverBounds): HandOverDecision {
   if (!input.handOverAllowed) return 'yield';
   const { foreign } = input;
-  if (foreign.known && foreign.count === 0) return 'handOverAndReset';
+  if (foreign.known && foreign.watched && foreign.count === 0) return 'handOverAndReset';
   // A foreground writer elsewhere never waits behind our background hand-overs — nor while the
   // queue just changed and has not been read again (it may be one).
   if (foreign.bestRank < input.nextRank || (!foreign.known && input.nextRank > 0)) return 'yield';
