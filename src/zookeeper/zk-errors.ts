@@ -25,6 +25,8 @@ export const ZK_RC = {
   AUTHFAILED: -115,
   CLOSING: -116,
   SESSIONMOVED: -118,
+  /** ZooKeeper 3.6+: the server's throttler dropped the request (or a whole multi) before running it. */
+  THROTTLEDOP: -127,
 } as const;
 
 export type ZkErrorCode = keyof typeof ZK_RC | 'UNKNOWN';

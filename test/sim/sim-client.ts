@@ -1,6 +1,6 @@
 import { EventEmitter } from 'node:events';
 import type { WatchEventType, ZkClientEvents, NodeMode } from '../../src/zookeeper/zk-client.js';
-import { ZkError } from '../../src/zookeeper/zk-errors.js';
+import { ZK_RC, ZkError } from '../../src/zookeeper/zk-errors.js';
 import type { ChildrenRead, LockZk, NodeRead, NodeStat, TxnOp, TxnOutcome } from '../../src/lock/zookeeper/lock-zk.js';
 import type { SessionHandle } from '../../src/lock/zookeeper/session-handle.js';
 import type { SimRandom } from './sim-random.js';
@@ -9,11 +9,6 @@ import type { VirtualClock } from './virtual-clock.js';
 
 /** The C client's close code for an expired session. */
 const CLOSE_EXPIRED = -112;
-/**
- * The server's answer to a request its throttler dropped before processing it (ZooKeeper 3.6+:
- * a request that waited in its queue too long): nothing of it was applied, try again later.
- */
-const THROTTLEDOP = -127;
 
 /** What one simulated connection needs: the server, the clock, chance for latencies and outcomes, a trace. */
 export interface SimNet {
@@ -44,11 +39,6 @@ function describe(value: unknown): string {
   if (typeof value !== 'object' || value === null || !('ok' in value)) return 'ok';
   const outcome = value as TxnOutcome;
   return outcome.ok ? 'committed' : `refused at op ${outcome.failedIndex}: ${outcome.code}`;
-}
-
-/** The binding knows THROTTLEDOP by its number only (code UNKNOWN): the trace names it. */
-function codeName(error: ZkError): string {
-  return error.rc === THROTTLEDOP ? 'THROTTLEDOP' : error.code;
 }
 
 /** Where the link is: `silent` is cut without the client knowing yet; `disconnected` it knows. */
@@ -189,7 +179,7 @@ export class SimClient implements SessionHandle, LockZk, WatchSink {
   multi(ops: readonly TxnOp[]): Promise<TxnOutcome> {
     const label = `multi[${ops.map((op) => `${op.op} ${op.path}`).join(', ')}]`;
     return this.request(label, () => {
-      if (this.net.throttled?.() === true) throw new ZkError(THROTTLEDOP, `${THROTTLEDOP} THROTTLEDOP ${label}`);
+      if (this.net.throttled?.() === true) throw new ZkError(ZK_RC.THROTTLEDOP, `${ZK_RC.THROTTLEDOP} THROTTLEDOP ${label}`);
       return this.net.server.multi(this.sessionId, ops);
     });
   }
@@ -228,7 +218,7 @@ export class SimClient implements SessionHandle, LockZk, WatchSink {
       if (!(error instanceof ZkError)) throw error;
       answer = { ok: false, error };
     }
-    this.net.trace(`${this.name} server ${call.label} -> ${answer.ok ? describe(answer.value) : codeName(answer.error as ZkError)}`);
+    this.net.trace(`${this.name} server ${call.label} -> ${answer.ok ? describe(answer.value) : (answer.error as ZkError).code}`);
     if (this.link !== 'connected') return;
     this.deliver({ watch: null, note: call.label }, () => {
       const at = this.pending.indexOf(call);

@@ -2,6 +2,7 @@ import { afterAll, afterEach, beforeAll, expect, inject, it } from 'vitest';
 import { childrenOrEmpty } from '../../../src/zookeeper/zk-client.js';
 import { type RawZkConnection, connectRawClient } from '../../support/zk-raw-client.js';
 import { PRIVATE_LOCK, documentPath, normalizeRoot } from '../../../src/lock/zookeeper/znode-names.js';
+import { ZK_RC } from '../../../src/zookeeper/zk-errors.js';
 import { TcpForwarder } from '../../support/tcp-forwarder.js';
 import { ZK_OPCODE } from '../../support/zookeeper-frames.js';
 import { owner } from '../../unit/lock/lock-engine-suite.js';
@@ -14,8 +15,6 @@ import { EnginePool, makeKnown, zkSettings } from './zk-test-engines.js';
  * looking at what is there.
  */
 const connect = inject('zookeeperConnect');
-/** ZooKeeper 3.6+: the server throttled the request and did not run it. */
-const ZK_RC_THROTTLEDOP = -127;
 const pool = new EnginePool();
 let raw: RawZkConnection;
 let link: TcpForwarder;
@@ -44,7 +43,7 @@ it.each([1, 2, 3, 4, 5, 6])('a fused release whose transaction is refused as a w
   await makeKnown(a, [key]);
   const held = await a.acquire(key, 'foreground', { timeoutMs: 2_000, owner: owner('a-first') });
   // The next multi on A's link is the fused one; the server runs none of it and answers THROTTLEDOP.
-  const refused = link.answerWithError([ZK_OPCODE.multi], ZK_RC_THROTTLEDOP, { applied: false });
+  const refused = link.answerWithError([ZK_OPCODE.multi], ZK_RC.THROTTLEDOP, { applied: false });
   // Released and wanted again in the same turn: the release is still pending when the acquisition starts.
   const releasing = held.release();
   const again = a.acquire(key, 'foreground', { timeoutMs: 3_000, owner: owner('a-again') });

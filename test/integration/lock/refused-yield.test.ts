@@ -2,6 +2,7 @@ import { afterAll, afterEach, beforeAll, expect, inject, it, vi } from 'vitest';
 import { childrenOrEmpty } from '../../../src/zookeeper/zk-client.js';
 import { type RawZkConnection, connectRawClient } from '../../support/zk-raw-client.js';
 import { PRIVATE_LOCK, documentPath, normalizeRoot } from '../../../src/lock/zookeeper/znode-names.js';
+import { ZK_RC } from '../../../src/zookeeper/zk-errors.js';
 import { TcpForwarder } from '../../support/tcp-forwarder.js';
 import { ZK_OPCODE } from '../../support/zookeeper-frames.js';
 import { owner } from '../../unit/lock/lock-engine-suite.js';
@@ -15,8 +16,6 @@ import { EnginePool, zkSettings } from './zk-test-engines.js';
  * other process's foreground request.
  */
 const connect = inject('zookeeperConnect');
-/** ZooKeeper 3.6+: the server throttled the request and did not run it. */
-const ZK_RC_THROTTLEDOP = -127;
 const pool = new EnginePool();
 let raw: RawZkConnection;
 let link: TcpForwarder;
@@ -59,7 +58,7 @@ it('a background waiter comes after another process\'s foreground writer when th
   });
   await vi.waitFor(async () => expect((await a.inspect(key)).queue.map((waiter) => waiter.owner)).toContainEqual(owner('a-background')));
   // The yield is the next transaction on A's link; the server runs none of it and answers THROTTLEDOP.
-  const refused = link.answerWithError([ZK_OPCODE.multi], ZK_RC_THROTTLEDOP, { applied: false });
+  const refused = link.answerWithError([ZK_OPCODE.multi], ZK_RC.THROTTLEDOP, { applied: false });
   await held.release();
   await refused;
   const foregroundLock = await foreground;

@@ -18,8 +18,6 @@ import { EnginePool, makeKnown, zkSettings } from './zk-test-engines.js';
  * directly.
  */
 const connect = inject('zookeeperConnect');
-/** ZooKeeper 3.6+: the server throttled the request and did not run it (not among the codes the engine names). */
-const ZK_RC_THROTTLEDOP = -127;
 const pool = new EnginePool();
 const forwarders: TcpForwarder[] = [];
 let raw: RawZkConnection;
@@ -231,7 +229,7 @@ describe('releases delete only their own acquisition\'s nodes', () => {
     // The server runs none of A's yield and answers THROTTLEDOP for the request as a whole (a reply
     // header, no answer per operation). Thrown, it left the lock in 'yielding' (nobody served) and
     // the release's promise rejected.
-    const refused = link.answerWithError([ZK_OPCODE.multi], ZK_RC_THROTTLEDOP, { applied: false });
+    const refused = link.answerWithError([ZK_OPCODE.multi], ZK_RC.THROTTLEDOP, { applied: false });
     await held.release({ handOver: false });
     await refused;
     await expectEveryWaiterServed({ a, b, key, docPath }, [localWaiter, foreignWaiter]);
@@ -243,7 +241,7 @@ describe('releases delete only their own acquisition\'s nodes', () => {
     // The server runs none of A's release (THROTTLEDOP: "not executed at all, please retry"), and A
     // is told so for the request as a whole. Left as it was, privateLock stayed A's until A's
     // session ended: every writer of the document, in every process, waited for it.
-    const refused = link.answerWithError([ZK_OPCODE.multi], ZK_RC_THROTTLEDOP, { applied: false });
+    const refused = link.answerWithError([ZK_OPCODE.multi], ZK_RC.THROTTLEDOP, { applied: false });
     await held.release();
     await refused;
     const next = await b.acquire(key, 'foreground', { timeoutMs: 1_500, owner: owner('b') });
@@ -282,15 +280,15 @@ describe('releases delete only their own acquisition\'s nodes', () => {
     let throttled: Promise<void>;
     let acquiring: Promise<HeldLock>;
     if (step === 'fast-path') {
-      throttled = link.answerWithError([ZK_OPCODE.getChildren2], ZK_RC_THROTTLEDOP);
+      throttled = link.answerWithError([ZK_OPCODE.getChildren2], ZK_RC.THROTTLEDOP);
       acquiring = a.acquire(key, 'foreground', { timeoutMs: 5_000, owner: owner('a') });
     } else {
       holder = await b.acquire(key, 'foreground', { timeoutMs: 2_000, owner: owner('holder') });
       // enter-queue: the fast path's read (its create finds privateLock taken), then the entry's read.
-      throttled = step === 'enter-queue' ? link.answerWithError([ZK_OPCODE.getChildren2], ZK_RC_THROTTLEDOP, { times: 2 }) : Promise.resolve();
+      throttled = step === 'enter-queue' ? link.answerWithError([ZK_OPCODE.getChildren2], ZK_RC.THROTTLEDOP, { times: 2 }) : Promise.resolve();
       acquiring = a.acquire(key, 'foreground', { timeoutMs: 5_000, owner: owner('a') });
       await waitFor(async () => (await childrenOrEmpty(raw.client, docPath)).some((child) => child.startsWith('A-')));
-      if (step === 'arbitrate') throttled = link.answerWithError([ZK_OPCODE.getChildren2], ZK_RC_THROTTLEDOP);
+      if (step === 'arbitrate') throttled = link.answerWithError([ZK_OPCODE.getChildren2], ZK_RC.THROTTLEDOP);
       await holder.release();
     }
     // Taken as a refusal, A's request failed (unavailable) and the node its create had made stayed
