@@ -1,12 +1,10 @@
-import { afterAll, afterEach, beforeAll, expect, inject, it } from 'vitest';
+import { expect, it } from 'vitest';
 import { childrenOrEmpty } from '../../../src/zookeeper/zk-client.js';
-import { type RawZkConnection, connectRawClient } from '../../support/zk-raw-client.js';
 import { PRIVATE_LOCK, documentPath, normalizeRoot } from '../../../src/lock/zookeeper/znode-names.js';
 import { ZK_RC } from '../../../src/zookeeper/zk-errors.js';
-import { TcpForwarder } from '../../support/tcp-forwarder.js';
 import { ZK_OPCODE } from '../../support/zookeeper-frames.js';
 import { owner } from '../../unit/lock/lock-engine-suite.js';
-import { EnginePool, makeKnown, zkSettings } from './zk-test-engines.js';
+import { makeKnown, useLockFixture, zkSettings } from './zk-test-engines.js';
 
 /**
  * A release this process has not sent yet goes out inside the next acquisition of the same
@@ -14,27 +12,12 @@ import { EnginePool, makeKnown, zkSettings } from './zk-test-engines.js';
  * refuses that transaction as a whole request, the release must still happen: on its own, after
  * looking at what is there.
  */
-const connect = inject('zookeeperConnect');
-const pool = new EnginePool();
-let raw: RawZkConnection;
-let link: TcpForwarder;
-
-beforeAll(async () => {
-  raw = await connectRawClient(connect, 4_000);
-});
-
-afterAll(async () => {
-  await raw?.close();
-});
-
-afterEach(async () => {
-  await pool.closeAll();
-  await link?.close();
-});
+const fixture = useLockFixture();
+const { connect, pool } = fixture;
 
 it.each([1, 2, 3, 4, 5, 6])('a fused release whose transaction is refused as a whole (THROTTLEDOP) still runs: no lock is left behind (round %i)', async (round) => {
   const settings = zkSettings(connect);
-  link = await TcpForwarder.start(connect);
+  const link = await fixture.link();
   const a = pool.open({ ...settings, servers: link.connectString });
   const b = pool.open(settings);
   const key = { index: 'fused', id: `refused-${round}` };
@@ -57,5 +40,5 @@ it.each([1, 2, 3, 4, 5, 6])('a fused release whose transaction is refused as a w
   const other = await b.acquire(key, 'foreground', { timeoutMs: 3_000, owner: owner('b') });
   await other.release();
   await a.inspect(key);
-  expect(await childrenOrEmpty(raw.client, docPath)).not.toContain(PRIVATE_LOCK);
+  expect(await childrenOrEmpty(fixture.raw.client, docPath)).not.toContain(PRIVATE_LOCK);
 });

@@ -1,8 +1,7 @@
-import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { pino } from 'pino';
 import type { HeldLock } from '../../../src/lock/lock-engine.js';
 import { childrenOrEmpty } from '../../../src/zookeeper/zk-client.js';
-import { type RawZkConnection, connectRawClient } from '../../support/zk-raw-client.js';
 import { PRIVATE_LOCK, documentPath, normalizeRoot } from '../../../src/lock/zookeeper/znode-names.js';
 import { type ProxyRuntime, startProxyRuntime } from '../../../src/server/proxy-runtime.js';
 import { type EsStandIn, startEsStandIn } from '../../support/es-stand-in.js';
@@ -10,32 +9,19 @@ import { testSettings } from '../../support/test-settings.js';
 import { waitForLockService } from '../../support/write-stack.js';
 import { owner, waitFor } from '../../unit/lock/lock-engine-suite.js';
 import { exchange } from '../faults/fault-kit.js';
-import { EnginePool, makeKnown, zkSettings } from './zk-test-engines.js';
+import { makeKnown, useLockFixture, zkSettings } from './zk-test-engines.js';
 
 /**
  * An operator deletes a holder's privateLock by hand (zkCli): the holder learns it from its watch
  * and forwards nothing new under it, and its release deletes nothing that is not its own — never
  * the privateLock of the holder that came next.
  */
-const connect = inject('zookeeperConnect');
-const pool = new EnginePool();
-let raw: RawZkConnection;
-
-beforeAll(async () => {
-  raw = await connectRawClient(connect, 4_000);
-});
-
-afterAll(async () => {
-  await raw?.close();
-});
-
-afterEach(async () => {
-  await pool.closeAll();
-});
+const fixture = useLockFixture();
+const { connect, pool } = fixture;
 
 async function privateLockOwner(docPath: string): Promise<string | null> {
   try {
-    return (await raw.client.get(`${docPath}/${PRIVATE_LOCK}`)).stat.ephemeralOwner;
+    return (await fixture.raw.client.get(`${docPath}/${PRIVATE_LOCK}`)).stat.ephemeralOwner;
   } catch {
     return null;
   }
@@ -54,7 +40,7 @@ describe('a privateLock deleted by hand', () => {
     if (known) await makeKnown(a, [key]);
     const held = await a.acquire(key, 'foreground', { timeoutMs: 2_000, owner: owner('a') });
     const localWaiter = a.acquire(key, 'foreground', { timeoutMs: 10_000, owner: owner('a-next') });
-    await raw.client.delete(`${docPath}/${PRIVATE_LOCK}`, -1);
+    await fixture.raw.client.delete(`${docPath}/${PRIVATE_LOCK}`, -1);
     await waitFor(() => held.lost.aborted);
     expect(String((held.lost.reason as Error).message)).toContain('deleted');
     const other = await b.acquire(key, 'foreground', { timeoutMs: 2_000, owner: owner('b') });
@@ -103,7 +89,7 @@ describe('three proxies and the stand-in: a hand-deleted privateLock never lets 
     // Holder 1 is writing (holding the document's lock).
     const holder1 = await first.acquire(key, 'foreground', { timeoutMs: 2_000, owner: owner('holder-1') });
     // An operator deletes its privateLock by hand; holder 2 takes the document, its write held at the cluster.
-    await raw.client.delete(`${docPath}/${PRIVATE_LOCK}`, -1);
+    await fixture.raw.client.delete(`${docPath}/${PRIVATE_LOCK}`, -1);
     const gate = standIn.gate((request) => request.body.toString().includes('"holder":2'));
     const write2 = exchange(url(second!), { method: 'PUT', body: '{"holder":2}' });
     await gate.arrived(1);
@@ -115,7 +101,7 @@ describe('three proxies and the stand-in: a hand-deleted privateLock never lets 
     expect(await privateLockOwner(docPath)).toBe(holder2Session);
     // A third write waits for holder 2's: it is not at the cluster while holder 2's is.
     const write3 = exchange(url(third!), { method: 'PUT', body: '{"holder":3}' });
-    await waitFor(async () => (await childrenOrEmpty(raw.client, docPath)).some((child) => child !== PRIVATE_LOCK));
+    await waitFor(async () => (await childrenOrEmpty(fixture.raw.client, docPath)).some((child) => child !== PRIVATE_LOCK));
     expect(standIn.pendingWrites().filter((write) => write.key === `${index}/1`)).toHaveLength(1);
     gate.release();
     const [answer2, answer3] = await Promise.all([write2, write3]);
@@ -139,7 +125,7 @@ describe('a bulk\'s key whose privateLock was deleted by hand', () => {
     expect(result.failed.size).toBe(0);
     const victim = keys[2]!;
     const victimDoc = documentPath(root, victim);
-    await raw.client.delete(`${victimDoc}/${PRIVATE_LOCK}`, -1);
+    await fixture.raw.client.delete(`${victimDoc}/${PRIVATE_LOCK}`, -1);
     const next = await b.acquire(victim, 'foreground', { timeoutMs: 2_000, owner: owner('next') });
     const nextSession = await privateLockOwner(victimDoc);
     expect(nextSession).not.toBeNull();

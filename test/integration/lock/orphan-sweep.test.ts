@@ -1,43 +1,25 @@
-import { afterAll, afterEach, beforeAll, expect, inject, it } from 'vitest';
+import { expect, it } from 'vitest';
 import { encodeNodeData } from '../../../src/lock/lock-node-data.js';
 import { lockEvents } from '../../../src/lock/lock-events.js';
 import { isZkCode } from '../../../src/zookeeper/zk-errors.js';
 import { childrenOrEmpty } from '../../../src/zookeeper/zk-client.js';
-import { type RawZkConnection, connectRawClient } from '../../support/zk-raw-client.js';
 import { PRIVATE_LOCK, documentPath, normalizeRoot } from '../../../src/lock/zookeeper/znode-names.js';
 import type { Connection } from '../../../src/lock/zookeeper/connection.js';
 import type { LockZk } from '../../../src/lock/zookeeper/lock-zk.js';
 import type { ZooKeeperLockEngine } from '../../../src/lock/zookeeper/zookeeper-lock-engine.js';
-import { TcpForwarder } from '../../support/tcp-forwarder.js';
 import { ZK_OPCODE } from '../../support/zookeeper-frames.js';
 import { owner, waitFor } from '../../unit/lock/lock-engine-suite.js';
-import { EnginePool, zkSettings } from './zk-test-engines.js';
+import { useLockFixture, zkSettings } from './zk-test-engines.js';
 
 /**
  * Nodes of the proxy's own session that no local lock claims (what a create applied by the server
  * but reported to the client as failed leaves behind) are found and deleted while the session
  * lives: after a reconnect, or when asked. Planted here through the engine's own session.
  */
-const connect = inject('zookeeperConnect');
+const fixture = useLockFixture();
+const { connect, pool } = fixture;
 /** ZRUNTIMEINCONSISTENCY: what the C client reports for a reply it received out of order. */
 const RUNTIME_INCONSISTENCY = -2;
-const pool = new EnginePool();
-let raw: RawZkConnection;
-let link: TcpForwarder | null = null;
-
-beforeAll(async () => {
-  raw = await connectRawClient(connect, 4_000);
-});
-
-afterAll(async () => {
-  await raw?.close();
-});
-
-afterEach(async () => {
-  await pool.closeAll();
-  await link?.close();
-  link = null;
-});
 
 /** The engine's own session (a test reaches into it to plant what a misreported reply leaves). */
 async function sessionOf(engine: ZooKeeperLockEngine): Promise<LockZk> {
@@ -50,7 +32,7 @@ async function createParents(docPath: string): Promise<void> {
   let path = '';
   for (const part of docPath.split('/').filter((p) => p !== '')) {
     path += `/${part}`;
-    await raw.client.create(path, '', 'persistent').catch((error: unknown) => {
+    await fixture.raw.client.create(path, '', 'persistent').catch((error: unknown) => {
       if (!isZkCode(error, 'NODEEXISTS')) throw error;
     });
   }
@@ -67,7 +49,7 @@ async function plantOrphans(engine: ZooKeeperLockEngine, docPath: string, what: 
 
 async function privateLockCzxid(docPath: string): Promise<number | null> {
   try {
-    return (await raw.client.get(`${docPath}/${PRIVATE_LOCK}`)).stat.czxid;
+    return (await fixture.raw.client.get(`${docPath}/${PRIVATE_LOCK}`)).stat.czxid;
   } catch {
     return null;
   }
@@ -75,7 +57,7 @@ async function privateLockCzxid(docPath: string): Promise<number | null> {
 
 it('after a reconnect, removes a planted privateLock and queue entry of its own session, and leaves a live lock alone', async () => {
   const settings = zkSettings(connect);
-  link = await TcpForwarder.start(connect);
+  const link = await fixture.link();
   let removed = 0;
   const a = pool.open({ ...settings, servers: link.connectString }, { events: lockEvents({ orphansRemoved: (count) => (removed += count) }) });
   const b = pool.open(settings);
@@ -89,14 +71,14 @@ it('after a reconnect, removes a planted privateLock and queue entry of its own 
   await plantOrphans(a, orphanDoc, { privateLock: true });
   // A stray entry beside the live lock's privateLock, too.
   await plantOrphans(a, liveDoc, { privateLock: false });
-  expect(await childrenOrEmpty(raw.client, orphanDoc)).toHaveLength(2);
+  expect(await childrenOrEmpty(fixture.raw.client, orphanDoc)).toHaveLength(2);
   // The link drops; the session reconnects (it never expires) and sweeps.
   link.dropAll();
-  await waitFor(async () => (await childrenOrEmpty(raw.client, orphanDoc)).length === 0, 10_000);
-  await waitFor(async () => (await childrenOrEmpty(raw.client, liveDoc)).length === 1, 10_000);
+  await waitFor(async () => (await childrenOrEmpty(fixture.raw.client, orphanDoc)).length === 0, 10_000);
+  await waitFor(async () => (await childrenOrEmpty(fixture.raw.client, liveDoc)).length === 1, 10_000);
   // Counted once A has the answer (the raw client may see the deletes first).
   await waitFor(() => removed === 3);
-  expect(await childrenOrEmpty(raw.client, liveDoc)).toEqual([PRIVATE_LOCK]);
+  expect(await childrenOrEmpty(fixture.raw.client, liveDoc)).toEqual([PRIVATE_LOCK]);
   // The live lock kept its privateLock and is still vouched for.
   expect(await privateLockCzxid(liveDoc)).toBe(heldCzxid);
   expect(held.usable()).toBe(true);
@@ -107,7 +89,7 @@ it('after a reconnect, removes a planted privateLock and queue entry of its own 
 
 it('sweeps when asked, and never deletes a node whose create answer is still on its way to a live acquisition', async () => {
   const settings = zkSettings(connect);
-  link = await TcpForwarder.start(connect);
+  const link = await fixture.link();
   let removed = 0;
   const a = pool.open({ ...settings, servers: link.connectString }, { events: lockEvents({ orphansRemoved: (count) => (removed += count) }) });
   const root = normalizeRoot(settings.lockRoot);
@@ -125,20 +107,20 @@ it('sweeps when asked, and never deletes a node whose create answer is still on 
   await sweeping;
   const held = await acquiring;
   expect(held.usable()).toBe(true);
-  expect(await childrenOrEmpty(raw.client, racingDoc)).toEqual([PRIVATE_LOCK]);
+  expect(await childrenOrEmpty(fixture.raw.client, racingDoc)).toEqual([PRIVATE_LOCK]);
   // On a loaded machine the held replies may have cost the connection (that sweep then read nothing;
   // the reconnect's removes them): either way, exactly the planted pair goes.
   await a.sweepOrphans();
   expect(removed).toBe(2);
-  expect(await childrenOrEmpty(raw.client, documentPath(root, orphaned))).toEqual([]);
-  expect(await childrenOrEmpty(raw.client, racingDoc)).toEqual([PRIVATE_LOCK]);
+  expect(await childrenOrEmpty(fixture.raw.client, documentPath(root, orphaned))).toEqual([]);
+  expect(await childrenOrEmpty(fixture.raw.client, racingDoc)).toEqual([PRIVATE_LOCK]);
   expect(await a.sweepOrphans()).toBe(0);
   await held.release();
 });
 
 it('an acquisition told its applied create failed (-2, runtime inconsistency) leaves no node behind: the document stays writable', async () => {
   const settings = zkSettings(connect);
-  link = await TcpForwarder.start(connect);
+  const link = await fixture.link();
   const a = pool.open({ ...settings, servers: link.connectString });
   const b = pool.open(settings);
   const key = { index: 'orphans', id: 'misreported' };
@@ -159,7 +141,7 @@ it('an acquisition told its applied create failed (-2, runtime inconsistency) le
   expect(['granted', 'failed']).toContain(outcome);
   // Whatever A made of it, no node of A's outlives the acquisition: B takes the document.
   await (await b.acquire(key, 'foreground', { timeoutMs: 5_000, owner: owner('b') })).release();
-  await waitFor(async () => (await childrenOrEmpty(raw.client, docPath)).length === 0);
+  await waitFor(async () => (await childrenOrEmpty(fixture.raw.client, docPath)).length === 0);
 });
 
 it('removes an orphaned privateLock that a request of the same process waits behind, which then gets the lock', async () => {
@@ -170,10 +152,10 @@ it('removes an orphaned privateLock that a request of the same process waits beh
   await plantOrphans(a, docPath, { privateLock: true });
   const acquiring = a.acquire(key, 'foreground', { timeoutMs: 10_000, owner: owner('waiting') });
   // A queued behind the orphan (its own entry beside the planted one).
-  await waitFor(async () => (await childrenOrEmpty(raw.client, docPath)).length === 3);
+  await waitFor(async () => (await childrenOrEmpty(fixture.raw.client, docPath)).length === 3);
   expect(await a.sweepOrphans()).toBe(2);
   const held = await acquiring;
   expect((await a.inspect(key)).holder?.owner.requestId).toBe('waiting');
   await held.release();
-  expect(await childrenOrEmpty(raw.client, docPath)).toEqual([]);
+  expect(await childrenOrEmpty(fixture.raw.client, docPath)).toEqual([]);
 });

@@ -1,12 +1,10 @@
-import { afterAll, afterEach, beforeAll, expect, inject, it, vi } from 'vitest';
+import { expect, it, vi } from 'vitest';
 import { childrenOrEmpty } from '../../../src/zookeeper/zk-client.js';
-import { type RawZkConnection, connectRawClient } from '../../support/zk-raw-client.js';
 import { PRIVATE_LOCK, documentPath, normalizeRoot } from '../../../src/lock/zookeeper/znode-names.js';
 import { ZK_RC } from '../../../src/zookeeper/zk-errors.js';
-import { TcpForwarder } from '../../support/tcp-forwarder.js';
 import { ZK_OPCODE } from '../../support/zookeeper-frames.js';
 import { owner } from '../../unit/lock/lock-engine-suite.js';
-import { EnginePool, zkSettings } from './zk-test-engines.js';
+import { useLockFixture, zkSettings } from './zk-test-engines.js';
 
 /**
  * A holder whose local waiter is a background request, with another process's foreground request
@@ -15,32 +13,17 @@ import { EnginePool, zkSettings } from './zk-test-engines.js';
  * foreground holder had, first in the queue: the background waiter must still come after the
  * other process's foreground request.
  */
-const connect = inject('zookeeperConnect');
-const pool = new EnginePool();
-let raw: RawZkConnection;
-let link: TcpForwarder;
-
-beforeAll(async () => {
-  raw = await connectRawClient(connect, 4_000);
-});
-
-afterAll(async () => {
-  await raw?.close();
-});
-
-afterEach(async () => {
-  await pool.closeAll();
-  await link?.close();
-});
+const fixture = useLockFixture();
+const { connect, pool } = fixture;
 
 it('a background waiter comes after another process\'s foreground writer when the yield is refused as a whole (THROTTLEDOP)', async () => {
   const settings = zkSettings(connect);
-  link = await TcpForwarder.start(connect);
+  const link = await fixture.link();
   const a = pool.open({ ...settings, servers: link.connectString });
   const b = pool.open(settings);
   const key = { index: 'yield', id: 'refused' };
   const docPath = documentPath(normalizeRoot(settings.lockRoot), key);
-  const entries = async (): Promise<string[]> => (await childrenOrEmpty(raw.client, docPath)).filter((name) => name !== PRIVATE_LOCK);
+  const entries = async (): Promise<string[]> => (await childrenOrEmpty(fixture.raw.client, docPath)).filter((name) => name !== PRIVATE_LOCK);
   // A takes the lock through the queue: its foreground entry stays first while it holds.
   const first = await b.acquire(key, 'foreground', { timeoutMs: 3_000, owner: owner('b-first') });
   const queuedA = a.acquire(key, 'foreground', { timeoutMs: 3_000, owner: owner('a-foreground') });

@@ -1,15 +1,14 @@
-import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { HeldLock, LockKey } from '../../../src/lock/lock-engine.js';
 import type { ZooKeeperLockEngine } from '../../../src/lock/zookeeper/zookeeper-lock-engine.js';
 import { LockUnavailableError } from '../../../src/lock/lock-errors.js';
 import { ZK_RC, isZkCode } from '../../../src/zookeeper/zk-errors.js';
 import { childrenOrEmpty } from '../../../src/zookeeper/zk-client.js';
-import { type RawZkConnection, connectRawClient } from '../../support/zk-raw-client.js';
 import { PRIVATE_LOCK, documentPath, normalizeRoot } from '../../../src/lock/zookeeper/znode-names.js';
 import { TcpForwarder } from '../../support/tcp-forwarder.js';
 import { ZK_OPCODE } from '../../support/zookeeper-frames.js';
 import { owner, waitFor } from '../../unit/lock/lock-engine-suite.js';
-import { EnginePool, makeKnown, zkSettings } from './zk-test-engines.js';
+import { makeKnown, useLockFixture, zkSettings } from './zk-test-engines.js';
 
 /**
  * A release or step-back may delete only the node its own acquisition created, never another holder's.
@@ -17,34 +16,13 @@ import { EnginePool, makeKnown, zkSettings } from './zk-test-engines.js';
  * other engines and a raw client (playing a client of the original algorithm) are connected
  * directly.
  */
-const connect = inject('zookeeperConnect');
-const pool = new EnginePool();
-const forwarders: TcpForwarder[] = [];
-let raw: RawZkConnection;
-
-beforeAll(async () => {
-  raw = await connectRawClient(connect, 4_000);
-});
-
-afterAll(async () => {
-  await raw?.close();
-});
-
-afterEach(async () => {
-  await pool.closeAll();
-  await Promise.all(forwarders.splice(0).map((f) => f.close()));
-});
-
-async function forwarder(): Promise<TcpForwarder> {
-  const f = await TcpForwarder.start(connect);
-  forwarders.push(f);
-  return f;
-}
+const fixture = useLockFixture();
+const { connect, pool } = fixture;
 
 /** Engine A behind a forwarder, engine B connected directly, and one document of the test's. */
 async function behindForwarder(id: string): Promise<{ link: TcpForwarder; a: ZooKeeperLockEngine; b: ZooKeeperLockEngine; key: LockKey; docPath: string }> {
   const settings = zkSettings(connect);
-  const link = await forwarder();
+  const link = await fixture.link();
   const key = { index: 'hole3', id };
   return { link, a: pool.open({ ...settings, servers: link.connectString }), b: pool.open(settings), key, docPath: documentPath(normalizeRoot(settings.lockRoot), key) };
 }
@@ -54,7 +32,7 @@ const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(reso
 
 async function privateLockOwner(docPath: string): Promise<string | null> {
   try {
-    return (await raw.client.get(`${docPath}/${PRIVATE_LOCK}`)).stat.ephemeralOwner;
+    return (await fixture.raw.client.get(`${docPath}/${PRIVATE_LOCK}`)).stat.ephemeralOwner;
   } catch {
     return null;
   }
@@ -79,7 +57,7 @@ async function createParents(docPath: string): Promise<void> {
   let path = '';
   for (const part of docPath.split('/').filter((p) => p !== '')) {
     path += `/${part}`;
-    await raw.client.create(path, '', 'persistent').catch((error: unknown) => {
+    await fixture.raw.client.create(path, '', 'persistent').catch((error: unknown) => {
       if (!isZkCode(error, 'NODEEXISTS')) throw error;
     });
   }
@@ -93,7 +71,7 @@ async function createQueueEntry(docPath: string): Promise<string> {
   for (let attempt = 1; ; attempt++) {
     await createParents(docPath);
     try {
-      return await raw.client.create(`${docPath}/A-`, '', 'ephemeralSequential');
+      return await fixture.raw.client.create(`${docPath}/A-`, '', 'ephemeralSequential');
     } catch (error) {
       if (!isZkCode(error, 'NONODE') || attempt === 3) throw error;
     }
@@ -103,7 +81,7 @@ async function createQueueEntry(docPath: string): Promise<string> {
 describe('releases delete only their own acquisition\'s nodes', () => {
   it('a holder releasing after an operator force-released its lock leaves the next holder\'s privateLock alone', async () => {
     const settings = zkSettings(connect);
-    const link = await forwarder();
+    const link = await fixture.link();
     const a = pool.open({ ...settings, servers: link.connectString });
     const operator = pool.open(settings);
     const next = pool.open(settings);
@@ -127,7 +105,7 @@ describe('releases delete only their own acquisition\'s nodes', () => {
 
   it('a stale release after a forced release is refused even when the emptied document node was reaped and re-created', async () => {
     const settings = zkSettings(connect);
-    const link = await forwarder();
+    const link = await fixture.link();
     const a = pool.open({ ...settings, servers: link.connectString });
     const operator = pool.open(settings);
     const next = pool.open(settings);
@@ -139,8 +117,8 @@ describe('releases delete only their own acquisition\'s nodes', () => {
     // The server's container reaper removes the emptied document node (done by hand here, as it
     // would after znode.container.checkIntervalMs, unless its last tick did it already): its data
     // version starts again at 0.
-    expect(await childrenOrEmpty(raw.client, docPath)).toEqual([]);
-    await raw.client.delete(docPath).catch((error: unknown) => {
+    expect(await childrenOrEmpty(fixture.raw.client, docPath)).toEqual([]);
+    await fixture.raw.client.delete(docPath).catch((error: unknown) => {
       if (!isZkCode(error, 'NONODE')) throw error;
     });
     const nextHeld = await next.acquire(key, 'foreground', { timeoutMs: 2_000, owner: owner('next') });
@@ -204,18 +182,18 @@ describe('releases delete only their own acquisition\'s nodes', () => {
     // A takes the lock through the queue, so its holder has a queue entry.
     const first = await b.acquire(key, 'foreground', { timeoutMs: 2_000, owner: owner('b-first') });
     const queued = a.acquire(key, 'foreground', { timeoutMs: 5_000, owner: owner('a') });
-    await waitFor(async () => (await childrenOrEmpty(raw.client, docPath)).some((child) => child.startsWith('A-')));
+    await waitFor(async () => (await childrenOrEmpty(fixture.raw.client, docPath)).some((child) => child.startsWith('A-')));
     await first.release();
     const held = await queued;
-    const [entry] = (await childrenOrEmpty(raw.client, docPath)).filter((child) => child !== PRIVATE_LOCK);
+    const [entry] = (await childrenOrEmpty(fixture.raw.client, docPath)).filter((child) => child !== PRIVATE_LOCK);
     expect(entry).toBeDefined();
     const localWaiter = a.acquire(key, 'foreground', { timeoutMs: 5_000, owner: owner('a-next') });
     const foreignWaiter = b.acquire(key, 'foreground', { timeoutMs: 5_000, owner: owner('b') });
-    await waitFor(async () => (await childrenOrEmpty(raw.client, docPath)).filter((child) => child !== PRIVATE_LOCK).length === 2);
+    await waitFor(async () => (await childrenOrEmpty(fixture.raw.client, docPath)).filter((child) => child !== PRIVATE_LOCK).length === 2);
     // An operator deletes A's entry by hand (privateLock stays A's): the yield's last operation,
     // deleting that entry, is refused. privateLock is still A's: it must be given back, not left
     // to the session's end (every later writer of the document would wait for it).
-    await raw.client.delete(`${docPath}/${entry!}`, -1);
+    await fixture.raw.client.delete(`${docPath}/${entry!}`, -1);
     await held.release({ handOver: false });
     await expectEveryWaiterServed({ a, b, key, docPath }, [localWaiter, foreignWaiter]);
   });
@@ -225,7 +203,7 @@ describe('releases delete only their own acquisition\'s nodes', () => {
     const held = await a.acquire(key, 'foreground', { timeoutMs: 2_000, owner: owner('a') });
     const localWaiter = a.acquire(key, 'foreground', { timeoutMs: 5_000, owner: owner('a-next') });
     const foreignWaiter = b.acquire(key, 'foreground', { timeoutMs: 5_000, owner: owner('b') });
-    await waitFor(async () => (await childrenOrEmpty(raw.client, docPath)).some((child) => child !== PRIVATE_LOCK));
+    await waitFor(async () => (await childrenOrEmpty(fixture.raw.client, docPath)).some((child) => child !== PRIVATE_LOCK));
     // The server runs none of A's yield and answers THROTTLEDOP for the request as a whole (a reply
     // header, no answer per operation). Thrown, it left the lock in 'yielding' (nobody served) and
     // the release's promise rejected.
@@ -287,7 +265,7 @@ describe('releases delete only their own acquisition\'s nodes', () => {
       // enter-queue: the fast path's read (its create finds privateLock taken), then the entry's read.
       throttled = step === 'enter-queue' ? link.answerWithError([ZK_OPCODE.getChildren2], ZK_RC.THROTTLEDOP, { times: 2 }) : Promise.resolve();
       acquiring = a.acquire(key, 'foreground', { timeoutMs: 5_000, owner: owner('a') });
-      await waitFor(async () => (await childrenOrEmpty(raw.client, docPath)).some((child) => child.startsWith('A-')));
+      await waitFor(async () => (await childrenOrEmpty(fixture.raw.client, docPath)).some((child) => child.startsWith('A-')));
       if (step === 'arbitrate') throttled = link.answerWithError([ZK_OPCODE.getChildren2], ZK_RC.THROTTLEDOP);
       await holder.release();
     }
@@ -299,12 +277,12 @@ describe('releases delete only their own acquisition\'s nodes', () => {
     await held.release();
     await (await b.acquire(key, 'foreground', { timeoutMs: 1_500, owner: owner('b') })).release();
     await a.inspect(key);
-    expect(await childrenOrEmpty(raw.client, docPath)).toEqual([]);
+    expect(await childrenOrEmpty(fixture.raw.client, docPath)).toEqual([]);
   });
 
   it('a step-back whose reply was lost is not replayed as a path delete after reconnecting', async () => {
     const settings = zkSettings(connect);
-    const link = await forwarder();
+    const link = await fixture.link();
     const a = pool.open({ ...settings, servers: link.connectString });
     const key = { index: 'hole3', id: 'step-back' };
     const docPath = documentPath(normalizeRoot(settings.lockRoot), key);
@@ -321,27 +299,27 @@ describe('releases delete only their own acquisition\'s nodes', () => {
     // A's fast path saw the seed entry ahead of it and stepped back; the server applied the delete.
     await dropped;
     await waitFor(async () => (await privateLockOwner(docPath)) === null);
-    await raw.client.create(`${docPath}/${PRIVATE_LOCK}`, '', 'ephemeral');
+    await fixture.raw.client.create(`${docPath}/${PRIVATE_LOCK}`, '', 'ephemeral');
     link.unfreeze();
     // A is back on its session and has acted on the lost reply: either its acquisition ended, or
     // it queued an entry of its own behind the seed client.
     await waitFor(async () => {
       const settled = await Promise.race([outcome, nextTurn().then(() => null)]);
-      const entries = (await childrenOrEmpty(raw.client, docPath)).filter((c) => c.startsWith('A-'));
+      const entries = (await childrenOrEmpty(fixture.raw.client, docPath)).filter((c) => c.startsWith('A-'));
       return settled !== null || entries.length === 2;
     }, 15_000);
-    expect(await privateLockOwner(docPath)).toBe(raw.client.sessionId);
+    expect(await privateLockOwner(docPath)).toBe(fixture.raw.client.sessionId);
     // The seed client finishes; A is served in its turn.
-    await raw.client.delete(seedEntry);
-    await raw.client.delete(`${docPath}/${PRIVATE_LOCK}`);
+    await fixture.raw.client.delete(seedEntry);
+    await fixture.raw.client.delete(`${docPath}/${PRIVATE_LOCK}`);
     expect(await outcome).toBe('granted');
     await (await acquiring).release();
-    expect(await childrenOrEmpty(raw.client, docPath)).toEqual([]);
+    expect(await childrenOrEmpty(fixture.raw.client, docPath)).toEqual([]);
   });
 
   it('a release whose reply was lost does not delete the privateLock of the holder that came next', async () => {
     const settings = zkSettings(connect);
-    const link = await forwarder();
+    const link = await fixture.link();
     const a = pool.open({ ...settings, servers: link.connectString });
     const waiter = pool.open(settings);
     const key = { index: 'hole3', id: 'release-reply' };
@@ -388,7 +366,7 @@ describe('releases delete only their own acquisition\'s nodes', () => {
 
   it('a forced release while the holder\'s connection is down is learned when the session reconnects', async () => {
     const settings = zkSettings(connect);
-    const link = await forwarder();
+    const link = await fixture.link();
     const a = pool.open({ ...settings, servers: link.connectString });
     const operator = pool.open(settings);
     const key = { index: 'hole3', id: 'forced-while-away' };

@@ -1,14 +1,14 @@
-import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { HeldLock } from '../../../src/lock/lock-engine.js';
 import { parseNodeData } from '../../../src/lock/lock-node-data.js';
 import { childrenOrEmpty } from '../../../src/zookeeper/zk-client.js';
 import { ZK_RC } from '../../../src/zookeeper/zk-errors.js';
-import { type RawZkConnection, connectRawClient } from '../../support/zk-raw-client.js';
 import { documentPath, normalizeRoot } from '../../../src/lock/zookeeper/znode-names.js';
-import { TcpForwarder } from '../../support/tcp-forwarder.js';
+import type { TcpForwarder } from '../../support/tcp-forwarder.js';
 import { ZK_OPCODE } from '../../support/zookeeper-frames.js';
 import { owner } from '../../unit/lock/lock-engine-suite.js';
-import { EnginePool, zkSettings } from './zk-test-engines.js';
+import type { ZooKeeperLockEngine } from '../../../src/lock/zookeeper/zookeeper-lock-engine.js';
+import { useLockFixture, zkSettings } from './zk-test-engines.js';
 
 /**
  * The server applies the transaction that creates our privateLock; the client is told something
@@ -23,28 +23,12 @@ const UNKNOWN_OUTCOMES = [
   ['SYSTEMERROR', ZK_RC.SYSTEMERROR],
 ] as const;
 
-let raw: RawZkConnection;
-const pool = new EnginePool();
-const links: TcpForwarder[] = [];
+const fixture = useLockFixture();
 
-beforeAll(async () => {
-  raw = await connectRawClient(inject('zookeeperConnect'), 4_000);
-});
-
-afterAll(async () => {
-  await raw?.close();
-});
-
-afterEach(async () => {
-  await pool.closeAll();
-  await Promise.all(links.splice(0).map((link) => link.close()));
-});
-
-async function engineBehindRelay(): Promise<{ engine: ReturnType<EnginePool['open']>; link: TcpForwarder; root: string }> {
-  const settings = zkSettings(inject('zookeeperConnect'));
-  const link = await TcpForwarder.start(settings.servers);
-  links.push(link);
-  return { engine: pool.open({ ...settings, servers: link.connectString }), link, root: normalizeRoot(settings.lockRoot) };
+async function engineBehindRelay(): Promise<{ engine: ZooKeeperLockEngine; link: TcpForwarder; root: string }> {
+  const settings = zkSettings(fixture.connect);
+  const link = await fixture.link();
+  return { engine: fixture.pool.open({ ...settings, servers: link.connectString }), link, root: normalizeRoot(settings.lockRoot) };
 }
 
 describe('a transaction the server applied, answered with a code that does not say so', () => {
@@ -55,10 +39,10 @@ describe('a transaction the server applied, answered with a code that does not s
     const answered = link.answerWithError([ZK_OPCODE.multi], rc);
     const held = await engine.acquire(key, 'foreground', { timeoutMs: 10_000, owner: owner('applied') });
     await answered;
-    expect(await raw.client.getChildren(docPath)).toEqual(['privateLock']);
-    expect(parseNodeData((await raw.client.get(`${docPath}/privateLock`)).data).owner?.requestId).toBe('applied');
+    expect(await fixture.raw.client.getChildren(docPath)).toEqual(['privateLock']);
+    expect(parseNodeData((await fixture.raw.client.get(`${docPath}/privateLock`)).data).owner?.requestId).toBe('applied');
     await held.release();
-    expect(await childrenOrEmpty(raw.client, docPath)).toEqual([]);
+    expect(await childrenOrEmpty(fixture.raw.client, docPath)).toEqual([]);
     // And the document is free for the next writer.
     await (await engine.acquire(key, 'foreground', { timeoutMs: 2_000, owner: owner('next') })).release();
   });
@@ -72,8 +56,8 @@ describe('a transaction the server applied, answered with a code that does not s
     await answered;
     expect([...result.failed.values()].map((failure) => failure.error.message)).toEqual([]);
     expect(granted).toHaveLength(keys.length);
-    for (const key of keys) expect(await raw.client.getChildren(documentPath(root, key))).toEqual(['privateLock']);
+    for (const key of keys) expect(await fixture.raw.client.getChildren(documentPath(root, key))).toEqual(['privateLock']);
     await Promise.all(granted.map((lock) => lock.release()));
-    for (const key of keys) expect(await childrenOrEmpty(raw.client, documentPath(root, key))).toEqual([]);
+    for (const key of keys) expect(await childrenOrEmpty(fixture.raw.client, documentPath(root, key))).toEqual([]);
   });
 });

@@ -1,10 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import pino, { type Logger } from 'pino';
+import { afterAll, afterEach, beforeAll, inject } from 'vitest';
 import type { ZooKeeperSettings } from '../../../src/config/settings.js';
 import type { LockKey } from '../../../src/lock/lock-engine.js';
 import type { LockEvents } from '../../../src/lock/lock-events.js';
 import { ZooKeeperLockEngine } from '../../../src/lock/zookeeper/zookeeper-lock-engine.js';
 import { owner } from '../../unit/lock/lock-engine-suite.js';
+import { TcpForwarder } from '../../support/tcp-forwarder.js';
+import { type RawZkConnection, connectRawClient } from '../../support/zk-raw-client.js';
 
 export const quietLogger: Logger = pino({ level: 'silent' });
 
@@ -54,4 +57,49 @@ export class EnginePool {
   async closeAll(): Promise<void> {
     await Promise.all(this.engines.splice(0).map((engine) => engine.close()));
   }
+}
+
+/** What a lock test file gets from {@link useLockFixture}. */
+export interface LockFixture {
+  /** The harness's ZooKeeper connect string. */
+  readonly connect: string;
+  readonly pool: EnginePool;
+  /** A client of the file's own for looking at (and tampering with) the znodes. */
+  readonly raw: RawZkConnection;
+  /** A forwarder in front of the harness's ZooKeeper, to cut, delay or answer for the link; closed after the test. */
+  link(): Promise<TcpForwarder>;
+}
+
+/**
+ * The set-up the lock tests share: one raw client for the file, and the engines and links a test
+ * opened closed after it, so that no session of one test outlives it into the next.
+ */
+export function useLockFixture(): LockFixture {
+  const connect = inject('zookeeperConnect');
+  const pool = new EnginePool();
+  const links: TcpForwarder[] = [];
+  let raw: RawZkConnection | undefined;
+  beforeAll(async () => {
+    raw = await connectRawClient(connect, 4_000);
+  });
+  afterAll(async () => {
+    await raw?.close();
+  });
+  afterEach(async () => {
+    await pool.closeAll();
+    await Promise.all(links.splice(0).map((link) => link.close()));
+  });
+  return {
+    connect,
+    pool,
+    get raw(): RawZkConnection {
+      if (raw === undefined) throw new Error('the raw ZooKeeper client is connected in beforeAll: use it inside a test');
+      return raw;
+    },
+    async link(): Promise<TcpForwarder> {
+      const link = await TcpForwarder.start(connect);
+      links.push(link);
+      return link;
+    },
+  };
 }
