@@ -19,22 +19,8 @@ import { RECONCILE_UNKNOWN_WARN_AFTER, type ReconcileResult, type Reconciled, re
 import { type OwnedLock, type PendingRelease, type ReleasePace, opsOf } from './release-batcher.js';
 import { type Failure, type Unread, classifyFailure as classify } from './round-trip.js';
 import { type WakeReason, WakeUp } from './wake-up.js';
+import { type CohortEvent, type CohortState, nextTransition, transitionOf } from './cohort-states.js';
 
-/**
- * The states of this process's hold on one document (a lock cohort):
- * - `fastPath`    one round trip tries privateLock directly (or a batch transaction does);
- * - `queued`      our entry is in the queue, we watch our predecessor (or privateLock at the head);
- * - `arbitrating` at the head: trying to create privateLock;
- * - `held`        privateLock is ours; one local request holds it, the others wait for a hand-over;
- * - `idle`        privateLock is ours and no local request holds or wants it: kept for
- *                 `zookeeper.lock.linger.ms` for the next one, given up when another process queues;
- * - `yielding`    giving privateLock back and re-queuing behind other processes in one transaction;
- * - `recovering`  a reply was lost: reading what ZooKeeper holds before going on;
- * - `lost`        held, but no longer vouched for (margin, forced release): nothing is handed over;
- * - `releasing`   the last local holder is done: the compare-and-delete is on its way;
- * - `released`    finished; new requests for the key start a new document lock.
- */
-export type CohortState = 'fastPath' | 'queued' | 'arbitrating' | 'held' | 'idle' | 'yielding' | 'recovering' | 'lost' | 'releasing' | 'released';
 
 /** The steps of the acquisition loop (Curator's LockInternals loop, with the fast path in front). */
 type Step = 'fastPath' | 'enterQueue' | 'readQueue' | 'evaluate' | 'arbitrate' | 'rerank' | 'recover' | 'held' | 'leave' | 'stop';
@@ -219,7 +205,7 @@ export class DocumentLock implements LockHome {
     const link = this.ctx.connection.current();
     const worthKeeping = handOver && this.ctx.lingerMs > 0 && this.wantedAgain() && this.mayLinger && this.nobodyElseQueued();
     if (!worthKeeping || link === null || link.generation !== this.generation) return this.releaseLock();
-    this.state = 'idle';
+    this.apply('linger');
     this.lingerTimer = setTimeout(() => this.stopLingering(), this.ctx.lingerMs);
     this.foreign.watch(link.zk);
     return Promise.resolve();
@@ -227,16 +213,14 @@ export class DocumentLock implements LockHome {
 
   /** A request of this process arrived while the lock lingered: it is a local hand-over. */
   private resumeFromIdle(): void {
-    this.clearLingerTimer();
-    this.state = 'held';
+    this.apply('resume');
     void this.passOn(true);
   }
 
   /** Ends lingering (timer, engine closing, another process queued): the ordinary release. */
   stopLingering(): void {
-    if (this.state !== 'idle') return;
-    this.clearLingerTimer();
-    this.state = 'held';
+    if (transitionOf(this.state, 'lingerEnded') === undefined) return;
+    this.apply('lingerEnded');
     void this.releaseLock();
   }
 
@@ -396,7 +380,7 @@ export class DocumentLock implements LockHome {
   private async tryFastPath(): Promise<Step> {
     const link = await this.link();
     if (link === null) return 'leave';
-    this.state = 'fastPath';
+    this.apply('tryFastPath');
     this.beforeCreate();
     const plan = {
       docPath: this.docPath,
@@ -471,7 +455,7 @@ export class DocumentLock implements LockHome {
   private async enterQueue(): Promise<Step> {
     const link = await this.link();
     if (link === null) return 'leave';
-    this.state = 'queued';
+    this.apply('enterQueue');
     await this.releaseIssued();
     this.ctx.releases.flushFor(this.docPath);
     const rank = this.bestRank();
@@ -507,7 +491,7 @@ export class DocumentLock implements LockHome {
 
   /** Where do we stand: head with privateLock free → arbitrate; otherwise wait for the one ahead. */
   private async evaluate(): Promise<Step> {
-    this.state = 'queued';
+    this.apply('evaluate');
     if (this.entry === null) return 'enterQueue';
     const view = viewQueue(this.children, this.entry, this.ctx.prefixes);
     if (view.position < 0) {
@@ -528,7 +512,7 @@ export class DocumentLock implements LockHome {
   private async arbitrate(): Promise<Step> {
     const link = await this.link();
     if (link === null) return 'leave';
-    this.state = 'arbitrating';
+    this.apply('arbitrate');
     this.beforeCreate();
     const result = await arbitrate(link.zk, {
       docPath: this.docPath,
@@ -581,7 +565,7 @@ export class DocumentLock implements LockHome {
 
   /** After a lost reply: what of ours is there? Never replay a request blindly. */
   private async recover(): Promise<Step> {
-    this.state = 'recovering';
+    this.apply('recover');
     await this.ctx.connection.settle(reconcilePauseMs(this.unknownReconciles));
     const link = await this.link();
     if (link === null) return 'leave';
@@ -672,7 +656,7 @@ export class DocumentLock implements LockHome {
     // noting them (1,000 a bulk) only churned the bounded memory of recent releases.
     if (this.state === 'held' && this.mayLinger) this.ctx.recentReleases.noteReleased(this.docPath);
     if (this.state === 'released') return 'stop';
-    this.state = 'releasing';
+    this.apply('finish');
     // Out of the engine's map, our nodes are still ours until the release is through: the orphan sweep leaves them be.
     this.ctx.releasing.add(this.guid);
     try {
@@ -725,8 +709,7 @@ export class DocumentLock implements LockHome {
   // ---- holding ---------------------------------------------------------------------------------
 
   private toHeld(): void {
-    this.state = 'held';
-    this.incarnation++;
+    this.apply('grant');
     this.grantedAt = Date.now();
     this.handOvers = 0;
     this.reapedRetries = 0;
@@ -760,8 +743,7 @@ export class DocumentLock implements LockHome {
    * (privateLock), delete(old entry)] — so our waiters queue behind the other processes, FIFO.
    */
   private async yieldLock(): Promise<void> {
-    this.state = 'yielding';
-    this.incarnation++;
+    this.apply('requeue');
     const link = await this.link();
     if (link === null) {
       await this.leave();
@@ -782,7 +764,7 @@ export class DocumentLock implements LockHome {
         // moved, or our old entry was deleted by hand: privateLock may still be ours, and the
         // release's compare-and-delete finds out (it never deletes another holder's).
         this.privateLockGone = YIELD_LOCK_GONE_OPS.has(outcome.failedIndex);
-        this.state = 'lost';
+        this.apply('requeueRefused');
         return this.relinquish();
       }
       this.entry = lastSegment(outcome.results[0]?.path ?? '');
@@ -805,7 +787,7 @@ export class DocumentLock implements LockHome {
    * arrives meanwhile) start over with a fresh acquisition, ordered after that release.
    */
   private async relinquish(): Promise<void> {
-    this.state = 'releasing';
+    this.apply('finish');
     await this.ctx.releases.submit({
       docPath: this.docPath,
       generation: this.generation,
@@ -822,14 +804,13 @@ export class DocumentLock implements LockHome {
   }
 
   private toLost(reason: string): void {
-    if (this.state === 'idle') {
-      this.clearLingerTimer();
-      this.state = 'lost';
+    const from = this.state;
+    if (transitionOf(from, 'lose') === undefined) return;
+    this.apply('lose');
+    if (from === 'idle') {
       void this.relinquish();
       return;
     }
-    if (this.state !== 'held') return;
-    this.state = 'lost';
     if (this.holder?.markLost(reason) === true) this.ctx.events.lost({ key: this.key, reason });
   }
 
@@ -949,9 +930,18 @@ export class DocumentLock implements LockHome {
   }
 
   private toReleased(): void {
-    this.clearLingerTimer();
-    this.state = 'released';
-    this.finished?.resolve();
+    this.apply('end');
+  }
+
+  /** Moves by the transition table (cohort-states.ts) and runs the bookkeeping that goes with the move. */
+  private apply(event: CohortEvent): void {
+    const transition = nextTransition(this.state, event);
+    this.state = transition.to;
+    for (const effect of transition.effects) {
+      if (effect === 'newIncarnation') this.incarnation++;
+      else if (effect === 'stopLingerTimer') this.clearLingerTimer();
+      else this.finished?.resolve();
+    }
   }
 
   /**
