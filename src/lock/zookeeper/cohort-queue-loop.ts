@@ -1,0 +1,251 @@
+import { LockUnavailableError } from '../lock-errors.js';
+import { ZK_RC, ZkError } from '../../zookeeper/zk-errors.js';
+import type { Link } from './connection.js';
+import type { Step } from './cohort-base.js';
+import { OwningCohort } from './cohort-ownership.js';
+import { type FastPathPlan, type FastPathResult, fastPath, fusedFastPath } from './fast-path.js';
+import { arbitrate, enterQueue, lastSegment, readQueue, viewQueue } from './queue-wait.js';
+import { type PendingRelease, opsOf } from './release-batcher.js';
+import { classifyFailure as classify } from './round-trip.js';
+
+/**
+ * The ZooKeeper queue loop (Curator's LockInternals loop, with a fast path in front): try
+ * privateLock in one round trip, else queue an entry, watch the one ahead, arbitrate at the head,
+ * re-rank when the best local request changes, and recover after a lost reply. Each step returns
+ * the next; the loop stops when the lock is held, given back, or the session is gone.
+ */
+export abstract class QueueLoop extends OwningCohort {
+  /** privateLock is ours and nobody is served before us: the first local request holds it. */
+  protected abstract toHeld(): void;
+
+  protected async acquireLoop(first: Step): Promise<void> {
+    let step = first;
+    try {
+      while (step !== 'stop') {
+        if (this.state === 'released') return;
+        const nobodyWaits = this.waiters.size === 0 || this.ctx.connection.state() === 'closed';
+        if (nobodyWaits && step !== 'recover' && step !== 'leave' && step !== 'held') step = 'leave';
+        if (step === 'leave') {
+          await this.giveBack('finish');
+          return;
+        }
+        step = await this.run(step);
+      }
+    } catch (error) {
+      this.ctx.logger.error({ err: error, key: this.key }, 'lock acquisition failed');
+      const failure = new LockUnavailableError(`ZooKeeper error while acquiring ${this.key.index}/${this.key.id}`, { cause: error });
+      for (const member of this.waiters.drain()) member.group.fail(member, failure);
+      await this.giveBack('finish');
+      // The failed request may have been applied after all (its answer misreported): look for what it left.
+      void this.ctx.orphans.sweep();
+    }
+  }
+
+  private run(step: Exclude<Step, 'stop' | 'leave'>): Promise<Step> {
+    switch (step) {
+      case 'fastPath':
+        return this.tryFastPath();
+      case 'enterQueue':
+        return this.enterQueue();
+      case 'readQueue':
+        return this.readQueue();
+      case 'evaluate':
+        return this.evaluate();
+      case 'arbitrate':
+        return this.arbitrate();
+      case 'rerank':
+        return this.rerank();
+      case 'recover':
+        return this.recover();
+      case 'held':
+        this.toHeld();
+        return Promise.resolve('stop');
+    }
+  }
+
+  protected async tryFastPath(): Promise<Step> {
+    const link = await this.link();
+    if (link === null) return 'leave';
+    this.apply('tryFastPath');
+    this.beforeCreate();
+    const plan = {
+      docPath: this.docPath,
+      privatePath: this.privatePath,
+      parents: this.parents(),
+      rank: this.bestRank(),
+      data: this.nodeData(),
+    };
+    await this.releaseIssued();
+    const release = this.ctx.releases.takeForFusion(this.docPath, link.generation);
+    const result = release === null ? await this.plainFastPath(link, plan) : await this.fusedFastPath(link, plan, release);
+    switch (result.kind) {
+      case 'held':
+      case 'preceded':
+        this.nodes.owns(result.czxid, result.docVersion);
+        this.nodes.observed(result.children, result.docVersion);
+        if (result.kind === 'held') return 'held';
+        this.ctx.contention.mark(this.docPath);
+        await this.giveBack('stepBack');
+        return 'enterQueue';
+      case 'contended':
+        this.ctx.contention.mark(this.docPath);
+        return 'enterQueue';
+      case 'reaped':
+        return this.retryReaped('fastPath');
+      default:
+        return this.afterFailure(result);
+    }
+  }
+
+  /** Our previous lock's release of this document, when it waits for its verification: ordered before what we send. */
+  protected async releaseIssued(): Promise<void> {
+    const issued = this.ctx.releases.issuedFor([this.docPath]);
+    if (issued !== null) await issued;
+  }
+
+  protected plainFastPath(link: Link, plan: FastPathPlan): Promise<FastPathResult> {
+    this.ctx.releases.flushFor(this.docPath);
+    return fastPath(link.zk, this.ctx.containers, this.ctx.prefixes, plan);
+  }
+
+  /**
+   * This process released the document a moment ago and the release has not gone out yet: it
+   * goes out in the same transaction as our create. Refused by one of its operations (an operator
+   * force-released the old lock) → the release takes its ordinary way and so do we. Refused as a
+   * whole request, or reply lost → the release is verified and sent again on its own (never
+   * marked done unanswered: its privateLock would stay until the session ends), and we look at
+   * what is ours before going on.
+   */
+  protected async fusedFastPath(link: Link, plan: FastPathPlan, release: PendingRelease): Promise<FastPathResult> {
+    const ops = opsOf(release.item, this.ctx.forcedEpoch).map(({ op }) => op);
+    try {
+      const result = await fusedFastPath(link.zk, this.ctx.prefixes, plan, { ops, entry: release.item.entry });
+      if (result.kind === 'releaseRefused') {
+        this.ctx.releases.resubmit(release);
+        return await this.plainFastPath(link, plan);
+      }
+      if (result.kind === 'refusedWhole') {
+        this.ctx.releases.afterUnknownOutcome(release, result.error);
+        return { kind: 'unknown' };
+      }
+      if (result.kind === 'unknown') this.ctx.releases.afterUnknownOutcome(release, new ZkError(ZK_RC.CONNECTIONLOSS, 'fused release: reply lost'));
+      // Applied with the transaction (`held`, `preceded`, `unread`), or the session ended with its nodes (`gone`).
+      else release.done();
+      return result;
+    } catch (error) {
+      this.ctx.releases.resubmit(release);
+      throw error;
+    }
+  }
+
+  protected async enterQueue(): Promise<Step> {
+    const link = await this.link();
+    if (link === null) return 'leave';
+    this.apply('enterQueue');
+    await this.releaseIssued();
+    this.ctx.releases.flushFor(this.docPath);
+    const rank = this.bestRank();
+    const result = await enterQueue(link.zk, this.ctx.containers, {
+      docPath: this.docPath,
+      parents: this.parents(),
+      prefix: this.prefixOfRank(rank),
+      data: this.nodeData(),
+    });
+    if (result.kind === 'queued') {
+      this.nodes.entry = result.entry;
+      this.nodes.entryRank = rank;
+      this.nodes.observed(result.children, result.docVersion);
+      return 'evaluate';
+    }
+    return result.kind === 'reaped' ? this.retryReaped('enterQueue') : this.afterFailure(result);
+  }
+
+  protected async readQueue(): Promise<Step> {
+    const link = await this.link();
+    if (link === null) return 'leave';
+    const result = await readQueue(link.zk, this.docPath);
+    if (result.kind === 'read') {
+      this.nodes.observed(result.children, result.docVersion);
+      return 'evaluate';
+    }
+    if (result.kind === 'reaped') {
+      this.nodes.entry = null;
+      return this.retryReaped('enterQueue');
+    }
+    return this.afterFailure(result);
+  }
+
+  /** Where do we stand: head with privateLock free → arbitrate; otherwise wait for the one ahead. */
+  protected async evaluate(): Promise<Step> {
+    this.apply('evaluate');
+    if (this.nodes.entry === null) return 'enterQueue';
+    const view = viewQueue(this.nodes.children, this.nodes.entry, this.ctx.prefixes);
+    if (view.position < 0) {
+      // Our entry was deleted under us while the session lives (an operator): queue again.
+      this.nodes.entry = null;
+      return 'enterQueue';
+    }
+    this.notePositions(view.ahead.length + (view.privateLockTaken ? 1 : 0));
+    if (this.bestRank() !== this.nodes.entryRank) return 'rerank';
+    if (view.ahead.length === 0 && !view.privateLockTaken) return 'arbitrate';
+    const watched = view.ahead.length === 0 ? this.privatePath : `${this.docPath}/${view.ahead[view.ahead.length - 1]!.name}`;
+    const woke = await this.waitOn(watched);
+    if (woke === 'poked') return 'evaluate';
+    // Speculate: at the head, or with one entry ahead that just went, the next round trip tries privateLock.
+    return view.ahead.length <= 1 ? 'arbitrate' : 'readQueue';
+  }
+
+  protected async arbitrate(): Promise<Step> {
+    const link = await this.link();
+    if (link === null) return 'leave';
+    this.apply('arbitrate');
+    this.beforeCreate();
+    const result = await arbitrate(link.zk, {
+      docPath: this.docPath,
+      privatePath: this.privatePath,
+      data: this.nodeData(),
+    });
+    switch (result.kind) {
+      case 'created':
+        this.nodes.owns(result.czxid, result.docVersion);
+        this.nodes.observed(result.children, result.docVersion);
+        return this.keepOrStepBack();
+      case 'taken':
+        this.nodes.observed(result.children, result.docVersion);
+        return 'evaluate';
+      case 'reaped':
+        this.nodes.entry = null;
+        return this.retryReaped('enterQueue');
+      default:
+        return this.afterFailure(result);
+    }
+  }
+
+  /**
+   * The best local request's rank is not our entry's: move the entry to it ([create, delete] in
+   * one transaction). Up when a foreground request arrived; down when the last one gave up — kept
+   * at foreground rank, the background request left was served ahead of other processes'
+   * foreground writers queued after it.
+   */
+  protected async rerank(): Promise<Step> {
+    const link = await this.link();
+    if (link === null) return 'leave';
+    if (this.nodes.entry === null) return 'enterQueue';
+    const rank = this.bestRank();
+    try {
+      const outcome = await link.zk.multi([
+        { op: 'create', path: `${this.docPath}/${this.prefixOfRank(rank)}-`, data: this.nodeData(), mode: 'ephemeralSequential' },
+        { op: 'delete', path: `${this.docPath}/${this.nodes.entry}`, version: -1 },
+      ]);
+      if (!outcome.ok) {
+        this.nodes.entry = null;
+        return 'enterQueue';
+      }
+      this.nodes.entry = lastSegment(outcome.results[0]?.path ?? '');
+      this.nodes.entryRank = rank;
+      return 'readQueue';
+    } catch (error) {
+      return this.afterFailure(classify(error));
+    }
+  }
+}
