@@ -12,7 +12,7 @@ import { parseArgs } from 'node:util';
 const BREAKS = [
   {
     name: 'forced-release epoch check removed from releases',
-    file: 'src/lock/zookeeper/release-batcher.ts',
+    file: 'src/lock/zookeeper/release-item.ts',
     find: "    ops.push({ op: epoch.checkOp(privateLock.epoch), role: 'epoch' });\n",
     replace: '',
   },

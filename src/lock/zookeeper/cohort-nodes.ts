@@ -1,6 +1,6 @@
 import type { Reconciled } from './recovery.js';
 import type { HolderWatch } from './holder-watch.js';
-import type { OwnedLock } from './release-batcher.js';
+import type { OwnedLock } from './release-item.js';
 
 
 

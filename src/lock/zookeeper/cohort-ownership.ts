@@ -4,7 +4,7 @@ import { transitionOf } from './cohort-states.js';
 import { RecoveringCohort } from './cohort-recovery.js';
 import { HolderWatch } from './holder-watch.js';
 import { lastSegment } from './queue-wait.js';
-import type { ReleasePace } from './release-batcher.js';
+import type { ReleasePace } from './release-item.js';
 import { classifyFailure as classify } from './round-trip.js';
 
 /**

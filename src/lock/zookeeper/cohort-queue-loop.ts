@@ -5,7 +5,7 @@ import type { Step } from './cohort-base.js';
 import { OwningCohort } from './cohort-ownership.js';
 import { type FastPathPlan, type FastPathResult, fastPath, fusedFastPath } from './fast-path.js';
 import { arbitrate, enterQueue, lastSegment, readQueue, viewQueue } from './queue-wait.js';
-import { type PendingRelease, opsOf } from './release-batcher.js';
+import { type PendingRelease, opsOf } from './release-item.js';
 import { classifyFailure as classify } from './round-trip.js';
 
 /**
