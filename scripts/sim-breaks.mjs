@@ -42,7 +42,7 @@ const BREAKS = [
   },
   {
     name: "recovery keeps privateLock by an old entry's place (passes another process's waiter it read)",
-    file: 'src/lock/zookeeper/cohort-recovery.ts',
+    file: 'src/lock/zookeeper/cohort-queue-loop.ts',
     find: 'const placed = this.nodes.entry !== null && this.nodes.entryRank >= rank;',
     replace: 'const placed = this.nodes.entry !== null;',
   },

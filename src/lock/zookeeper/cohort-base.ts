@@ -15,6 +15,7 @@ import { type Failure, type Unread, classifyFailure as classify } from './round-
 import { type WakeReason, WakeUp } from './wake-up.js';
 import { type CohortEvent, type CohortState, nextTransition } from './cohort-states.js';
 import { CohortNodes } from './cohort-nodes.js';
+import { CohortRecovery } from './cohort-recovery.js';
 
 /** The steps of the acquisition loop (Curator's LockInternals loop, with the fast path in front). */
 export type Step = 'fastPath' | 'enterQueue' | 'readQueue' | 'evaluate' | 'arbitrate' | 'rerank' | 'recover' | 'held' | 'leave' | 'stop';
@@ -38,9 +39,10 @@ const RANK_PRIORITY: readonly Priority[] = ['foreground', 'background'];
 /**
  * What every part of a document lock shares: its key and nodes, its state (moved only through the
  * transition table), its local requests, and the small helpers each step uses. The parts build on
- * it in layers, each in its file: reconciliation after a lost reply (cohort-recovery.ts),
- * ownership and giving the lock back (cohort-ownership.ts), the ZooKeeper queue loop
- * (cohort-queue-loop.ts) and the local cohort the engine talks to (document-lock.ts).
+ * it in layers, each in its file: ownership and giving the lock back (cohort-ownership.ts), the
+ * ZooKeeper queue loop (cohort-queue-loop.ts) and the local cohort the engine talks to
+ * (document-lock.ts); what of ours is in ZooKeeper (cohort-nodes.ts) and its reconciliation
+ * after a lost reply (cohort-recovery.ts) are parts of their own.
  */
 export abstract class CohortBase {
   readonly key: LockKey;
@@ -55,6 +57,8 @@ export abstract class CohortBase {
   generation: number;
   /** What of ours ZooKeeper holds under the document. */
   protected readonly nodes = new CohortNodes();
+  /** Finds what of ours is there after a lost reply. */
+  protected readonly recovery: CohortRecovery;
   /** The watch on the privateLock we hold (its czxid's), for a single acquisition's grant. */
   protected holderWatch: HolderWatch | null = null;
   protected grantedAt = 0;
@@ -81,6 +85,7 @@ export abstract class CohortBase {
     this.privatePath = `${this.docPath}/${PRIVATE_LOCK}`;
     this.generation = ctx.connection.generation();
     this.releasedAgoMs = ctx.recentReleases.releasedAgoMs(this.docPath);
+    this.recovery = new CohortRecovery(ctx, this, this.nodes);
     this.foreign = new ForeignQueueWatch({
       docPath: this.docPath,
       prefixes: ctx.prefixes,

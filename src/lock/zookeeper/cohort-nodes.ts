@@ -46,6 +46,13 @@ export class CohortNodes {
     this.ownedCzxid = null;
   }
 
+  /** The document was gone: nothing of ours is there, and nothing is uncertain. */
+  forgetAll(): void {
+    this.entry = null;
+    this.disown();
+    this.uncertain = false;
+  }
+
   observed(children: readonly string[], docVersion: number): void {
     this.children = children;
     this.docVersion = docVersion;

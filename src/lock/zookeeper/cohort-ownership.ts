@@ -1,7 +1,7 @@
 import { toZkError } from '../../zookeeper/zk-errors.js';
 import type { Link } from './connection.js';
 import { transitionOf } from './cohort-states.js';
-import { RecoveringCohort } from './cohort-recovery.js';
+import { CohortBase } from './cohort-base.js';
 import { HolderWatch } from './holder-watch.js';
 import { lastSegment } from './queue-wait.js';
 import type { ReleasePace } from './release-item.js';
@@ -37,7 +37,7 @@ const YIELD_LOCK_GONE_OPS: ReadonlySet<number> = new Set([3]);
  * that tell a held lock is lost (the safety margin, an operator's forced release, a delete by
  * hand), and whether a release takes the document node with it and how soon it goes out.
  */
-export abstract class OwningCohort extends RecoveringCohort {
+export abstract class OwningCohort extends CohortBase {
   giveBack(how: GiveBack): Promise<void> {
     switch (how) {
       case 'finish':
@@ -65,7 +65,7 @@ export abstract class OwningCohort extends RecoveringCohort {
     // Out of the engine's map, our nodes are still ours until the release is through: the orphan sweep leaves them be.
     this.ctx.releasing.add(this.guid);
     try {
-      if (this.nodes.uncertain) await this.findOwnNodes();
+      if (this.nodes.uncertain) await this.recovery.findOwnNodes();
       const deleteDocument = this.deletesDocument();
       if (deleteDocument) this.ctx.containers.forgetPath(this.docPath);
       else if (this.nodes.createdDocument) this.ctx.containers.remember(this.docPath);

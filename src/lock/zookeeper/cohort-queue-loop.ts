@@ -1,4 +1,5 @@
 import { LockUnavailableError } from '../lock-errors.js';
+import { queueFromChildren, rankOf } from '../queue-order.js';
 import { ZK_RC, ZkError } from '../../zookeeper/zk-errors.js';
 import type { Link } from './connection.js';
 import type { Step } from './cohort-base.js';
@@ -11,7 +12,8 @@ import { classifyFailure as classify } from './round-trip.js';
 /**
  * The ZooKeeper queue loop (Curator's LockInternals loop, with a fast path in front): try
  * privateLock in one round trip, else queue an entry, watch the one ahead, arbitrate at the head,
- * re-rank when the best local request changes, and recover after a lost reply. Each step returns
+ * re-rank when the best local request changes, and after a lost reply go on from what the
+ * reconciliation found (cohort-recovery.ts). Each step returns
  * the next; the loop stops when the lock is held, given back, or the session is gone.
  */
 export abstract class QueueLoop extends OwningCohort {
@@ -247,5 +249,42 @@ export abstract class QueueLoop extends OwningCohort {
     } catch (error) {
       return this.afterFailure(classify(error));
     }
+  }
+
+  /** After a lost reply: what of ours is there? Never replay a request blindly. */
+  protected async recover(): Promise<Step> {
+    this.apply('recover');
+    await this.ctx.connection.settle(this.recovery.pauseMs());
+    const link = await this.link();
+    if (link === null) return 'leave';
+    const result = await this.recovery.look(link);
+    if (result.kind === 'noDocument') {
+      this.nodes.forgetAll();
+      return this.waiters.size === 0 ? 'leave' : 'fastPath';
+    }
+    if (result.kind !== 'reconciled') return result.kind === 'unknown' ? 'recover' : this.afterFailure(result);
+    this.recovery.adopt(result);
+    if (this.waiters.size === 0) return 'leave';
+    if (this.nodes.ownsPrivateLock) return this.keepOrStepBack();
+    if (this.nodes.entry !== null) return 'evaluate';
+    return this.ctx.contention.contended(this.docPath) ? 'enterQueue' : 'fastPath';
+  }
+
+  /**
+   * We own privateLock: keep it if nobody is served before us, else give it back and wait. An
+   * entry of ours ranked above every waiter now (left by a foreground request, when a yield that
+   * would have re-queued us at the waiters' rank was refused or lost) gives no place: the waiters
+   * come after every other process's entry of their rank or better.
+   */
+  protected async keepOrStepBack(): Promise<Step> {
+    const rank = this.bestRank();
+    const placed = this.nodes.entry !== null && this.nodes.entryRank >= rank;
+    const ahead = placed
+      ? viewQueue(this.nodes.children, this.nodes.entry ?? '', this.ctx.prefixes).ahead.length
+      : queueFromChildren(this.nodes.children, this.ctx.prefixes).filter((e) => e.name !== this.nodes.entry && rankOf(e.prefix, this.ctx.prefixes) <= rank).length;
+    if (ahead === 0) return 'held';
+    this.ctx.contention.mark(this.docPath);
+    await this.giveBack('stepBack');
+    return this.nodes.entry === null ? 'enterQueue' : 'evaluate';
   }
 }

@@ -1,47 +1,60 @@
-import { parseEntryName, queueFromChildren, rankOf } from '../queue-order.js';
+import type { LockKey } from '../lock-engine.js';
+import { parseEntryName, rankOf } from '../queue-order.js';
 import type { Link } from './connection.js';
-import { CohortBase, type Step } from './cohort-base.js';
-import type { GiveBack } from './cohort-ownership.js';
-import { viewQueue } from './queue-wait.js';
+import type { CohortNodes } from './cohort-nodes.js';
+import type { EngineContext } from './engine-context.js';
 import { RECONCILE_UNKNOWN_WARN_AFTER, type ReconcileResult, type Reconciled, reconcile, reconcilePauseMs } from './recovery.js';
+
+/** The document lock as its recovery sees it. */
+export interface RecoveringLock {
+  readonly key: LockKey;
+  readonly docPath: string;
+  readonly guid: string;
+  /** Session generation our nodes belong to (it may move on while we look). */
+  readonly generation: number;
+}
 
 /**
  * Reconciliation after a lost reply: a create or transaction of ours may have been applied
  * without our seeing the answer, so nothing is sent again blindly — we read what ZooKeeper holds,
- * recognise our entry and privateLock (recovery.ts), adopt them, and go on from there; or, when
- * leaving, find them so that the release deletes them.
+ * recognise our entry and privateLock (recovery.ts) and adopt them; the queue loop goes on from
+ * there, and a lock that leaves first finds them, so that its release deletes them. Reads that
+ * tell nothing are paced, and said in the log when they go on.
  */
-export abstract class RecoveringCohort extends CohortBase {
+export class CohortRecovery {
+  private readonly ctx: EngineContext;
+  private readonly lock: RecoveringLock;
+  private readonly nodes: CohortNodes;
   /** Reconciliations in a row whose reads left the outcome unknown (paces the next one). */
   private unknownReconciles = 0;
 
-  /** Gives the lock back to ZooKeeper, in the way `how` says (cohort-ownership.ts). */
-  abstract giveBack(how: GiveBack): Promise<void>;
+  constructor(ctx: EngineContext, lock: RecoveringLock, nodes: CohortNodes) {
+    this.ctx = ctx;
+    this.lock = lock;
+    this.nodes = nodes;
+  }
 
-  /** After a lost reply: what of ours is there? Never replay a request blindly. */
-  protected async recover(): Promise<Step> {
-    this.apply('recover');
-    await this.ctx.connection.settle(reconcilePauseMs(this.unknownReconciles));
-    const link = await this.link();
-    if (link === null) return 'leave';
-    const result = await this.reconcileCounted(link);
-    if (result.kind === 'noDocument') {
-      this.nodes.entry = null;
-      this.nodes.ownsPrivateLock = false;
-      this.nodes.ownedCzxid = null;
-      this.nodes.uncertain = false;
-      return this.waiters.size === 0 ? 'leave' : 'fastPath';
+  /** How long to let the session settle before the next look. */
+  pauseMs(): number {
+    return reconcilePauseMs(this.unknownReconciles);
+  }
+
+  /** One reconciliation (a look at what is ours); counts those that could not tell anything, and says so when they go on. */
+  async look(link: Link): Promise<ReconcileResult> {
+    const result = await reconcile(link.zk, this.lock.docPath, { guid: this.lock.guid, czxid: this.nodes.ownedCzxid });
+    if (result.kind !== 'unknown') {
+      this.unknownReconciles = 0;
+      return result;
     }
-    if (result.kind !== 'reconciled') return result.kind === 'unknown' ? 'recover' : this.afterFailure(result);
-    this.adopt(result);
-    if (this.waiters.size === 0) return 'leave';
-    if (this.nodes.ownsPrivateLock) return this.keepOrStepBack();
-    if (this.nodes.entry !== null) return 'evaluate';
-    return this.ctx.contention.contended(this.docPath) ? 'enterQueue' : 'fastPath';
+    this.unknownReconciles++;
+    if (this.unknownReconciles === RECONCILE_UNKNOWN_WARN_AFTER) {
+      this.ctx.logger.warn({ key: this.lock.key, tries: this.unknownReconciles }, 'cannot read what ZooKeeper holds for this lock; trying again, less often');
+    }
+    return result;
   }
 
   /** What a reconciliation found is ours from now on; nothing is uncertain any more. */
-  protected adopt(result: Reconciled): void {
+  adopt(result: Reconciled): void {
     const entry = result.entry === null ? null : parseEntryName(result.entry);
     this.nodes.adopt(result, entry === null ? Number.POSITIVE_INFINITY : rankOf(entry.prefix, this.ctx.prefixes));
   }
@@ -51,49 +64,17 @@ export abstract class RecoveringCohort extends CohortBase {
    * finishing, however long the session takes to come back — an abandoned acquisition never
    * leaves an orphan behind (the session ending removes them too).
    */
-  protected async findOwnNodes(): Promise<void> {
+  async findOwnNodes(): Promise<void> {
     while (this.nodes.uncertain) {
       const link = await this.ctx.connection.whenConnected();
-      if (link === null || link.generation !== this.generation) return;
-      const result = await this.reconcileCounted(link);
+      if (link === null || link.generation !== this.lock.generation) return;
+      const result = await this.look(link);
       if (result.kind === 'reconciled') this.adopt(result);
       else if (result.kind === 'noDocument' || result.kind === 'gone') this.nodes.uncertain = false;
       else if (result.kind === 'refused') {
-        this.ctx.logger.error({ err: result.error, key: this.key }, 'cannot look for the lock nodes of an abandoned acquisition');
+        this.ctx.logger.error({ err: result.error, key: this.lock.key }, 'cannot look for the lock nodes of an abandoned acquisition');
         this.nodes.uncertain = false;
       } else await this.ctx.connection.settle(reconcilePauseMs(this.unknownReconciles));
     }
-  }
-
-  /** One reconciliation; counts those that could not tell anything, and says so when they go on. */
-  protected async reconcileCounted(link: Link): Promise<ReconcileResult> {
-    const result = await reconcile(link.zk, this.docPath, { guid: this.guid, czxid: this.nodes.ownedCzxid });
-    if (result.kind !== 'unknown') {
-      this.unknownReconciles = 0;
-      return result;
-    }
-    this.unknownReconciles++;
-    if (this.unknownReconciles === RECONCILE_UNKNOWN_WARN_AFTER) {
-      this.ctx.logger.warn({ key: this.key, tries: this.unknownReconciles }, 'cannot read what ZooKeeper holds for this lock; trying again, less often');
-    }
-    return result;
-  }
-
-  /**
-   * We own privateLock: keep it if nobody is served before us, else give it back and wait. An
-   * entry of ours ranked above every waiter now (left by a foreground request, when a yield that
-   * would have re-queued us at the waiters' rank was refused or lost) gives no place: the waiters
-   * come after every other process's entry of their rank or better.
-   */
-  protected async keepOrStepBack(): Promise<Step> {
-    const rank = this.bestRank();
-    const placed = this.nodes.entry !== null && this.nodes.entryRank >= rank;
-    const ahead = placed
-      ? viewQueue(this.nodes.children, this.nodes.entry ?? '', this.ctx.prefixes).ahead.length
-      : queueFromChildren(this.nodes.children, this.ctx.prefixes).filter((e) => e.name !== this.nodes.entry && rankOf(e.prefix, this.ctx.prefixes) <= rank).length;
-    if (ahead === 0) return 'held';
-    this.ctx.contention.mark(this.docPath);
-    await this.giveBack('stepBack');
-    return this.nodes.entry === null ? 'enterQueue' : 'evaluate';
   }
 }
