@@ -5,13 +5,12 @@ import type { LockKey, Priority } from '../lock-engine.js';
 import { LockUnavailableError } from '../lock-errors.js';
 import { encodeNodeData } from '../lock-node-data.js';
 import { prefixFor } from '../queue-order.js';
-import { PRIVATE_LOCK, indexPath } from './znode-names.js';
+import { PRIVATE_LOCK } from './znode-names.js';
 import type { Link } from './connection.js';
-import { type ParentNode, parentChain } from './containers.js';
 import type { EngineContext } from './engine-context.js';
 import { ForeignQueueWatch } from './foreign-queue.js';
 import type { HolderWatch } from './holder-watch.js';
-import { type Failure, type Unread, classifyFailure as classify } from './round-trip.js';
+import type { Failure, Unread } from './round-trip.js';
 import { type WakeReason, WakeUp } from './wake-up.js';
 import { type CohortEvent, type CohortState, nextTransition } from './cohort-states.js';
 import { CohortNodes } from './cohort-nodes.js';
@@ -32,8 +31,6 @@ function nextGuid(): string {
   return `${PROCESS_GUID}-${guidsIssued.toString(36)}`;
 }
 
-/** Round trips that found the document reaped under them, in a row, before giving up. */
-const MAX_REAPED_RETRIES = 5;
 const RANK_PRIORITY: readonly Priority[] = ['foreground', 'background'];
 
 /**
@@ -102,18 +99,13 @@ export abstract class CohortBase {
   /** Other processes' queue for this document changed, as the child watch saw it. */
   protected abstract foreignQueueChanged(): void;
 
-  /** Every node the document node needs first: wanted only by the paths that create it one by one. */
-  protected parents(): readonly ParentNode[] {
-    return parentChain(this.ctx.root, indexPath(this.ctx.root, this.key.index), this.docPath);
-  }
-
   /** Other processes' queue for this document, as last read or watched: known, and empty. */
   protected nobodyElseQueued(): boolean {
     const queue = this.foreign.queue;
     return queue.known && queue.count === 0;
   }
 
-  protected clearLingerTimer(): void {
+  private clearLingerTimer(): void {
     if (this.lingerTimer === null) return;
     clearTimeout(this.lingerTimer);
     this.lingerTimer = null;
@@ -127,15 +119,6 @@ export abstract class CohortBase {
       this.finished = { promise, resolve };
     }
     return this.finished.promise;
-  }
-
-  /** privateLock is ours and vouched for: a local holder has it, or it lingers for the next one. */
-  protected holdsPrivateLock(): boolean {
-    return this.state === 'held' || this.state === 'idle';
-  }
-
-  protected isReleased(): boolean {
-    return this.state === 'released';
   }
 
   protected toReleased(): void {
@@ -172,10 +155,6 @@ export abstract class CohortBase {
     return link;
   }
 
-  protected afterFailure(failure: Failure | Unread): Promise<Step> {
-    return Promise.resolve(this.afterFailureStep(failure));
-  }
-
   protected afterFailureStep(failure: Failure | Unread): Step {
     if (failure.kind === 'unknown' || failure.kind === 'unread') {
       this.nodes.uncertain = true;
@@ -186,19 +165,6 @@ export abstract class CohortBase {
     }
     if (failure.kind === 'gone') return 'stop';
     throw failure.error;
-  }
-
-  protected retryReaped(step: Step): Step {
-    this.reapedRetries++;
-    if (this.reapedRetries > MAX_REAPED_RETRIES) throw new LockUnavailableError(`document node ${this.docPath} keeps disappearing`);
-    return step;
-  }
-
-  /** The first time the ZooKeeper queue is seen, the waiters learn how many were ahead there. */
-  protected notePositions(zkAhead: number): void {
-    if (this.positioned) return;
-    this.positioned = true;
-    for (const member of this.waiters.values()) member.queuePositionOnArrival += zkAhead;
   }
 
   protected bestRank(): number {
@@ -221,29 +187,6 @@ export abstract class CohortBase {
       message: request?.message ?? '',
       entry: this.nodes.entry,
     });
-  }
-
-  /** Leaves a watch on `path` and sleeps until it fires, the node is gone, or a local change. */
-  protected async waitOn(path: string): Promise<WakeReason> {
-    // Armed before waiting for the link: a local change while ZooKeeper is away (a foreground
-    // arrival, the last request giving up) must still wake the loop once the watch is left.
-    this.wakeUp.arm();
-    const link = await this.link();
-    if (link === null) {
-      await this.ctx.connection.settle();
-      return 'poked';
-    }
-    try {
-      await link.zk.getWatched(path, () => this.wake('event'));
-    } catch (error) {
-      const failure = classify(error);
-      if (failure.kind === 'refused' && failure.error.code === 'NONODE') return 'gone';
-      if (failure.kind === 'refused') throw failure.error;
-      // Connection lost (or session gone): wait for the session to settle, then look again.
-      await this.ctx.connection.settle();
-      return 'poked';
-    }
-    return this.wakeUp.sleep(this.state === 'released');
   }
 
   protected wake(reason: WakeReason): void {

@@ -38,6 +38,7 @@ const YIELD_LOCK_GONE_OPS: ReadonlySet<number> = new Set([3]);
  * hand), and whether a release takes the document node with it and how soon it goes out.
  */
 export abstract class OwningCohort extends CohortBase {
+  /** Gives the lock back to ZooKeeper, the way `how` says (see `GiveBack`). */
   giveBack(how: GiveBack): Promise<void> {
     switch (how) {
       case 'finish':
@@ -82,7 +83,7 @@ export abstract class OwningCohort extends CohortBase {
    * seen here lately, nobody queued when the lock was granted. A waiter that came since waits at
    * most for this process's release transactions already on their way.
    */
-  protected releasePace(): ReleasePace {
+  private releasePace(): ReleasePace {
     const nobodyKnown = this.nodes.entry === null && !this.ctx.contention.contended(this.docPath) && this.nobodyElseQueued();
     return nobodyKnown ? 'coalesced' : 'now';
   }
@@ -96,7 +97,7 @@ export abstract class OwningCohort extends CohortBase {
    * document again and again: its next lock there may linger, and fuses its acquisition with this
    * release when that has not gone out yet. Never with `zookeeper.lock.document.cleanup=reaper`.
    */
-  protected deletesDocument(): boolean {
+  private deletesDocument(): boolean {
     return this.ctx.deletesCreatedDocuments && this.nodes.createdDocument && !(this.mayLinger && this.writtenAgain());
   }
 
@@ -106,7 +107,7 @@ export abstract class OwningCohort extends CohortBase {
   }
 
   /** A local hand-over, or back within the recent releases' window (a second, or the linger window when longer). */
-  protected writtenAgain(): boolean {
+  private writtenAgain(): boolean {
     return this.handedOverHere || this.releasedAgoMs < Number.POSITIVE_INFINITY;
   }
 
@@ -189,7 +190,7 @@ export abstract class OwningCohort extends CohortBase {
     await this.ctx.releases.submit({ docPath: this.docPath, generation: this.generation, privateLock: lock, entry: null, deleteDocument: false });
   }
 
-  protected toLost(reason: string): void {
+  private toLost(reason: string): void {
     const from = this.state;
     if (transitionOf(from, 'lose') === undefined) return;
     this.apply('lose');
@@ -235,7 +236,7 @@ export abstract class OwningCohort extends CohortBase {
   }
 
   /** Our privateLock of `czxid` went, and not by our own release, yield or step-back. */
-  protected privateLockWent(czxid: number): void {
+  private privateLockWent(czxid: number): void {
     if (this.nodes.ownedCzxid !== czxid) return;
     if (this.state === 'lost') this.nodes.privateLockGone = true;
     if (!this.holdsPrivateLock()) return;
@@ -258,7 +259,7 @@ export abstract class OwningCohort extends CohortBase {
     this.verifyStillOurs(link);
   }
 
-  protected verifyStillOurs(link: Link): void {
+  private verifyStillOurs(link: Link): void {
     const incarnation = this.incarnation;
     const forced = (): void => {
       if (incarnation !== this.incarnation || !this.holdsPrivateLock()) return;
@@ -276,5 +277,14 @@ export abstract class OwningCohort extends CohortBase {
         if (!zkError.connectionLost && !zkError.sessionGone) forced();
       },
     );
+  }
+
+  /** privateLock is ours and vouched for: a local holder has it, or it lingers for the next one. */
+  private holdsPrivateLock(): boolean {
+    return this.state === 'held' || this.state === 'idle';
+  }
+
+  private isReleased(): boolean {
+    return this.state === 'released';
   }
 }

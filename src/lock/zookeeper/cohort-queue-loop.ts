@@ -2,19 +2,25 @@ import { LockUnavailableError } from '../lock-errors.js';
 import { queueFromChildren, rankOf } from '../queue-order.js';
 import { ZK_RC, ZkError } from '../../zookeeper/zk-errors.js';
 import type { Link } from './connection.js';
+import { type ParentNode, parentChain } from './containers.js';
 import type { Step } from './cohort-base.js';
 import { OwningCohort } from './cohort-ownership.js';
 import { type FastPathPlan, type FastPathResult, fastPath, fusedFastPath } from './fast-path.js';
 import { arbitrate, enterQueue, lastSegment, readQueue, viewQueue } from './queue-wait.js';
 import { type PendingRelease, opsOf } from './release-item.js';
-import { classifyFailure as classify } from './round-trip.js';
+import { type Failure, type Unread, classifyFailure as classify } from './round-trip.js';
+import type { WakeReason } from './wake-up.js';
+import { indexPath } from './znode-names.js';
+
+/** Round trips that found the document reaped under them, in a row, before giving up. */
+const MAX_REAPED_RETRIES = 5;
 
 /**
  * The ZooKeeper queue loop (Curator's LockInternals loop, with a fast path in front): try
  * privateLock in one round trip, else queue an entry, watch the one ahead, arbitrate at the head,
  * re-rank when the best local request changes, and after a lost reply go on from what the
- * reconciliation found (cohort-recovery.ts). Each step returns
- * the next; the loop stops when the lock is held, given back, or the session is gone.
+ * reconciliation found (cohort-recovery.ts). Each step returns the next; the loop stops when the
+ * lock is held, given back, or the session is gone.
  */
 export abstract class QueueLoop extends OwningCohort {
   /** privateLock is ours and nobody is served before us: the first local request holds it. */
@@ -65,7 +71,7 @@ export abstract class QueueLoop extends OwningCohort {
     }
   }
 
-  protected async tryFastPath(): Promise<Step> {
+  private async tryFastPath(): Promise<Step> {
     const link = await this.link();
     if (link === null) return 'leave';
     this.apply('tryFastPath');
@@ -100,12 +106,12 @@ export abstract class QueueLoop extends OwningCohort {
   }
 
   /** Our previous lock's release of this document, when it waits for its verification: ordered before what we send. */
-  protected async releaseIssued(): Promise<void> {
+  private async releaseIssued(): Promise<void> {
     const issued = this.ctx.releases.issuedFor([this.docPath]);
     if (issued !== null) await issued;
   }
 
-  protected plainFastPath(link: Link, plan: FastPathPlan): Promise<FastPathResult> {
+  private plainFastPath(link: Link, plan: FastPathPlan): Promise<FastPathResult> {
     this.ctx.releases.flushFor(this.docPath);
     return fastPath(link.zk, this.ctx.containers, this.ctx.prefixes, plan);
   }
@@ -118,7 +124,7 @@ export abstract class QueueLoop extends OwningCohort {
    * marked done unanswered: its privateLock would stay until the session ends), and we look at
    * what is ours before going on.
    */
-  protected async fusedFastPath(link: Link, plan: FastPathPlan, release: PendingRelease): Promise<FastPathResult> {
+  private async fusedFastPath(link: Link, plan: FastPathPlan, release: PendingRelease): Promise<FastPathResult> {
     const ops = opsOf(release.item, this.ctx.forcedEpoch).map(({ op }) => op);
     try {
       const result = await fusedFastPath(link.zk, this.ctx.prefixes, plan, { ops, entry: release.item.entry });
@@ -140,7 +146,7 @@ export abstract class QueueLoop extends OwningCohort {
     }
   }
 
-  protected async enterQueue(): Promise<Step> {
+  private async enterQueue(): Promise<Step> {
     const link = await this.link();
     if (link === null) return 'leave';
     this.apply('enterQueue');
@@ -162,7 +168,7 @@ export abstract class QueueLoop extends OwningCohort {
     return result.kind === 'reaped' ? this.retryReaped('enterQueue') : this.afterFailure(result);
   }
 
-  protected async readQueue(): Promise<Step> {
+  private async readQueue(): Promise<Step> {
     const link = await this.link();
     if (link === null) return 'leave';
     const result = await readQueue(link.zk, this.docPath);
@@ -178,7 +184,7 @@ export abstract class QueueLoop extends OwningCohort {
   }
 
   /** Where do we stand: head with privateLock free → arbitrate; otherwise wait for the one ahead. */
-  protected async evaluate(): Promise<Step> {
+  private async evaluate(): Promise<Step> {
     this.apply('evaluate');
     if (this.nodes.entry === null) return 'enterQueue';
     const view = viewQueue(this.nodes.children, this.nodes.entry, this.ctx.prefixes);
@@ -197,7 +203,7 @@ export abstract class QueueLoop extends OwningCohort {
     return view.ahead.length <= 1 ? 'arbitrate' : 'readQueue';
   }
 
-  protected async arbitrate(): Promise<Step> {
+  private async arbitrate(): Promise<Step> {
     const link = await this.link();
     if (link === null) return 'leave';
     this.apply('arbitrate');
@@ -229,7 +235,7 @@ export abstract class QueueLoop extends OwningCohort {
    * at foreground rank, the background request left was served ahead of other processes'
    * foreground writers queued after it.
    */
-  protected async rerank(): Promise<Step> {
+  private async rerank(): Promise<Step> {
     const link = await this.link();
     if (link === null) return 'leave';
     if (this.nodes.entry === null) return 'enterQueue';
@@ -252,7 +258,7 @@ export abstract class QueueLoop extends OwningCohort {
   }
 
   /** After a lost reply: what of ours is there? Never replay a request blindly. */
-  protected async recover(): Promise<Step> {
+  private async recover(): Promise<Step> {
     this.apply('recover');
     await this.ctx.connection.settle(this.recovery.pauseMs());
     const link = await this.link();
@@ -276,7 +282,7 @@ export abstract class QueueLoop extends OwningCohort {
    * would have re-queued us at the waiters' rank was refused or lost) gives no place: the waiters
    * come after every other process's entry of their rank or better.
    */
-  protected async keepOrStepBack(): Promise<Step> {
+  private async keepOrStepBack(): Promise<Step> {
     const rank = this.bestRank();
     const placed = this.nodes.entry !== null && this.nodes.entryRank >= rank;
     const ahead = placed
@@ -286,5 +292,50 @@ export abstract class QueueLoop extends OwningCohort {
     this.ctx.contention.mark(this.docPath);
     await this.giveBack('stepBack');
     return this.nodes.entry === null ? 'enterQueue' : 'evaluate';
+  }
+
+  /** Every node the document node needs first: wanted only by the paths that create it one by one. */
+  private parents(): readonly ParentNode[] {
+    return parentChain(this.ctx.root, indexPath(this.ctx.root, this.key.index), this.docPath);
+  }
+
+  private afterFailure(failure: Failure | Unread): Promise<Step> {
+    return Promise.resolve(this.afterFailureStep(failure));
+  }
+
+  private retryReaped(step: Step): Step {
+    this.reapedRetries++;
+    if (this.reapedRetries > MAX_REAPED_RETRIES) throw new LockUnavailableError(`document node ${this.docPath} keeps disappearing`);
+    return step;
+  }
+
+  /** The first time the ZooKeeper queue is seen, the waiters learn how many were ahead there. */
+  private notePositions(zkAhead: number): void {
+    if (this.positioned) return;
+    this.positioned = true;
+    for (const member of this.waiters.values()) member.queuePositionOnArrival += zkAhead;
+  }
+
+  /** Leaves a watch on `path` and sleeps until it fires, the node is gone, or a local change. */
+  private async waitOn(path: string): Promise<WakeReason> {
+    // Armed before waiting for the link: a local change while ZooKeeper is away (a foreground
+    // arrival, the last request giving up) must still wake the loop once the watch is left.
+    this.wakeUp.arm();
+    const link = await this.link();
+    if (link === null) {
+      await this.ctx.connection.settle();
+      return 'poked';
+    }
+    try {
+      await link.zk.getWatched(path, () => this.wake('event'));
+    } catch (error) {
+      const failure = classify(error);
+      if (failure.kind === 'refused' && failure.error.code === 'NONODE') return 'gone';
+      if (failure.kind === 'refused') throw failure.error;
+      // Connection lost (or session gone): wait for the session to settle, then look again.
+      await this.ctx.connection.settle();
+      return 'poked';
+    }
+    return this.wakeUp.sleep(this.state === 'released');
   }
 }

@@ -1,3 +1,5 @@
+import { ProxyError } from '../../errors/proxy-error.js';
+
 /**
  * The states of this process's hold on one document (a lock cohort) and every move between them,
  * as data: the document lock asks this table for each move, so a move nobody wrote down is a bug
@@ -103,13 +105,12 @@ export function transitionOf(from: CohortState, event: CohortEvent): Transition 
 }
 
 /** A move the table does not have: a bug in the document lock, never a ZooKeeper condition. */
-export class IllegalCohortTransition extends Error {
+export class IllegalCohortTransition extends ProxyError {
   constructor(
     readonly from: CohortState,
     readonly event: CohortEvent,
   ) {
-    super(`document lock: no transition for "${event}" in state "${from}"`);
-    this.name = 'IllegalCohortTransition';
+    super('INTERNAL', `document lock: no transition for "${event}" in state "${from}"`, { meta: { from, event } });
   }
 }
 

@@ -106,6 +106,7 @@ describe('the document lock transition table', () => {
 
   it('refuses a move it does not have, naming the state and the event', () => {
     expect(() => nextTransition('queued', 'linger')).toThrow(IllegalCohortTransition);
+    expect(() => nextTransition('queued', 'linger')).toThrow(expect.objectContaining({ code: 'INTERNAL', meta: { from: 'queued', event: 'linger' } }));
     expect(() => nextTransition('released', 'arbitrate')).toThrow('no transition for "arbitrate" in state "released"');
     expect(transitionOf('idle', 'finish')).toBeUndefined();
   });
