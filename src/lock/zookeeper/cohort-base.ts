@@ -9,6 +9,7 @@ import { PRIVATE_LOCK } from './znode-names.js';
 import type { Link } from './connection.js';
 import type { EngineContext } from './engine-context.js';
 import { ForeignQueueWatch } from './foreign-queue.js';
+import { HandOverWindow } from './handover-policy.js';
 import type { HolderWatch } from './holder-watch.js';
 import type { Failure, Unread } from './round-trip.js';
 import { type WakeReason, WakeUp } from './wake-up.js';
@@ -58,8 +59,8 @@ export abstract class CohortBase {
   protected readonly recovery: CohortRecovery;
   /** The watch on the privateLock we hold (its czxid's), for a single acquisition's grant. */
   protected holderWatch: HolderWatch | null = null;
-  protected grantedAt = 0;
-  protected handOvers = 0;
+  /** Local hand-overs the bound counts (handover-policy.ts). */
+  protected readonly handOverWindow = new HandOverWindow();
   protected readonly foreign: ForeignQueueWatch;
   protected incarnation = 0;
   /** Granted to a single acquisition (not a bulk's key): may linger after its last local release. */

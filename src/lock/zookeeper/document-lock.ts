@@ -66,22 +66,22 @@ export class DocumentLock extends QueueLoop implements LockHome {
   private passOn(handOver: boolean): Promise<void> | undefined {
     const next = this.waiters.peek();
     if (next === undefined) return undefined;
+    const now = Date.now();
+    const foreign = this.foreign.queue;
+    this.handOverWindow.catchUp(foreign);
     const decision = decideHandOver(
       {
         handOverAllowed: handOver,
         nextRank: rankOf(prefixFor(next.priority, this.ctx.prefixes), this.ctx.prefixes),
-        foreign: this.foreign.queue,
-        handOvers: this.handOvers,
-        msSinceGrant: Date.now() - this.grantedAt,
+        foreign,
+        handOvers: this.handOverWindow.count,
+        msInWindow: this.handOverWindow.msSinceStart(now),
       },
       this.ctx.bounds,
     );
     if (decision === 'yield') return this.giveBack('requeue');
-    if (decision === 'handOverAndReset') {
-      this.handOvers = 0;
-      this.grantedAt = Date.now();
-    }
-    this.handOvers++;
+    this.handOverWindow.record(now);
+    if (this.handOverWindow.halfUsed(now, this.ctx.bounds)) this.lookAtQueueAgain();
     this.waiters.shift();
     this.grantTo(next, true);
     return undefined;
@@ -188,8 +188,7 @@ export class DocumentLock extends QueueLoop implements LockHome {
 
   protected toHeld(): void {
     this.apply('grant');
-    this.grantedAt = Date.now();
-    this.handOvers = 0;
+    this.handOverWindow.restart(Date.now());
     this.reapedRetries = 0;
     // A forced release already seen may be newer than a create whose answer came only now.
     this.forcedReleaseSeen(this.ctx.forcedEpoch.latestForcedZxid());
@@ -208,6 +207,13 @@ export class DocumentLock extends QueueLoop implements LockHome {
     if (local) this.handedOverHere = true;
     member.grant({ queuePosition: member.queuePositionOnArrival, handedOverLocally: local, fencingToken: this.nodes.ownedCzxid ?? 0 }, Date.now());
     if (this.waiters.size > 0) this.watchForeignQueue();
+  }
+
+  /** Half the hand-over window is used: a fresh look at an empty queue lets the next hand-overs go on without a ZooKeeper commit. */
+  private lookAtQueueAgain(): void {
+    const link = this.ctx.connection.current();
+    if (link === null || link.generation !== this.generation) return;
+    this.foreign.refresh(link.zk);
   }
 
   /** While held with local waiters: see other processes' entries, for the hand-over bound. */
