@@ -171,13 +171,13 @@ interface Plan {
   readonly sightings: Map<string, Sighting>;
 }
 
-function planOf(ctx: EngineContext, candidates: readonly Candidate[]): Plan {
+function planOf(ctx: EngineContext, candidates: readonly Candidate[], indexes: readonly string[]): Plan {
   const plan: Plan = { ops: [], lockOps: new Map(), containerOps: new Map(), claims: new Map(), sightings: new Map() };
   const addContainer = (path: string): void => {
     plan.containerOps.set(plan.ops.length, path);
     plan.ops.push({ op: 'create', path, data: '', mode: 'container' });
   };
-  for (const path of indexesOf(ctx, candidates)) {
+  for (const path of indexes) {
     const sighting = ctx.containers.sighting(path);
     if (sighting !== undefined) {
       plan.sightings.set(path, sighting);
@@ -199,10 +199,11 @@ function planOf(ctx: EngineContext, candidates: readonly Candidate[]): Plan {
 }
 
 /** The index containers of the documents to create, each once. */
-function indexesOf(ctx: EngineContext, candidates: readonly Candidate[]): Set<string> {
-  const paths = new Set<string>();
-  for (const candidate of candidates) if (!candidate.exists) paths.add(indexPath(ctx.root, candidate.lock.key.index));
-  return paths;
+function indexesOf(ctx: EngineContext, candidates: readonly Candidate[]): string[] {
+  // A bulk's keys name one index or a few: each index's path is made once, not once per key.
+  const names = new Set<string>();
+  for (const candidate of candidates) if (!candidate.exists) names.add(candidate.lock.key.index);
+  return Array.from(names, (name) => indexPath(ctx.root, name));
 }
 
 /**
@@ -210,9 +211,9 @@ function indexesOf(ctx: EngineContext, candidates: readonly Candidate[]): Set<st
  * transaction, or on their own): waiting for their answers costs what the round trip of a
  * transaction refused at the same create would, without the refusal's work on the server.
  */
-function indexCreatesOnTheirWay(ctx: EngineContext, candidates: readonly Candidate[]): Promise<void>[] {
+function indexCreatesOnTheirWay(ctx: EngineContext, indexes: readonly string[]): Promise<void>[] {
   const pending: Promise<void>[] = [];
-  for (const path of indexesOf(ctx, candidates)) {
+  for (const path of indexes) {
     const creating = ctx.containers.pending(path);
     if (creating !== undefined) pending.push(creating);
   }
@@ -245,10 +246,11 @@ async function tryTransactions(ctx: EngineContext, link: Link, initial: readonly
       for (const c of candidates) c.lock.begin();
       return;
     }
-    const onTheirWay = indexCreatesOnTheirWay(ctx, candidates);
+    const indexes = indexesOf(ctx, candidates);
+    const onTheirWay = indexCreatesOnTheirWay(ctx, indexes);
     // No await when none is: the transaction goes out in the same turn.
     if (onTheirWay.length > 0) await Promise.allSettled(onTheirWay);
-    const plan = planOf(ctx, candidates);
+    const plan = planOf(ctx, candidates, indexes);
     let outcome: TxnOutcome;
     try {
       outcome = await link.zk.multi(plan.ops);
