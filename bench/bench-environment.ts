@@ -10,7 +10,7 @@ import { numberField, objectField, spawnBenchChild, type BenchChild } from './ch
 
 export interface ProxyStats {
   /** ZooKeeper operations issued by the proxy's lock engine since it started. */
-  readonly zkOps: { readonly create: number; readonly delete: number; readonly get: number; readonly getChildren: number; readonly multi: number; readonly multiOps: number };
+  readonly zkOps: { readonly create: number; readonly delete: number; readonly get: number; readonly getChildren: number; readonly multi: number; readonly multiOps: number; readonly multiRefused: number };
   /** Exact lock wait / hold samples (ms) since the previous `proxyStats()` call. */
   readonly wait: { readonly foreground: number[]; readonly background: number[] };
   readonly hold: { readonly foreground: number[]; readonly background: number[] };
@@ -80,6 +80,7 @@ function parseProxyStats(value: unknown): ProxyStats {
       getChildren: numberField(zk, 'getChildren'),
       multi: numberField(zk, 'multi'),
       multiOps: numberField(zk, 'multiOps'),
+      multiRefused: numberField(zk, 'multiRefused'),
     },
     wait: { foreground: samples(value, 'wait', 'foreground'), background: samples(value, 'wait', 'background') },
     hold: { foreground: samples(value, 'hold', 'foreground'), background: samples(value, 'hold', 'background') },

@@ -38,7 +38,7 @@ const logger = pino({ level: 'error' }, pino.destination(2));
 const timing = new LockTimingRecorder();
 const zookeeperEngine = inProcess ? null : new ZooKeeperLockEngine(settings.zookeeper, logger.child({ component: 'lock' }), { events: timing.events });
 const engine: LockEngine = zookeeperEngine ?? new MemoryLockEngine({ events: timing.events });
-const NO_ZOOKEEPER = { zkOps: { create: 0, delete: 0, get: 0, getChildren: 0, multi: 0, multiOps: 0 } };
+const NO_ZOOKEEPER = { zkOps: { create: 0, delete: 0, get: 0, getChildren: 0, multi: 0, multiOps: 0, multiRefused: 0 } };
 const engineStats = (): unknown => zookeeperEngine?.stats() ?? NO_ZOOKEEPER;
 const runtime = await startProxyRuntime(settings, logger, { lockEngine: engine });
 await waitForLockService(runtime);

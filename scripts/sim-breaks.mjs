@@ -12,27 +12,27 @@ import { parseArgs } from 'node:util';
 const BREAKS = [
   {
     name: 'forced-release epoch check removed from releases',
-    file: 'src/lock/zookeeper/release-batcher.ts',
+    file: 'src/lock/zookeeper/release-item.ts',
     find: "    ops.push({ op: epoch.checkOp(privateLock.epoch), role: 'epoch' });\n",
     replace: '',
   },
   {
     name: 'privateLock released at the safety margin instead of kept',
-    file: 'src/lock/zookeeper/document-lock.ts',
+    file: 'src/lock/zookeeper/cohort-ownership.ts',
     find: "if (this.generation <= generation) this.toLost('ZooKeeper connection suspended past the safety margin');",
-    replace: "if (this.generation <= generation) {\n      this.toLost('ZooKeeper connection suspended past the safety margin');\n      void this.relinquish();\n    }",
+    replace: "if (this.generation <= generation) {\n      this.toLost('ZooKeeper connection suspended past the safety margin');\n      void this.giveBack('dropLost');\n    }",
   },
   {
     name: 'hand-over check skipped (a lost lock passed on locally)',
     file: 'src/lock/zookeeper/document-lock.ts',
-    find: "    if (this.state === 'lost') return this.relinquish();\n",
+    find: "    if (this.state === 'lost') return this.giveBack('dropLost');\n",
     replace: '',
   },
   {
     name: 'recovery after a lost reply skipped (queue again instead)',
-    file: 'src/lock/zookeeper/document-lock.ts',
+    file: 'src/lock/zookeeper/cohort-base.ts',
     find: "      if (failure.kind === 'unknown') void this.ctx.orphans.sweep();\n      return 'recover';",
-    replace: "      this.uncertain = false;\n      if (failure.kind === 'unknown') void this.ctx.orphans.sweep();\n      return 'enterQueue';",
+    replace: "      this.nodes.uncertain = false;\n      if (failure.kind === 'unknown') void this.ctx.orphans.sweep();\n      return 'enterQueue';",
   },
   {
     name: "fast path ignores the queue it read (jumps other processes' waiters)",
@@ -42,9 +42,9 @@ const BREAKS = [
   },
   {
     name: "recovery keeps privateLock by an old entry's place (passes another process's waiter it read)",
-    file: 'src/lock/zookeeper/document-lock.ts',
-    find: 'const placed = this.entry !== null && this.entryRank >= rank;',
-    replace: 'const placed = this.entry !== null;',
+    file: 'src/lock/zookeeper/cohort-queue-loop.ts',
+    find: 'const placed = this.nodes.entry !== null && this.nodes.entryRank >= rank;',
+    replace: 'const placed = this.nodes.entry !== null;',
   },
   {
     name: "release fused with the next acquisition past another process's waiter",

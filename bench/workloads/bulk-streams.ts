@@ -64,6 +64,8 @@ interface WaySlices {
   /** The proxy's ZooKeeper requests meanwhile: transactions (multi), the ops they held, reads. */
   multis: number;
   multiOps: number;
+  /** Of the transactions, those ZooKeeper refused as a whole (each costs a round trip and nearly a commit's server work). */
+  multiRefused: number;
   /** Creates and deletes sent on their own, outside transactions. */
   singleOps: number;
   reads: number;
@@ -77,6 +79,7 @@ async function zxidOf(connect: string): Promise<number> {
 function addZkRequests(total: WaySlices, before: ProxyStats['zkOps'], after: ProxyStats['zkOps']): void {
   total.multis += after.multi - before.multi;
   total.multiOps += after.multiOps - before.multiOps;
+  total.multiRefused += after.multiRefused - before.multiRefused;
   total.reads += after.get - before.get + (after.getChildren - before.getChildren);
   total.singleOps += after.create - before.create + (after.delete - before.delete);
 }
@@ -85,7 +88,7 @@ const WAYS = ['direct', 'proxy', 'bare', 'floor'] as const;
 type Way = (typeof WAYS)[number];
 
 function noSlices(): WaySlices {
-  return { load: [], cpuMs: 0, zkCpuMs: 0, zkJitMs: 0, floor: [], transactions: 0, multis: 0, multiOps: 0, singleOps: 0, reads: 0 };
+  return { load: [], cpuMs: 0, zkCpuMs: 0, zkJitMs: 0, floor: [], transactions: 0, multis: 0, multiOps: 0, multiRefused: 0, singleOps: 0, reads: 0 };
 }
 
 /** What one slice of `way` runs, and how its serving process's CPU is read (0: not read). */
@@ -193,6 +196,7 @@ export const bulkStreams: Workload = async (context) => {
       zk_transactions_per_bulk: round((ways.proxy.transactions / Math.max(1, proxyDocs)) * STREAM_BULK, 2),
       zk_floor_transactions_per_bulk: round((ways.floor.transactions / Math.max(1, floorDocs)) * STREAM_BULK, 2),
       proxy_multis_per_bulk: round((ways.proxy.multis / Math.max(1, proxyDocs)) * STREAM_BULK, 2),
+      proxy_refused_multis_per_bulk: round((ways.proxy.multiRefused / Math.max(1, proxyDocs)) * STREAM_BULK, 2),
       proxy_multi_ops_per_doc: round(ways.proxy.multiOps / Math.max(1, proxyDocs), 3),
       proxy_single_ops_per_bulk: round((ways.proxy.singleOps / Math.max(1, proxyDocs)) * STREAM_BULK, 2),
       proxy_zk_reads_per_doc: round(ways.proxy.reads / Math.max(1, proxyDocs), 3),

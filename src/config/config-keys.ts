@@ -287,14 +287,14 @@ export const CONFIG_KEYS: { readonly [K in ConfigKey]: KeySpec<ConfigValues[K]> 
   'zookeeper.lock.handover.max.count': key({
     defaultValue: '16',
     description:
-      'Consecutive hand-overs of a document lock between requests of this proxy, without a ZooKeeper round trip, while another process waits for it (0: always yield to it).',
+      'Hand-overs of a document lock between requests of this proxy, without a ZooKeeper commit, since it last saw the document\'s queue empty (0: always go through the queue).',
     reload: 'restart',
     parse: integer(0, 1_000_000),
     zookeeperOnly: true,
   }),
   'zookeeper.lock.handover.max.ms': key({
     defaultValue: '100',
-    description: 'Longest time in ms this proxy keeps passing a document lock between its own requests while another process waits for it.',
+    description: 'Longest time in ms this proxy keeps passing a document lock between its own requests since it last saw the document\'s queue empty.',
     reload: 'restart',
     parse: timeoutMs,
     zookeeperOnly: true,

@@ -12,6 +12,8 @@ export interface LockEvents {
   sessionExpired(): void;
   /** The orphan sweep deleted `count` nodes of this process's session that no local lock claimed. */
   orphansRemoved(count: number): void;
+  /** ZooKeeper refused a batch acquisition's transaction as a whole; `code` names its first failing operation's error (NODEEXISTS, NONODE). */
+  batchRefused(e: { code: string }): void;
 }
 
 const ignore = (): void => undefined;
@@ -23,6 +25,7 @@ export const NO_LOCK_EVENTS: LockEvents = {
   lost: ignore,
   sessionExpired: ignore,
   orphansRemoved: ignore,
+  batchRefused: ignore,
 };
 
 /** Fills the events a subscriber does not care about. */

@@ -4,7 +4,7 @@
  * LockEvents and `activity()`.)
  */
 export interface LockEngineStats {
-  /** Requests sent; `multi` counts transactions and `multiOps` the ops they held. */
+  /** Requests sent; `multi` counts transactions, `multiOps` the ops they held, `multiRefused` those refused as a whole. */
   readonly zkOps: {
     create: number;
     delete: number;
@@ -15,13 +15,14 @@ export interface LockEngineStats {
     setAcl: number;
     multi: number;
     multiOps: number;
+    multiRefused: number;
   };
   sessions: number;
 }
 
 export function newStats(): LockEngineStats {
   return {
-    zkOps: { create: 0, delete: 0, get: 0, getChildren: 0, getEphemerals: 0, setData: 0, setAcl: 0, multi: 0, multiOps: 0 },
+    zkOps: { create: 0, delete: 0, get: 0, getChildren: 0, getEphemerals: 0, setData: 0, setAcl: 0, multi: 0, multiOps: 0, multiRefused: 0 },
     sessions: 0,
   };
 }

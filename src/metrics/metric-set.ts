@@ -13,6 +13,8 @@ export const REQUEST_KINDS: readonly RequestKind[] = ['write', 'bulk', 'passthro
 export const LOCK_SERVICE_STATES: readonly LockServiceState[] = ['connected', 'connecting', 'suspended', 'unavailable', 'closed'];
 const SERVED_STATUS_CLASSES: readonly StatusClass[] = ['2xx', '3xx', '4xx', '5xx'];
 const UPSTREAM_ERROR_CODES = ['UPSTREAM_UNREACHABLE', 'UPSTREAM_TIMEOUT', 'UPSTREAM_RESET'] as const;
+/** The refusals a batch acquisition meets in normal work: a document held elsewhere, a container reaped. */
+const BATCH_REFUSAL_CODES = ['NODEEXISTS', 'NONODE'] as const;
 
 /** From a millisecond uncontended wait to the tens of seconds a background write may queue. */
 export const LOCK_SECONDS_BUCKETS: readonly number[] = [
@@ -35,6 +37,7 @@ export interface ProxyMetricSet {
   readonly zookeeperConnectionState: Gauge<'state'>;
   readonly zookeeperSessionExpiries: Counter;
   readonly orphanedLocksRemoved: Counter;
+  readonly batchTransactionsRefused: Counter<'code'>;
   readonly upstreamErrors: Counter<'code'>;
 }
 
@@ -110,6 +113,12 @@ export function createMetricSet(register: Registry, activity: () => LockActivity
       help: 'Lock nodes (privateLock or queue entry) of the proxy\'s own ZooKeeper session that no request of it claimed, deleted by its orphan sweep',
       registers,
     }),
+    batchTransactionsRefused: new Counter({
+      name: `${METRIC_PREFIX}zookeeper_batch_refused_total`,
+      help: 'Batch lock transactions (a bulk\'s keys, or single writes taken together) ZooKeeper refused as a whole, by the first failing operation\'s error; each costs a round trip and nearly a committed transaction\'s work on the server',
+      labelNames: ['code'],
+      registers,
+    }),
     upstreamErrors: new Counter({
       name: `${METRIC_PREFIX}upstream_errors_total`,
       help: 'Failed exchanges with Elasticsearch, by proxy error code',
@@ -137,6 +146,7 @@ function initialiseSeries(set: ProxyMetricSet): void {
     for (const status_class of SERVED_STATUS_CLASSES) set.requests.inc({ kind, status_class }, 0);
   }
   for (const code of UPSTREAM_ERROR_CODES) set.upstreamErrors.inc({ code }, 0);
+  for (const code of BATCH_REFUSAL_CODES) set.batchTransactionsRefused.inc({ code }, 0);
   for (const state of LOCK_SERVICE_STATES) set.zookeeperConnectionState.set({ state }, 0);
 }
 

@@ -19,6 +19,7 @@ export function metricsObserver(metrics: ProxyMetricSet, setActivity: (read: () 
     lockServiceState: (state) => showState(metrics, state),
     sessionExpired: () => metrics.zookeeperSessionExpiries.inc(),
     orphanedLocksRemoved: (count) => metrics.orphanedLocksRemoved.inc(count),
+    batchTransactionRefused: (code) => metrics.batchTransactionsRefused.inc({ code }),
     lockActivity: setActivity,
   };
 }

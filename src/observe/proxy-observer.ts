@@ -22,6 +22,8 @@ export interface ProxyObserver extends RequestEvents, UpstreamFailures, WriteObs
   sessionExpired(): void;
   /** The lock engine deleted `count` lock nodes of its own session that no request of it claimed. */
   orphanedLocksRemoved(count: number): void;
+  /** ZooKeeper refused a batch lock transaction as a whole (`code`: its first failing operation's error). */
+  batchTransactionRefused(code: string): void;
   /** Tells where the in-flight lock counts are read from (called once per attached engine). */
   lockActivity(read: () => LockActivity): void;
 }
@@ -34,6 +36,7 @@ export const NO_OBSERVER: ProxyObserver = Object.freeze({
   lockServiceState: () => undefined,
   sessionExpired: () => undefined,
   orphanedLocksRemoved: () => undefined,
+  batchTransactionRefused: () => undefined,
   lockActivity: () => undefined,
 });
 
@@ -53,6 +56,7 @@ export function combineObservers(...observers: readonly ProxyObserver[]): ProxyO
     lockServiceState: (state) => observers.forEach((o) => o.lockServiceState(state)),
     sessionExpired: () => observers.forEach((o) => o.sessionExpired()),
     orphanedLocksRemoved: (count) => observers.forEach((o) => o.orphanedLocksRemoved(count)),
+    batchTransactionRefused: (code) => observers.forEach((o) => o.batchTransactionRefused(code)),
     lockActivity: (read) => observers.forEach((o) => o.lockActivity(read)),
   };
 }

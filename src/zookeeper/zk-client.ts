@@ -279,6 +279,7 @@ export class ZkClient {
     const parsed = decodeMulti(ops, answer, rc, created);
     if (rc === 0) return parsed;
     const failed = failedOpIndex(parsed);
+    if (failed >= 0) this.stats.zkOps.multiRefused++;
     throw failed >= 0 ? new ZkMultiError(failed, ops, parsed) : toZkError(new Error(`${rc} ${String(text)}`));
   }
 

@@ -48,6 +48,19 @@ describe('simulation regressions', () => {
     expect(result.trace.some((line) => line.includes('orig server create /sim/locks/docs/d1/A- -> ok'))).toBe(true);
   });
 
+  // A single engine held a document with local requests waiting; its child watch had read the
+  // queue empty when its link went silent. Another process queued a foreground entry meanwhile;
+  // no watch event could arrive, and the engine went on restarting the hand-over bound on that
+  // old empty read, passing the lock to background requests of its own six times over ~1.4 s.
+  // The bound now counts from the send of the latest empty read, and a refresh read renews it.
+  it('counts the hand-over bound from the send of the latest empty read of the queue, so a silent link cannot extend it (seed 583716)', async () => {
+    const result = await simulate({ seed: 583716, trace: true });
+    expect(result.violations).toEqual([]);
+    expect(result.trace.some((line) => line.includes('e0 link cut (notice 2488 ms'))).toBe(true);
+    // Its last look at the queue is 220 ms old at the first release after the silence: the lock goes back to the queue.
+    expect(result.trace.some((line) => line.includes('705 e0 sends multi[create /sim/locks/docs/d2/A-'))).toBe(true);
+  });
+
   // Checker, not engine: a privateLock create (or a batch's create-with-document) reached the
   // server before another process's foreground entry, and its answer travelled slowly. The request
   // it was for gave up meanwhile; a background request of the same engine arrived after the entry

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { type RunResult, simulate } from './sim-run.js';
 
 export interface BatchReport {
@@ -7,20 +8,37 @@ export interface BatchReport {
   readonly seconds: number;
 }
 
+export interface BatchOptions {
+  readonly onProgress?: (done: number, failing: number) => void;
+  /**
+   * Called with each seed's trace digest; the runs then keep their trace. Two versions of the
+   * engine that give the same digests over a range of seeds made the same requests, in the same
+   * order, with the same outcomes: the check that a restructuring changed no behaviour.
+   */
+  readonly onDigest?: (seed: number, digest: string) => void;
+}
+
+/** A run's whole trace as one SHA-1 (hex). */
+export function traceDigest(trace: readonly string[]): string {
+  return createHash('sha1').update(trace.join('\n')).digest('hex');
+}
+
 /**
  * Runs seeds `first` … `first + runs - 1`. A failing seed is run again with its trace on (the
  * same run, event for event), so its report carries the events that led to the violation.
  */
-export async function runSeeds(first: number, runs: number, onProgress?: (done: number, failing: number) => void): Promise<BatchReport> {
+export async function runSeeds(first: number, runs: number, options: BatchOptions = {}): Promise<BatchReport> {
   const started = performance.now();
   const failing: RunResult[] = [];
+  const digesting = options.onDigest !== undefined;
   let events = 0;
   for (let seed = first; seed < first + runs; seed++) {
-    const result = await simulate({ seed });
+    const result = await simulate({ seed, trace: digesting });
     events += result.events;
-    if (result.violations.length > 0) failing.push(await simulate({ seed, trace: true }));
+    options.onDigest?.(seed, traceDigest(result.trace));
+    if (result.violations.length > 0) failing.push(digesting ? result : await simulate({ seed, trace: true }));
     const done = seed - first + 1;
-    if (done % 1_000 === 0) onProgress?.(done, failing.length);
+    if (done % 1_000 === 0) options.onProgress?.(done, failing.length);
   }
   return { runs, failing, events, seconds: (performance.now() - started) / 1_000 };
 }

@@ -1,3 +1,4 @@
+import { appendFileSync } from 'node:fs';
 import { expect, it, vi } from 'vitest';
 import { describeFailure, runSeeds } from './sim-batch.js';
 
@@ -9,7 +10,11 @@ it('seeded simulation runs', { timeout: 0 }, async () => {
   const runs = Number(process.env.SIM_RUNS ?? '1000');
   const first = Number(process.env.SIM_SEED ?? '1');
   const traceLines = process.env.SIM_TRACE === '1' ? Number.MAX_SAFE_INTEGER : 60;
-  const report = await runSeeds(first, runs, (done, failing) => console.log(`${done} runs, ${failing} failing`));
+  const digestFile = process.env.SIM_DIGEST ?? '';
+  const report = await runSeeds(first, runs, {
+    onProgress: (done, failing) => console.log(`${done} runs, ${failing} failing`),
+    ...(digestFile === '' ? {} : { onDigest: (seed: number, digest: string) => appendFileSync(digestFile, `${seed} ${digest}\n`) }),
+  });
   for (const result of report.failing) console.log(describeFailure(result, traceLines));
   console.log(
     `${report.runs} runs (seeds ${first}..${first + runs - 1}), ${report.failing.length} with violations, ${report.events} events, ` +

@@ -1,5 +1,5 @@
 import { describe, expect, it, vi } from 'vitest';
-import { describeFailure, runSeeds } from './sim-batch.js';
+import { describeFailure, runSeeds, traceDigest } from './sim-batch.js';
 
 // Hoisted above the imports: the engine's modules load with the small caches.
 vi.mock('lru-cache', async (importOriginal) => (await import('./small-caches.js')).smallCaches(importOriginal));
@@ -26,5 +26,17 @@ describe('simulation replay', () => {
       expect(first.trace.length).toBeGreaterThan(50);
       expect(again.trace).toEqual(first.trace);
     }
+  });
+
+  it('digests each seed\'s whole trace: the same for the same run, different for another', async () => {
+    const { simulate } = await import('./sim-run.js');
+    const digests: [number, string][] = [];
+    await runSeeds(7, 2, { onDigest: (seed, digest) => digests.push([seed, digest]) });
+    const seven = await simulate({ seed: 7, trace: true });
+    expect(digests.map(([seed]) => seed)).toEqual([7, 8]);
+    expect(digests[0]?.[1]).toBe(traceDigest(seven.trace));
+    expect(digests[0]?.[1]).toMatch(/^[0-9a-f]{40}$/);
+    expect(digests[1]?.[1]).not.toBe(digests[0]?.[1]);
+    expect(traceDigest([...seven.trace.slice(0, -1), `${seven.trace.at(-1) ?? ''} `])).not.toBe(digests[0]?.[1]);
   });
 });

@@ -2,10 +2,10 @@ import { queueFromChildren, rankOf } from '../queue-order.js';
 import { isZkCode } from '../../zookeeper/zk-errors.js';
 import { PRIVATE_LOCK, indexPath } from './znode-names.js';
 import type { Link } from './connection.js';
-import { lockRootNodes } from './containers.js';
+import { type Sighting, lockRootNodes } from './containers.js';
 import type { DocumentLock } from './document-lock.js';
 import type { EngineContext } from './engine-context.js';
-import type { TxnOp } from './lock-zk.js';
+import type { TxnOp, TxnOutcome } from './lock-zk.js';
 import { classifyFailure } from './round-trip.js';
 
 /** Keys per transaction, and bytes (ZooKeeper refuses requests over jute.maxbuffer, 1 MiB by default). */
@@ -32,7 +32,8 @@ interface Candidate {
 /**
  * The uncontended keys of an `acquireEach` in two transactions per chunk: documents whose
  * container is not known to exist are created optimistically in one ([index container, document
- * containers, privateLocks]); documents with a known container are read first (pipelined) and
+ * containers, privateLocks]; an index container in one transaction only: the other chunks that
+ * need it wait for that answer instead of racing it and being refused); documents with a known container are read first (pipelined) and
  * taken in the other only when nobody holds or queues for them. A refused transaction names its first
  * failing operation: an existing container → read the rest and retry; an existing privateLock →
  * that key is contended. Contended keys queue one by one (pipelined), their grants come as they
@@ -157,38 +158,75 @@ function takenFor(ctx: EngineContext, children: readonly string[], lock: Documen
 
 interface Plan {
   readonly ops: TxnOp[];
-  /** Index in `ops` of each candidate's privateLock create, and of each container create. */
+  /**
+   * Index in `ops` of each candidate's privateLock create, and of each container create (a
+   * document created here is not remembered as existing: while it is held this process reaches
+   * it through its lock, and its release deletes it or remembers it).
+   */
   readonly lockOps: Map<number, Candidate>;
   readonly containerOps: Map<number, string>;
-  /**
-   * The index containers to remember as existing once created. A document created here is not:
-   * while it is held this process reaches it through its lock, and its release deletes it or
-   * remembers it (`DocumentLock.leave`).
-   */
-  readonly lasting: string[];
+  /** Index containers this transaction creates, claimed in the cache: settle each with the answer. */
+  readonly claims: Map<string, (created: boolean) => void>;
+  /** The sighting of each index container known to exist, to forget if the transaction finds it gone. */
+  readonly sightings: Map<string, Sighting>;
 }
 
-function planOf(ctx: EngineContext, candidates: readonly Candidate[]): Plan {
-  const ops: TxnOp[] = [];
-  const lockOps = new Map<number, Candidate>();
-  const containerOps = new Map<number, string>();
-  const lasting: string[] = [];
+function planOf(ctx: EngineContext, candidates: readonly Candidate[], indexes: readonly string[]): Plan {
+  const plan: Plan = { ops: [], lockOps: new Map(), containerOps: new Map(), claims: new Map(), sightings: new Map() };
   const addContainer = (path: string): void => {
-    containerOps.set(ops.length, path);
-    ops.push({ op: 'create', path, data: '', mode: 'container' });
+    plan.containerOps.set(plan.ops.length, path);
+    plan.ops.push({ op: 'create', path, data: '', mode: 'container' });
   };
-  for (const index of new Set(candidates.filter((c) => !c.exists).map((c) => indexPath(ctx.root, c.lock.key.index)))) {
-    if (ctx.containers.isKnown(index)) continue;
-    addContainer(index);
-    lasting.push(index);
+  for (const path of indexes) {
+    const sighting = ctx.containers.sighting(path);
+    if (sighting !== undefined) {
+      plan.sightings.set(path, sighting);
+      continue;
+    }
+    // Created by this transaction unless another one on its way creates it (waited for before planning).
+    const settle = ctx.containers.claim(path);
+    if (settle === undefined) continue;
+    plan.claims.set(path, settle);
+    addContainer(path);
   }
   for (const candidate of candidates) {
     if (!candidate.exists) addContainer(candidate.lock.docPath);
     candidate.lock.beforeCreate();
-    lockOps.set(ops.length, candidate);
-    ops.push({ op: 'create', path: `${candidate.lock.docPath}/${PRIVATE_LOCK}`, data: candidate.lock.lockData(), mode: 'ephemeral' });
+    plan.lockOps.set(plan.ops.length, candidate);
+    plan.ops.push({ op: 'create', path: `${candidate.lock.docPath}/${PRIVATE_LOCK}`, data: candidate.lock.lockData(), mode: 'ephemeral' });
   }
-  return { ops, lockOps, containerOps, lasting };
+  return plan;
+}
+
+/** The index containers of the documents to create, each once. */
+function indexesOf(ctx: EngineContext, candidates: readonly Candidate[]): string[] {
+  // A bulk's keys name one index or a few: each index's path is made once, not once per key.
+  const names = new Set<string>();
+  for (const candidate of candidates) if (!candidate.exists) names.add(candidate.lock.key.index);
+  return Array.from(names, (name) => indexPath(ctx.root, name));
+}
+
+/**
+ * The creates of this chunk's index containers already on their way (in another chunk's
+ * transaction, or on their own): waiting for their answers costs what the round trip of a
+ * transaction refused at the same create would, without the refusal's work on the server.
+ */
+function indexCreatesOnTheirWay(ctx: EngineContext, indexes: readonly string[]): Promise<void>[] {
+  const pending: Promise<void>[] = [];
+  for (const path of indexes) {
+    const creating = ctx.containers.pending(path);
+    if (creating !== undefined) pending.push(creating);
+  }
+  return pending;
+}
+
+/** The transaction's answer settles the index containers it claimed (all or none of its ops applied). */
+function settleClaims(plan: Plan, outcome: TxnOutcome | null): void {
+  const createdAll = outcome?.ok === true;
+  for (const [path, settle] of plan.claims) {
+    const failedHere = outcome?.ok === false && plan.containerOps.get(outcome.failedIndex) === path;
+    settle(createdAll || (failedHere && outcome.code === 'NODEEXISTS'));
+  }
 }
 
 async function createInOneTransaction(ctx: EngineContext, link: Link, initial: readonly Candidate[], options: BatchOptions, pairing: Pairing = {}): Promise<void> {
@@ -208,11 +246,17 @@ async function tryTransactions(ctx: EngineContext, link: Link, initial: readonly
       for (const c of candidates) c.lock.begin();
       return;
     }
-    const plan = planOf(ctx, candidates);
-    let outcome;
+    const indexes = indexesOf(ctx, candidates);
+    const onTheirWay = indexCreatesOnTheirWay(ctx, indexes);
+    // No await when none is: the transaction goes out in the same turn.
+    if (onTheirWay.length > 0) await Promise.allSettled(onTheirWay);
+    const plan = planOf(ctx, candidates, indexes);
+    let outcome: TxnOutcome;
     try {
       outcome = await link.zk.multi(plan.ops);
+      settleClaims(plan, outcome);
     } catch (error) {
+      settleClaims(plan, null);
       const unknown = classifyFailure(error).kind === 'unknown';
       for (const c of candidates) {
         if (unknown) c.lock.unknownInBatch();
@@ -226,6 +270,7 @@ async function tryTransactions(ctx: EngineContext, link: Link, initial: readonly
       granted(ctx, plan, outcome.results, options);
       return;
     }
+    ctx.events.batchRefused({ code: outcome.code });
     candidates = await afterRefusal(ctx, link, plan, outcome.failedIndex, outcome.code);
   }
 }
@@ -252,7 +297,6 @@ function granted(
   results: readonly { readonly stat?: { readonly czxid: number } }[],
   options: BatchOptions,
 ): void {
-  for (const path of plan.lasting) ctx.containers.remember(path);
   for (const [index, candidate] of plan.lockOps) {
     candidate.lock.grantedInBatch({
       czxid: results[index]?.stat?.czxid ?? 0,
@@ -285,9 +329,11 @@ async function afterRefusal(ctx: EngineContext, link: Link, plan: Plan, failedIn
     return [];
   }
   if (code === 'NONODE') {
-    // Its parent, the index container, was reaped since this process saw it: the next
-    // transaction creates it too (without this, every key fell back to its own acquisition).
-    ctx.containers.forgetPath(container.slice(0, container.lastIndexOf('/')));
+    // Its parent, the index container, was reaped since this process saw it: the next attempt
+    // creates it first, sharing that create with every chunk refused on the same sighting.
+    const index = container.slice(0, container.lastIndexOf('/'));
+    const stale = plan.sightings.get(index);
+    if (stale !== undefined) ctx.containers.forgetSighting(index, stale);
     return candidates;
   }
   ctx.containers.remember(container);

@@ -32,6 +32,10 @@ export function lockRootNodes(root: string): ParentNode[] {
 export function parentChain(root: string, index: string, doc: string): ParentNode[] {
   return [...lockRootNodes(root), { path: index, mode: 'container' }, { path: doc, mode: 'container' }];
 }
+
+/** One sighting of a node: compared by identity, it tells a belief from a newer one of the same path. */
+export class Sighting {}
+
 /**
  * Which index/document CONTAINER nodes this process believes exist, so a warm key costs no
  * create. A stale belief (the server reaped an empty container, or another process's release
@@ -40,26 +44,71 @@ export function parentChain(root: string, index: string, doc: string): ParentNod
  */
 export class ContainerCache {
   /**
-   * `true` once created or seen; a promise while our create is in flight (shared, not repeated).
+   * A sighting once created or seen; a promise while our create is in flight (shared, not repeated).
    * The least recently remembered go first; a look-up does not count as a use.
    */
-  private readonly known: LRUCache<string, true | Promise<void>>;
+  private readonly known: LRUCache<string, Sighting | Promise<void>>;
 
   constructor(capacity: number) {
     this.known = new LRUCache({ max: capacity });
   }
 
   isKnown(path: string): boolean {
-    return this.known.peek(path) === true;
+    return this.known.peek(path) instanceof Sighting;
+  }
+
+  /**
+   * What this process believes of `path` now, to hand to `forgetSighting` if a request planned on
+   * that belief is refused; undefined when it is not known to exist.
+   */
+  sighting(path: string): Sighting | undefined {
+    const state = this.known.peek(path);
+    return state instanceof Sighting ? state : undefined;
   }
 
   /** Created or seen by us (e.g. in a batch transaction). */
   remember(path: string): void {
-    this.known.set(path, true);
+    this.known.set(path, new Sighting());
   }
 
   forgetPath(path: string): void {
     this.known.delete(path);
+  }
+
+  /**
+   * `path` was gone when a request planned on `stale` (a sighting of it) reached the server:
+   * forgets it, so that the next `ensure` creates it again — once for every request refused on
+   * the same sighting. Requests in flight together are refused together; the first refusal
+   * forgets the sighting, and the others find the create it led to pending (or done) and share
+   * it instead of racing it.
+   */
+  forgetSighting(path: string, stale: Sighting): void {
+    if (this.known.peek(path) === stale) this.known.delete(path);
+  }
+
+  /**
+   * Marks `path` as being created by the caller's transaction, so that `ensure` and `pending` wait
+   * for its answer instead of racing it; the caller settles it with that answer. Undefined when
+   * `path` is known or already being created.
+   */
+  claim(path: string): ((created: boolean) => void) | undefined {
+    if (this.known.peek(path) !== undefined) return undefined;
+    let answered = (): void => undefined;
+    const creating = new Promise<void>((resolve) => (answered = resolve));
+    this.known.set(path, creating);
+    return (created) => {
+      if (this.known.peek(path) === creating) {
+        if (created) this.remember(path);
+        else this.known.delete(path);
+      }
+      answered();
+    };
+  }
+
+  /** The create of `path` on its way (ours or a transaction's), if any; it may reject. */
+  pending(path: string): Promise<void> | undefined {
+    const state = this.known.peek(path);
+    return state instanceof Promise ? state : undefined;
   }
 
   /**
@@ -70,7 +119,7 @@ export class ContainerCache {
     const pending: Promise<void>[] = [];
     for (const { path, mode } of nodes) {
       const state = this.known.peek(path);
-      if (state === true) continue;
+      if (state instanceof Sighting) continue;
       if (state !== undefined) {
         pending.push(state);
         continue;

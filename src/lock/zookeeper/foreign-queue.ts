@@ -1,17 +1,17 @@
 import { type PrefixRanks, queueFromChildren, rankOf } from '../queue-order.js';
-import type { ForeignQueue } from './handover-policy.js';
+import { type ForeignQueue, seenEmpty } from './handover-policy.js';
 import type { LockZk } from './lock-zk.js';
 
-export const UNKNOWN_FOREIGN_QUEUE: ForeignQueue = { known: false, watched: false, count: 0, bestRank: Number.POSITIVE_INFINITY };
+export const UNKNOWN_FOREIGN_QUEUE: ForeignQueue = { known: false, watched: false, asOf: 0, count: 0, bestRank: Number.POSITIVE_INFINITY };
 /** Nobody else queued: what every key a bulk creates is granted with (one object for all of them). */
-const NO_FOREIGN_QUEUE: ForeignQueue = Object.freeze({ known: true, watched: false, count: 0, bestRank: Number.POSITIVE_INFINITY });
+const NO_FOREIGN_QUEUE: ForeignQueue = Object.freeze({ known: true, watched: false, asOf: 0, count: 0, bestRank: Number.POSITIVE_INFINITY });
 
-/** Nobody else queued, as read by the armed child watch. */
-const WATCHED_EMPTY_QUEUE: ForeignQueue = Object.freeze({ known: true, watched: true, count: 0, bestRank: Number.POSITIVE_INFINITY });
-
-/** Other processes' (or seed clients') entries among `children`: every entry but ours. */
-export function foreignQueueOf(children: readonly string[], ownEntry: string | null, prefixes: PrefixRanks, watched: boolean): ForeignQueue {
-  if (children.length === 0) return watched ? WATCHED_EMPTY_QUEUE : NO_FOREIGN_QUEUE;
+/**
+ * Other processes' (or seed clients') entries among `children`: every entry but ours. `asOf`: when
+ * a watched read was sent (0 for an unwatched one).
+ */
+export function foreignQueueOf(children: readonly string[], ownEntry: string | null, prefixes: PrefixRanks, watched: boolean, asOf = 0): ForeignQueue {
+  if (children.length === 0 && !watched) return NO_FOREIGN_QUEUE;
   let count = 0;
   let bestRank = Number.POSITIVE_INFINITY;
   for (const entry of queueFromChildren(children, prefixes)) {
@@ -19,7 +19,7 @@ export function foreignQueueOf(children: readonly string[], ownEntry: string | n
     count++;
     bestRank = Math.min(bestRank, rankOf(entry.prefix, prefixes));
   }
-  return { known: true, watched, count, bestRank };
+  return { known: true, watched, asOf: watched ? asOf : 0, count, bestRank };
 }
 
 /** What the watch needs to know about the document lock it serves. */
@@ -44,6 +44,10 @@ export interface ForeignQueueOwner {
 export class ForeignQueueWatch {
   private current: ForeignQueue = UNKNOWN_FOREIGN_QUEUE;
   private armedFor = 0;
+  /** Watch events seen: a read answered after one is stale. */
+  private changes = 0;
+  /** The grant a refresh read is on its way for (0: none). */
+  private refreshingFor = 0;
   private readonly owner: ForeignQueueOwner;
 
   constructor(owner: ForeignQueueOwner) {
@@ -65,20 +69,47 @@ export class ForeignQueueWatch {
     this.armedFor = incarnation;
     const onChange = (): void => {
       if (incarnation !== this.owner.incarnation()) return;
+      this.changes++;
       this.armedFor = 0;
       this.current = { ...this.current, known: false };
       if (this.owner.stillWanted()) this.watch(zk);
       this.owner.changed();
     };
+    const sentAt = Date.now();
     zk.childrenWatched(this.owner.docPath, onChange).then(
       (children) => {
         if (incarnation !== this.owner.incarnation()) return;
-        this.current = foreignQueueOf(children, this.owner.ownEntry(), this.owner.prefixes, true);
+        this.current = foreignQueueOf(children, this.owner.ownEntry(), this.owner.prefixes, true, sentAt);
         this.owner.changed();
       },
       () => {
         if (incarnation === this.owner.incarnation()) this.armedFor = 0;
       },
+    );
+  }
+
+  /**
+   * Reads the queue again while the armed watch has not fired: as good as a watched read sent now
+   * (a change before it would have fired the watch first), so the hand-over window may restart at
+   * its send. One read at a time per grant; only while the last look showed nobody else.
+   */
+  refresh(zk: LockZk): void {
+    const incarnation = this.owner.incarnation();
+    if (this.refreshingFor === incarnation || this.armedFor !== incarnation || !seenEmpty(this.current)) return;
+    this.refreshingFor = incarnation;
+    const changes = this.changes;
+    const sentAt = Date.now();
+    const settled = (): void => {
+      if (this.refreshingFor === incarnation) this.refreshingFor = 0;
+    };
+    zk.children(this.owner.docPath).then(
+      (read) => {
+        settled();
+        if (incarnation !== this.owner.incarnation() || changes !== this.changes || this.armedFor !== incarnation) return;
+        this.current = foreignQueueOf(read.children, this.owner.ownEntry(), this.owner.prefixes, true, sentAt);
+        this.owner.changed();
+      },
+      settled,
     );
   }
 }

@@ -3,67 +3,11 @@ import { isZkCode, toZkError } from '../../zookeeper/zk-errors.js';
 import { PRIVATE_LOCK } from './znode-names.js';
 import type { Connection, Link } from './connection.js';
 import type { ForcedReleaseEpoch } from './forced-release-epoch.js';
+import { type PendingRelease, type ReleaseItem, type ReleasePace, type Role, chunks, opsOf, withoutFailedPart } from './release-item.js';
+import { commonPrefix, stillOurs } from './release-verification.js';
 import type { TxnOp } from './lock-zk.js';
 
-/**
- * What one acquisition leaves behind and may delete: never a bare path, which could be another holder's node.
- * - `privateLock`: ours by its czxid; deleted together with `check(doc, docVersion)` and a check
- *   of the forced-release epoch read before it was created (forced-release-epoch.ts), so after an
- *   operator's forced release nothing is deleted, even when the emptied document node was reaped
- *   and re-created meanwhile.
- * - `entry`: our queue entry (sequential names are never reused within a container's life).
- * - `deleteDocument`: we created the document container in this acquisition; deleting it in the
- *   same transaction saves the server's reaper a transaction per document (refused, and retried
- *   without it, if anybody else has a node under it).
- */
-export interface ReleaseItem {
-  readonly docPath: string;
-  readonly generation: number;
-  readonly privateLock: OwnedLock | null;
-  readonly entry: string | null;
-  readonly deleteDocument: boolean;
-}
-
-export interface OwnedLock {
-  readonly czxid: number;
-  readonly docVersion: number;
-  /** The forced-release epoch known before privateLock was created. */
-  readonly epoch: number;
-  /**
-   * The holder's watch saw privateLock go (holder-watch.ts): the name may already be the next
-   * holder's, and is never deleted. Absent where no watch was armed (a bulk's keys).
-   */
-  readonly gone?: () => boolean;
-  /**
-   * No watch vouches for it: the release first lists this session's nodes (one getEphemerals for
-   * the whole transaction) and deletes privateLock only when it is among them.
-   */
-  readonly verifyFirst?: boolean;
-}
-
-/** A release waiting to be sent, and what to call once it is committed (or moot). */
-export interface PendingRelease {
-  item: ReleaseItem;
-  readonly done: () => void;
-  /** Times its ownership was verified after a refused epoch check (bounded). */
-  verified?: number;
-  /** Times in a row its transaction was refused as a whole request (paces the next try). */
-  refusedWhole?: number;
-}
-
 type Pending = PendingRelease;
-
-/**
- * How soon a release is sent. `now`: with the other releases of this event-loop turn. `coalesced`
- * (nobody else is known to wait for the document): the same when none of this batcher's
- * transactions is on its way, else with the next one, sent when they are all answered. Under load
- * that makes one transaction of what would be several, which the server then does not put ahead
- * of the acquisitions sent meanwhile (alternating write-uncontended runs: 0.72–0.86x the bare proxy's throughput against 0.69–0.82x).
- */
-export type ReleasePace = 'now' | 'coalesced';
-
-/** Operations per transaction (ZooKeeper's request limit is 1 MiB by default; these are small). */
-const MAX_OPS_PER_TXN = 3_000;
 
 /** Verifications of one release in a row, each after a forced release somewhere, before giving up. */
 const MAX_VERIFICATIONS = 5;
@@ -86,47 +30,6 @@ const WHOLE_REFUSALS_LOGGED = 5;
  * could otherwise make one round each.
  */
 const MAX_DOCUMENT_REFUSALS = 2;
-
-type Role = 'check' | 'epoch' | 'lock' | 'entry' | 'document';
-
-/**
- * The operations of one release, with what each stands for. Deleting the document node checks
- * its version itself (and that nobody else has a node under it), so it replaces the check.
- */
-export function opsOf(item: ReleaseItem, epoch: ForcedReleaseEpoch): { readonly op: TxnOp; readonly role: Role }[] {
-  const ops: { op: TxnOp; role: Role }[] = [];
-  const { docPath, privateLock } = item;
-  const withDocument = item.deleteDocument && privateLock !== null;
-  if (privateLock !== null) {
-    if (!withDocument) ops.push({ op: { op: 'check', path: docPath, version: privateLock.docVersion }, role: 'check' });
-    ops.push({ op: epoch.checkOp(privateLock.epoch), role: 'epoch' });
-    ops.push({ op: { op: 'delete', path: `${docPath}/${PRIVATE_LOCK}`, version: 0 }, role: 'lock' });
-  }
-  if (item.entry !== null) ops.push({ op: { op: 'delete', path: `${docPath}/${item.entry}`, version: -1 }, role: 'entry' });
-  if (withDocument) ops.push({ op: { op: 'delete', path: docPath, version: privateLock.docVersion }, role: 'document' });
-  return ops;
-}
-
-/**
- * How many operations `opsOf` gives for `item`, without building them (sizing a batch's chunks):
- * our privateLock takes three (the document's check or its delete, the epoch check, the delete).
- */
-export function opCount(item: ReleaseItem): number {
-  return (item.privateLock === null ? 0 : 3) + (item.entry === null ? 0 : 1);
-}
-
-/** The item without the part a refused transaction says is not ours (or not deletable) any more. */
-function withoutFailedPart(item: ReleaseItem, role: Role | undefined, code: string): ReleaseItem | null {
-  let next: ReleaseItem;
-  // The document is only busy (somebody else queued under it): keep everything else.
-  if (role === 'document' && code === 'NOTEMPTY') next = { ...item, deleteDocument: false };
-  else if (role === 'entry') next = { ...item, entry: null };
-  // privateLock's delete, or the document's for another reason than its version (a refused
-  // version goes to a verification first): privateLock is gone.
-  else if (role !== undefined) next = { ...item, privateLock: null, deleteDocument: false };
-  else return null;
-  return next.privateLock === null && next.entry === null ? null : next;
-}
 
 /**
  * Releases as compare-and-delete transactions. Items submitted in the same turn of the event
@@ -422,7 +325,7 @@ export class ReleaseBatcher {
     if (link === null) return settle(batch);
     await Promise.all(
       this.dropEnded(batch).map(async (pending) => {
-        const still = await this.stillOurs(link, pending.item).catch(() => pending.item);
+        const still = await stillOurs(link, pending.item, this.epoch).catch(() => pending.item);
         if (still === null) return settle([pending]);
         pending.item = still;
         await this.send([pending]);
@@ -454,46 +357,13 @@ export class ReleaseBatcher {
     if (link === null) return settle([pending]);
     if (this.dropEnded([pending]).length === 0) return;
     try {
-      const still = await this.stillOurs(link, pending.item);
+      const still = await stillOurs(link, pending.item, this.epoch);
       if (still === null) return settle([pending]);
       pending.item = still;
     } catch (error) {
       return this.afterLostReply([pending], error);
     }
     await this.send([pending]);
-  }
-
-  /**
-   * What of `item` still exists and belongs to this acquisition (owner session, czxid), with the
-   * epoch and the document's version read BEFORE privateLock (one session answers in order): if
-   * privateLock is ours at that read, only a forced release — which bumps both — can take it from
-   * us afterwards. A forced release before it took the holder before us (our privateLock is newer).
-   */
-  private async stillOurs(link: Link, item: ReleaseItem, firstLook = true): Promise<ReleaseItem | null> {
-    const { zk } = link;
-    const [epoch, doc, lock, entry] = await Promise.allSettled([
-      item.privateLock === null ? null : zk.get(this.epoch.path),
-      item.privateLock === null ? null : zk.get(item.docPath),
-      item.privateLock === null ? null : zk.get(`${item.docPath}/${PRIVATE_LOCK}`),
-      item.entry === null ? null : zk.get(`${item.docPath}/${item.entry}`),
-    ]);
-    const lockOurs =
-      lock.status === 'fulfilled' && lock.value !== null && lock.value.stat.ephemeralOwner === zk.sessionId && lock.value.stat.czxid === item.privateLock?.czxid;
-    const entryOurs = entry.status === 'fulfilled' && entry.value !== null && entry.value.stat.ephemeralOwner === zk.sessionId;
-    for (const read of [lock, entry]) if (read.status === 'rejected' && !isZkCode(read.reason, 'NONODE')) throw read.reason;
-    if (!lockOurs && !entryOurs) return null;
-    if (lockOurs && epoch.status === 'rejected') {
-      // No epoch node (removed by hand?): create it and look again, so the epoch is read in order.
-      if (!isZkCode(epoch.reason, 'NONODE') || !firstLook) throw epoch.reason;
-      await this.epoch.read(zk);
-      return this.stillOurs(link, item, false);
-    }
-    const epochNow = epoch.status === 'fulfilled' ? (epoch.value?.stat.version ?? 0) : 0;
-    // privateLock ours at its read: its document node was there at the read before it.
-    if (lockOurs && doc.status === 'rejected') throw doc.reason;
-    const docVersion = doc.status === 'fulfilled' ? (doc.value?.stat.version ?? 0) : 0;
-    const privateLock = lockOurs && item.privateLock !== null ? { ...item.privateLock, epoch: epochNow, docVersion } : null;
-    return { ...item, privateLock, entry: entryOurs ? item.entry : null, deleteDocument: lockOurs && item.deleteDocument };
   }
 
   /**
@@ -528,31 +398,4 @@ function settle(batch: readonly Pending[]): void {
 
 function isSessionEnd(error: unknown): boolean {
   return isZkCode(error, 'SESSIONEXPIRED') || isZkCode(error, 'INVALIDSTATE') || isZkCode(error, 'CLOSING');
-}
-
-/** The longest string all of `paths` start with. */
-function commonPrefix(paths: readonly string[]): string {
-  let prefix = paths[0] ?? '';
-  for (const path of paths) {
-    let i = 0;
-    while (i < prefix.length && i < path.length && prefix[i] === path[i]) i++;
-    prefix = prefix.slice(0, i);
-  }
-  return prefix;
-}
-
-function* chunks(batch: readonly Pending[]): Generator<Pending[]> {
-  let chunk: Pending[] = [];
-  let ops = 0;
-  for (const pending of batch) {
-    const size = opCount(pending.item);
-    if (ops + size > MAX_OPS_PER_TXN && chunk.length > 0) {
-      yield chunk;
-      chunk = [];
-      ops = 0;
-    }
-    chunk.push(pending);
-    ops += size;
-  }
-  if (chunk.length > 0) yield chunk;
 }

@@ -44,7 +44,7 @@ const CONTENTION_CAPACITY = 10_000;
 const RECENT_RELEASES_CAPACITY = 10_000;
 /**
  * A document this process locks again within this long of its last release (or within the linger
- * window, when that is longer) keeps its container at the next release (document-lock.ts,
+ * window, when that is longer) keeps its container at the next release (cohort-ownership.ts,
  * `deletesDocument`).
  */
 const WRITTEN_AGAIN_WITHIN_MS = 1_000;
@@ -66,7 +66,7 @@ export interface ZooKeeperLockEngineOptions {
 
 /**
  * Priority locks on ZooKeeper, one session per engine (one engine per process). Requests of
- * this process for one document share one `DocumentLock` (document-lock.ts: the states);
+ * this process for one document share one `DocumentLock` (document-lock.ts; its states: cohort-states.ts);
  * `acquireEach` takes fresh documents in batch transactions (batch-acquire.ts); releases are
  * compare-and-delete transactions, coalesced (release-batcher.ts). docs/lock-protocol.md describes the protocol.
  */
@@ -230,7 +230,7 @@ export class ZooKeeperLockEngine implements LockEngine {
       // Not awaited one by one: with ZooKeeper out of reach a release waits for a reconnect that
       // may never come. The transactions in flight get the drain; closing the session removes the rest.
       void lock.holder?.release();
-      lock.stopLingering();
+      void lock.giveBack('endLinger');
     }
     await this.context.releases.drain(CLOSE_DRAIN_MS);
     await this.session.close();

@@ -8,6 +8,7 @@ import { documentPath, indexPath, normalizeRoot } from '../../../src/lock/zookee
 import { TcpForwarder } from '../../support/tcp-forwarder.js';
 import { lastZxid, startZooKeeper, type ZooKeeperCluster } from '../../support/zookeeper-server.js';
 import { owner, waitFor } from '../../unit/lock/lock-engine-suite.js';
+import { lockEvents } from '../../../src/lock/lock-events.js';
 import { EnginePool, zkSettings } from './zk-test-engines.js';
 
 /**
@@ -235,6 +236,66 @@ describe('batch acquisition cost', () => {
     expect(after.getChildren - before.getChildren).toBe(0);
     expect(after.create - before.create).toBe(0);
     expect(after.multi - before.multi).toBeLessThanOrEqual(3);
+  });
+
+  /** Four bulks of 500 new keys on `index` at once, as four streams send them: two chunks of each in flight. */
+  async function fourBulks(engine: ZooKeeperLockEngine, index: string, round: string): Promise<HeldLock[]> {
+    const granted: HeldLock[] = [];
+    const bulks = Array.from({ length: 4 }, (_, b) => Array.from({ length: 500 }, (_, i) => ({ index, id: `${round}-${b}-${i}` })));
+    const results = await Promise.all(
+      bulks.map((keys, b) => engine.acquireEach(keys, 'background', { timeoutMs: 10_000, owner: owner(`bulk-${b}`), onGranted: (lock) => granted.push(lock) })),
+    );
+    expect(results.every((result) => result.failed.size === 0)).toBe(true);
+    return granted;
+  }
+
+  function countingRefusals(settings: ReturnType<typeof zkSettings>): { engine: ZooKeeperLockEngine; refused: string[] } {
+    const refused: string[] = [];
+    return { engine: pool.open(settings, { events: lockEvents({ batchRefused: ({ code }) => refused.push(code) }) }), refused };
+  }
+
+  it('creates a new index container in one transaction for every chunk that meets it at the same time, and none is refused', async () => {
+    const settings = zkSettings(zk.connectString);
+    const { engine, refused } = countingRefusals(settings);
+    await freshKeys(engine, 'first-contact-warm', 0);
+    const before = engine.stats().zkOps;
+    const granted = await fourBulks(engine, 'first-contact', 'first');
+    const after = engine.stats().zkOps;
+    expect(granted).toHaveLength(2_000);
+    expect(await documentsUnder(settings.lockRoot, 'first-contact')).toHaveLength(2_000);
+    // One chunk's transaction creates the index container, the others wait for its answer: each
+    // chunk's used to carry the create, one committed and the seven others were refused (NODEEXISTS).
+    expect(refused).toEqual([]);
+    expect(after.multi - before.multi).toBe(8);
+    expect(after.create - before.create).toBe(0);
+    await Promise.all(granted.map((lock) => lock.release()));
+    expect(await documentsUnder(settings.lockRoot, 'first-contact')).toEqual([]);
+  });
+
+  it('creates a reaped index container again in one transaction for every chunk refused on it at the same time', async () => {
+    const settings = zkSettings(zk.connectString);
+    const { engine, refused } = countingRefusals(settings);
+    await Promise.all((await fourBulks(engine, 'reaped-by-many', 'first')).map((lock) => lock.release()));
+    // The emptied index container goes as the server's reaper would take it, while this process still believes in it.
+    const raw = await connectRawClient(zk.connectString, 4_000);
+    try {
+      await raw.client.delete(indexPath(normalizeRoot(settings.lockRoot), 'reaped-by-many'), -1);
+    } finally {
+      await raw.close();
+    }
+    refused.length = 0;
+    const before = engine.stats().zkOps;
+    const granted = await fourBulks(engine, 'reaped-by-many', 'second');
+    const after = engine.stats().zkOps;
+    expect(granted).toHaveLength(2_000);
+    expect(await documentsUnder(settings.lockRoot, 'reaped-by-many')).toHaveLength(2_000);
+    // Every chunk in flight is refused once at its first document container; the retries used to
+    // race to create the index container in their transactions, and all but one were refused again.
+    expect(refused.length).toBeLessThanOrEqual(8);
+    expect(refused.every((code) => code === 'NONODE')).toBe(true);
+    expect(after.multi - before.multi).toBe(8 + refused.length);
+    expect(after.create - before.create).toBe(0);
+    await Promise.all(granted.map((lock) => lock.release()));
   });
 });
 

@@ -5,11 +5,12 @@ import { parseNodeData } from '../../../src/lock/lock-node-data.js';
 import { type RawZkConnection, connectRawClient } from '../../support/zk-raw-client.js';
 import { documentPath, normalizeRoot } from '../../../src/lock/zookeeper/znode-names.js';
 import { owner, waitFor } from '../../unit/lock/lock-engine-suite.js';
+import { TcpForwarder } from '../../support/tcp-forwarder.js';
 import { EnginePool, zkSettings } from './zk-test-engines.js';
 
 /**
- * Issue #11 item 1: requests of one process pass a document's lock between them without a
- * ZooKeeper round trip, but never make another process's queued writer wait past the bound.
+ * Requests of one process pass a document's lock between them without a ZooKeeper round trip,
+ * but never make another process's queued writer wait past the bound.
  */
 const connect = inject('zookeeperConnect');
 const pool = new EnginePool();
@@ -41,17 +42,23 @@ function hotLoop(engine: LockEngine, key: { index: string; id: string }, priorit
 interface Grants {
   /** Grants handed over locally (no ZooKeeper round trip). */
   local: number;
+  /** Grants (local or not) minus releases: 1 while a request holds the lock, 0 while none does. */
+  holding: number;
 }
 
 /** An engine whose local hand-overs are counted. */
-function countingEngine(settingsOverrides: Parameters<typeof zkSettings>[1]): { engine: LockEngine; grants: Grants } {
-  const grants: Grants = { local: 0 };
+function countingEngine(settingsOverrides: Parameters<typeof zkSettings>[1], servers = connect): { engine: LockEngine; grants: Grants } {
+  const grants: Grants = { local: 0, holding: 0 };
   const events = lockEvents({
     granted: (e) => {
+      grants.holding++;
       if (e.handedOverLocally) grants.local++;
     },
+    released: () => {
+      grants.holding--;
+    },
   });
-  return { engine: pool.open(zkSettings(connect, settingsOverrides), { events }), grants };
+  return { engine: pool.open(zkSettings(servers, settingsOverrides), { events }), grants };
 }
 
 /** Whether request `requestId` has a queue entry under `key`'s document node. */
@@ -103,6 +110,30 @@ describe('local hand-over (lock cohorting)', () => {
     // Once the hot process knows of the other's entry, at most `maxCount` more hand-overs.
     expect(handOvers).toBeLessThanOrEqual(maxCount);
     expect(waiter.handedOverLocally).toBe(false);
+  });
+
+  it('passes the lock on locally at most the bound times once its ZooKeeper link goes silent', async () => {
+    // A silent link delivers no watch event: the queue the process last saw empty may not be any
+    // more. What it passes on after its last look at the queue must stay within the bound.
+    const maxCount = 4;
+    const link = await TcpForwarder.start(connect);
+    try {
+      const { engine: hot, grants } = countingEngine({ lockRoot: '/hand-over/silent', handOverMaxCount: maxCount, handOverMaxMs: 600_000 }, link.connectString);
+      const key = { index: 'cohort', id: 'silent' };
+      const stop = { done: false };
+      const loop = hotLoop(hot, key, 'foreground', 4, stop);
+      await waitFor(() => grants.local >= 20);
+      link.freeze();
+      const atSilence = grants.local;
+      // The lock goes back to ZooKeeper (a transaction the frozen link holds): nobody here holds it.
+      await waitFor(() => grants.holding === 0);
+      expect(grants.local - atSilence).toBeLessThanOrEqual(maxCount);
+      stop.done = true;
+      link.unfreeze();
+      await loop;
+    } finally {
+      await link.close();
+    }
   });
 
   it('yields to another process\'s foreground writer at once when only background requests wait here', async () => {

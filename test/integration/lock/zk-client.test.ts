@@ -191,7 +191,7 @@ describe('ZkClient.multi', () => {
     expect(await exists('/release/privateLock')).toBe(false);
   });
 
-  it('counts transactions and their ops', async () => {
+  it('counts transactions, their ops and those refused', async () => {
     const stats = newStats();
     const own = new ZkClient({ servers: zk.connectString, sessionTimeoutMs: 4_000 }, stats);
     const connected = new Promise<void>((resolve) => own.once('connect', resolve));
@@ -203,7 +203,9 @@ describe('ZkClient.multi', () => {
         { type: 'delete', path: '/counted' },
       ]);
       await own.multi([{ type: 'create', path: '/counted', mode: 'ephemeral' }]);
-      expect(stats.zkOps).toMatchObject({ multi: 2, multiOps: 3, create: 0, delete: 0 });
+      expect(stats.zkOps).toMatchObject({ multi: 2, multiOps: 3, multiRefused: 0, create: 0, delete: 0 });
+      await expect(own.multi([{ type: 'create', path: '/counted', mode: 'ephemeral' }])).rejects.toMatchObject({ code: 'NODEEXISTS' });
+      expect(stats.zkOps).toMatchObject({ multi: 3, multiOps: 4, multiRefused: 1 });
     } finally {
       await own.close();
     }

@@ -85,4 +85,14 @@ describe('lock service state', () => {
     events.orphansRemoved(1);
     expect(await gauge(metrics, 'orphaned_locks_removed_total')).toBe(3);
   });
+
+  it('counts the batch transactions ZooKeeper refused, by the first failing operation\'s error', async () => {
+    const metrics = new ProxyMetrics({ processMetrics: false });
+    const events = lockEventsOf(metrics.observer);
+    events.batchRefused({ code: 'NONODE' });
+    events.batchRefused({ code: 'NODEEXISTS' });
+    events.batchRefused({ code: 'NONODE' });
+    expect(await gauge(metrics, 'zookeeper_batch_refused_total', { code: 'NONODE' })).toBe(2);
+    expect(await gauge(metrics, 'zookeeper_batch_refused_total', { code: 'NODEEXISTS' })).toBe(1);
+  });
 });

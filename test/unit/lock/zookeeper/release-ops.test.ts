@@ -2,7 +2,7 @@ import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import { ContainerCache } from '../../../../src/lock/zookeeper/containers.js';
 import { ForcedReleaseEpoch } from '../../../../src/lock/zookeeper/forced-release-epoch.js';
-import { opCount, opsOf, type ReleaseItem } from '../../../../src/lock/zookeeper/release-batcher.js';
+import { opCount, opsOf, type ReleaseItem } from '../../../../src/lock/zookeeper/release-item.js';
 
 /** A release's operations, and the count that sizes a batch's transactions without building them. */
 describe('release operations', () => {

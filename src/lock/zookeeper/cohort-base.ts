@@ -1,0 +1,196 @@
+import { randomUUID } from 'node:crypto';
+import { LocalQueue } from '../local-queue.js';
+import type { LockAcquisition } from '../lock-acquisition.js';
+import type { LockKey, Priority } from '../lock-engine.js';
+import { LockUnavailableError } from '../lock-errors.js';
+import { encodeNodeData } from '../lock-node-data.js';
+import { prefixFor } from '../queue-order.js';
+import { PRIVATE_LOCK } from './znode-names.js';
+import type { Link } from './connection.js';
+import type { EngineContext } from './engine-context.js';
+import { ForeignQueueWatch } from './foreign-queue.js';
+import { HandOverWindow } from './handover-policy.js';
+import type { HolderWatch } from './holder-watch.js';
+import type { Failure, Unread } from './round-trip.js';
+import { type WakeReason, WakeUp } from './wake-up.js';
+import { type CohortEvent, type CohortState, nextTransition } from './cohort-states.js';
+import { CohortNodes } from './cohort-nodes.js';
+import { CohortRecovery } from './cohort-recovery.js';
+
+/** The steps of the acquisition loop (Curator's LockInternals loop, with the fast path in front). */
+export type Step = 'fastPath' | 'enterQueue' | 'readQueue' | 'evaluate' | 'arbitrate' | 'rerank' | 'recover' | 'held' | 'leave' | 'stop';
+
+/**
+ * Identifies one document lock's nodes (recovery after a lost reply, forced releases): unique
+ * across processes by the random part, within the process by the counter. One `randomUUID` per
+ * document lock was 4% of a bulk's allocations.
+ */
+const PROCESS_GUID = randomUUID();
+let guidsIssued = 0;
+function nextGuid(): string {
+  guidsIssued++;
+  return `${PROCESS_GUID}-${guidsIssued.toString(36)}`;
+}
+
+const RANK_PRIORITY: readonly Priority[] = ['foreground', 'background'];
+
+/**
+ * What every part of a document lock shares: its key and nodes, its state (moved only through the
+ * transition table), its local requests, and the small helpers each step uses. The parts build on
+ * it in layers, each in its file: ownership and giving the lock back (cohort-ownership.ts), the
+ * ZooKeeper queue loop (cohort-queue-loop.ts) and the local cohort the engine talks to
+ * (document-lock.ts); what of ours is in ZooKeeper (cohort-nodes.ts) and its reconciliation
+ * after a lost reply (cohort-recovery.ts) are parts of their own.
+ */
+export abstract class CohortBase {
+  readonly key: LockKey;
+  readonly docPath: string;
+  readonly guid = nextGuid();
+  state: CohortState = 'fastPath';
+  protected readonly privatePath: string;
+  protected readonly ctx: EngineContext;
+  protected readonly waiters = new LocalQueue<LockAcquisition>();
+  holder: LockAcquisition | null = null;
+  /** Session generation our nodes belong to. */
+  generation: number;
+  /** What of ours ZooKeeper holds under the document. */
+  protected readonly nodes = new CohortNodes();
+  /** Finds what of ours is there after a lost reply. */
+  protected readonly recovery: CohortRecovery;
+  /** The watch on the privateLock we hold (its czxid's), for a single acquisition's grant. */
+  protected holderWatch: HolderWatch | null = null;
+  /** Local hand-overs the bound counts (handover-policy.ts). */
+  protected readonly handOverWindow = new HandOverWindow();
+  protected readonly foreign: ForeignQueueWatch;
+  protected incarnation = 0;
+  /** Granted to a single acquisition (not a bulk's key): may linger after its last local release. */
+  protected mayLinger = true;
+  protected positioned = false;
+  protected reapedRetries = 0;
+  protected readonly wakeUp = new WakeUp();
+  protected lingerTimer: NodeJS.Timeout | null = null;
+  /** Ms since this process last released the document, as the recent releases remember it (Infinity: not within their window). */
+  protected readonly releasedAgoMs: number;
+  /** The lock was passed from one request of this process to the next at least once. */
+  protected handedOverHere = false;
+  private finished: { readonly promise: Promise<void>; readonly resolve: () => void } | null = null;
+
+  /** `docPath`: `documentPath(ctx.root, key)`, which the engine has just computed to look the lock up. */
+  constructor(ctx: EngineContext, key: LockKey, docPath: string) {
+    this.ctx = ctx;
+    this.key = { index: key.index, id: key.id };
+    this.docPath = docPath;
+    this.privatePath = `${this.docPath}/${PRIVATE_LOCK}`;
+    this.generation = ctx.connection.generation();
+    this.releasedAgoMs = ctx.recentReleases.releasedAgoMs(this.docPath);
+    this.recovery = new CohortRecovery(ctx, this, this.nodes);
+    this.foreign = new ForeignQueueWatch({
+      docPath: this.docPath,
+      prefixes: ctx.prefixes,
+      incarnation: () => this.incarnation,
+      ownEntry: () => this.nodes.entry,
+      stillWanted: () => this.state === 'held' && this.waiters.size > 0,
+      changed: () => this.foreignQueueChanged(),
+    });
+  }
+
+  /** Runs the acquisition loop from `first` until it stops (held, left, or the session gone). */
+  protected abstract acquireLoop(first: Step): Promise<void>;
+
+  /** Other processes' queue for this document changed, as the child watch saw it. */
+  protected abstract foreignQueueChanged(): void;
+
+  /** Other processes' queue for this document, as last read or watched: known, and empty. */
+  protected nobodyElseQueued(): boolean {
+    const queue = this.foreign.queue;
+    return queue.known && queue.count === 0;
+  }
+
+  private clearLingerTimer(): void {
+    if (this.lingerTimer === null) return;
+    clearTimeout(this.lingerTimer);
+    this.lingerTimer = null;
+  }
+
+  protected whenFinished(): Promise<void> {
+    if (this.state === 'released') return Promise.resolve();
+    if (this.finished === null) {
+      let resolve = (): void => undefined;
+      const promise = new Promise<void>((r) => (resolve = r));
+      this.finished = { promise, resolve };
+    }
+    return this.finished.promise;
+  }
+
+  protected toReleased(): void {
+    this.apply('end');
+  }
+
+  /** Moves by the transition table (cohort-states.ts) and runs the bookkeeping that goes with the move. */
+  protected apply(event: CohortEvent): void {
+    const transition = nextTransition(this.state, event);
+    this.state = transition.to;
+    for (const effect of transition.effects) {
+      if (effect === 'newIncarnation') this.incarnation++;
+      else if (effect === 'stopLingerTimer') this.clearLingerTimer();
+      else this.finished?.resolve();
+    }
+  }
+
+  /**
+   * The connected link of our session; null when the engine closed, our session ended, or
+   * ZooKeeper is unreachable — then the requests waiting here fail at once (503, nothing was
+   * forwarded) instead of waiting out their timeouts.
+   */
+  protected async link(): Promise<Link | null> {
+    const link = await this.ctx.connection.whenConnected(undefined, true);
+    if (link === null && this.ctx.connection.state() === 'unavailable') {
+      const unreachable = new LockUnavailableError(`ZooKeeper unreachable while acquiring ${this.key.index}/${this.key.id}`);
+      for (const member of this.waiters.drain()) member.group.fail(member, unreachable);
+    }
+    if (link === null || this.state === 'released') return null;
+    if (link.generation !== this.generation) {
+      if (this.nodes.entry !== null || this.nodes.ownsPrivateLock) return null;
+      this.generation = link.generation;
+    }
+    return link;
+  }
+
+  protected afterFailureStep(failure: Failure | Unread): Step {
+    if (failure.kind === 'unknown' || failure.kind === 'unread') {
+      this.nodes.uncertain = true;
+      // This lock adopts what its request made (its guid keeps the sweep off it); the sweep finds
+      // whatever else an outcome nobody could vouch for may have left.
+      if (failure.kind === 'unknown') void this.ctx.orphans.sweep();
+      return 'recover';
+    }
+    if (failure.kind === 'gone') return 'stop';
+    throw failure.error;
+  }
+
+  protected bestRank(): number {
+    const best = this.waiters.best() ?? this.holder?.priority ?? 'background';
+    return best === 'foreground' ? 0 : 1;
+  }
+
+  protected prefixOfRank(rank: number): string {
+    return prefixFor(RANK_PRIORITY[rank] ?? 'background', this.ctx.prefixes);
+  }
+
+  protected nodeData(): string {
+    const first = this.waiters.peek() ?? this.holder;
+    const request = first?.group.request;
+    return encodeNodeData({
+      guid: this.guid,
+      owner: request?.owner ?? null,
+      priority: first?.priority ?? null,
+      acquiredAt: Date.now(),
+      message: request?.message ?? '',
+      entry: this.nodes.entry,
+    });
+  }
+
+  protected wake(reason: WakeReason): void {
+    this.wakeUp.wake(reason);
+  }
+}

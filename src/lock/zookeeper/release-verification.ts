@@ -1,0 +1,49 @@
+import { isZkCode } from '../../zookeeper/zk-errors.js';
+import { PRIVATE_LOCK } from './znode-names.js';
+import type { Link } from './connection.js';
+import type { ForcedReleaseEpoch } from './forced-release-epoch.js';
+import type { ReleaseItem } from './release-item.js';
+
+/**
+ * What of `item` still exists and belongs to this acquisition (owner session, czxid), with the
+ * epoch and the document's version read BEFORE privateLock (one session answers in order): if
+ * privateLock is ours at that read, only a forced release — which bumps both — can take it from
+ * us afterwards. A forced release before it took the holder before us (our privateLock is newer).
+ */
+export async function stillOurs(link: Link, item: ReleaseItem, epochs: ForcedReleaseEpoch, firstLook = true): Promise<ReleaseItem | null> {
+  const { zk } = link;
+  const [epoch, doc, lock, entry] = await Promise.allSettled([
+    item.privateLock === null ? null : zk.get(epochs.path),
+    item.privateLock === null ? null : zk.get(item.docPath),
+    item.privateLock === null ? null : zk.get(`${item.docPath}/${PRIVATE_LOCK}`),
+    item.entry === null ? null : zk.get(`${item.docPath}/${item.entry}`),
+  ]);
+  const lockOurs =
+    lock.status === 'fulfilled' && lock.value !== null && lock.value.stat.ephemeralOwner === zk.sessionId && lock.value.stat.czxid === item.privateLock?.czxid;
+  const entryOurs = entry.status === 'fulfilled' && entry.value !== null && entry.value.stat.ephemeralOwner === zk.sessionId;
+  for (const read of [lock, entry]) if (read.status === 'rejected' && !isZkCode(read.reason, 'NONODE')) throw read.reason;
+  if (!lockOurs && !entryOurs) return null;
+  if (lockOurs && epoch.status === 'rejected') {
+    // No epoch node (removed by hand?): create it and look again, so the epoch is read in order.
+    if (!isZkCode(epoch.reason, 'NONODE') || !firstLook) throw epoch.reason;
+    await epochs.read(zk);
+    return stillOurs(link, item, epochs, false);
+  }
+  const epochNow = epoch.status === 'fulfilled' ? (epoch.value?.stat.version ?? 0) : 0;
+  // privateLock ours at its read: its document node was there at the read before it.
+  if (lockOurs && doc.status === 'rejected') throw doc.reason;
+  const docVersion = doc.status === 'fulfilled' ? (doc.value?.stat.version ?? 0) : 0;
+  const privateLock = lockOurs && item.privateLock !== null ? { ...item.privateLock, epoch: epochNow, docVersion } : null;
+  return { ...item, privateLock, entry: entryOurs ? item.entry : null, deleteDocument: lockOurs && item.deleteDocument };
+}
+
+/** The longest string all of `paths` start with. */
+export function commonPrefix(paths: readonly string[]): string {
+  let prefix = paths[0] ?? '';
+  for (const path of paths) {
+    let i = 0;
+    while (i < prefix.length && i < path.length && prefix[i] === path[i]) i++;
+    prefix = prefix.slice(0, i);
+  }
+  return prefix;
+}

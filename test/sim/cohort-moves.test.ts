@@ -1,0 +1,163 @@
+import pino from 'pino';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import type { ZooKeeperSettings } from '../../src/config/settings.js';
+import type { HeldLock, LockKey } from '../../src/lock/lock-engine.js';
+import { CohortBase } from '../../src/lock/zookeeper/cohort-base.js';
+import { type CohortEvent, type CohortState, transitionOf } from '../../src/lock/zookeeper/cohort-states.js';
+import { ZooKeeperLockEngine } from '../../src/lock/zookeeper/zookeeper-lock-engine.js';
+import { SimClient, type SimNet } from './sim-client.js';
+import { SimRandom } from './sim-random.js';
+import { SimZooKeeper } from './sim-zookeeper.js';
+import { VirtualClock, drainPromiseJobs } from './virtual-clock.js';
+
+// Hoisted above the imports: the engine's modules load with the small caches.
+vi.mock('lru-cache', async (importOriginal) => (await import('./small-caches.js')).smallCaches(importOriginal));
+
+const LINGER_MS = 300;
+const OWNER = { host: 'h', pid: 1, requestId: 'r' };
+const KEY: LockKey = { index: 'docs', id: '1' };
+const ROOT = '/moves/locks';
+
+/** The document lock's move, as the transition table is asked for it. */
+type Apply = (this: { state: CohortState; guid: string }, event: CohortEvent) => void;
+const prototype = CohortBase.prototype as unknown as { apply: Apply };
+const tableApply = prototype.apply;
+let uninstall: (() => void) | null = null;
+afterEach(() => {
+  prototype.apply = tableApply;
+  uninstall?.();
+});
+
+/** Records each move every document lock makes, checking it against the table as it is made. */
+function recordMoves(): string[] {
+  const moves: string[] = [];
+  const names = new Map<string, string>();
+  prototype.apply = function (this: { state: CohortState; guid: string }, event: CohortEvent): void {
+    const from = this.state;
+    tableApply.call(this, event);
+    expect(transitionOf(from, event)?.to).toBe(this.state);
+    if (!names.has(this.guid)) names.set(this.guid, String.fromCharCode(97 + names.size));
+    moves.push(`${names.get(this.guid) ?? ''}: ${from} -${event}-> ${this.state}`);
+  };
+  return moves;
+}
+
+function simulated(): { clock: VirtualClock; server: SimZooKeeper; engine: () => ZooKeeperLockEngine; runUntil: (done: () => boolean) => Promise<void> } {
+  const clock = new VirtualClock(1_800_000_000_000);
+  uninstall = clock.install();
+  const server = new SimZooKeeper(() => clock.now());
+  const net: SimNet = { server, clock, random: new SimRandom(1), latency: () => 1, trace: () => undefined };
+  const settings: ZooKeeperSettings = {
+    servers: 'simulated:2181',
+    sessionTimeoutMs: 4_000,
+    connectionRetry: 3,
+    connectionDelayMs: 200,
+    foregroundPrefix: 'A',
+    backgroundPrefix: 'B',
+    lockRoot: ROOT,
+    auth: null,
+    handOverMaxCount: 16,
+    handOverMaxMs: 100,
+    lingerMs: LINGER_MS,
+    documentCleanup: 'release',
+  };
+  const engine = (): ZooKeeperLockEngine =>
+    new ZooKeeperLockEngine(settings, pino({ level: 'silent' }), {
+      handles: {
+        open: () => {
+          const client = new SimClient(net, 4_000, 'e');
+          return { handle: client, zk: client };
+        },
+      },
+    });
+  // Within ten virtual seconds: a condition never met fails the test instead of running the clock on forever.
+  const runUntil = async (done: () => boolean): Promise<void> => {
+    const limit = clock.now() + 10_000;
+    await drainPromiseJobs();
+    while (!done() && clock.fireNext(limit)) await drainPromiseJobs();
+    if (!done()) throw new Error('condition not met within 10 s of virtual time');
+  };
+  return { clock, server, engine, runUntil };
+}
+
+async function take(engine: ZooKeeperLockEngine, runUntil: (done: () => boolean) => Promise<void>): Promise<HeldLock> {
+  let held: HeldLock | null = null;
+  void engine.acquire(KEY, 'foreground', { timeoutMs: 1_000, owner: OWNER }).then((lock) => (held = lock));
+  await runUntil(() => held !== null);
+  if (held === null) throw new Error('not granted');
+  return held;
+}
+
+/**
+ * The production document lock driven through its states on the simulated ZooKeeper (no server):
+ * every move it makes is recorded as it asks the transition table for it, and each must be the
+ * table's.
+ */
+describe('a document lock moves only by its transition table', () => {
+  it('takes, hands over, lingers, resumes and releases a document through the moves the table has', async () => {
+    const moves = recordMoves();
+    const { server, engine: newEngine, runUntil } = simulated();
+    const engine = newEngine();
+    await runUntil(() => engine.state() === 'connected');
+
+    const first = await take(engine, runUntil);
+    const second = take(engine, runUntil);
+    await drainPromiseJobs();
+    await first.release({ handOver: true });
+    // The second request holds the lock the first passed on: no move, no round trip.
+    const handedOver = await second;
+    moves.push('a: (local hand-over)');
+    await handedOver.release({ handOver: true });
+    await drainPromiseJobs();
+    const third = await take(engine, runUntil);
+    await third.release({ handOver: true });
+    await runUntil(() => moves.at(-1)?.endsWith('released') === true);
+
+    expect(moves).toEqual([
+      // A document never seen before: created with its privateLock in one transaction, no read first.
+      'a: fastPath -grant-> held',
+      'a: (local hand-over)',
+      'a: held -linger-> idle',
+      'a: idle -resume-> held',
+      'a: held -linger-> idle',
+      'a: idle -lingerEnded-> held',
+      'a: held -finish-> releasing',
+      'a: releasing -end-> released',
+    ]);
+    expect(server.ephemeralsUnder(ROOT)).toEqual([]);
+  });
+
+  it('queues behind another process, arbitrates at the head and releases through the moves the table has', async () => {
+    const moves = recordMoves();
+    const { server, engine: newEngine, runUntil } = simulated();
+    const [one, two] = [newEngine(), newEngine()];
+    await runUntil(() => one.state() === 'connected' && two.state() === 'connected');
+
+    const held = await take(one, runUntil);
+    let waited: HeldLock | null = null;
+    void two.acquire(KEY, 'foreground', { timeoutMs: 5_000, owner: OWNER }).then((lock) => (waited = lock));
+    await runUntil(() => moves.some((move) => move.startsWith('b:') && move.includes('-evaluate->')));
+    // Releases wait for their transaction's answer: the clock runs while they are on their way.
+    void held.release({ handOver: false });
+    await runUntil(() => waited !== null);
+    const second = waited as HeldLock | null;
+    if (second === null) throw new Error('not granted');
+    void second.release({ handOver: false });
+    await runUntil(() => moves.at(-1)?.startsWith('b:') === true && moves.at(-1)?.endsWith('released') === true);
+
+    expect(moves).toEqual([
+      'a: fastPath -grant-> held',
+      // The batch's create of the document found it there: b queues at once, and waits on privateLock at the head.
+      'b: fastPath -enterQueue-> queued',
+      'b: queued -evaluate-> queued',
+      'a: held -finish-> releasing',
+      // privateLock's delete wakes b, which tries privateLock at the head before a's answer is back.
+      'b: queued -arbitrate-> arbitrating',
+      'a: releasing -end-> released',
+      'b: arbitrating -grant-> held',
+      'b: held -finish-> releasing',
+      'b: releasing -end-> released',
+    ]);
+    expect(server.ephemeralsUnder(ROOT)).toEqual([]);
+  });
+});
