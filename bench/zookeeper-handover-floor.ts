@@ -57,7 +57,7 @@ async function handOver(holder: Side, waiter: Side, docPath: string): Promise<nu
 }
 
 /** `rounds` hand-overs back and forth after `warmupRounds`, one after the other. */
-export async function measureHandOverFloor(zookeeper: string, rounds = 500, warmupRounds = 200): Promise<HandOverFloor> {
+export async function measureHandOverFloor(zookeeper: string, { rounds = 500, warmupRounds = 200 } = {}): Promise<HandOverFloor> {
   const a = await connectRawClient(zookeeper, SESSION_TIMEOUT_MS);
   const b = await connectRawClient(zookeeper, SESSION_TIMEOUT_MS);
   try {
