@@ -1,4 +1,8 @@
+import { spawn, type ChildProcess } from 'node:child_process';
 import { performance } from 'node:perf_hooks';
+import { createInterface, type Interface } from 'node:readline';
+import { benchScript } from './bench-script.js';
+import { numberField } from './child-process.js';
 import type { ZkClient } from '../src/zookeeper/zk-client.js';
 import { connectRawClient } from '../test/support/zk-raw-client.js';
 import { percentile } from './load.js';
@@ -16,6 +20,7 @@ export interface HandOverFloor {
   /** From the holder's transaction sent to the waiter's create answered (p50, ms). */
   readonly handOverP50Ms: number;
   readonly handOverP99Ms: number;
+  readonly handOverMeanMs: number;
 }
 
 const ROOT = `${BENCH_ROOT}/handover-floor`;
@@ -77,8 +82,59 @@ export async function measureHandOverFloor(zookeeper: string, { rounds = 500, wa
       if (round >= warmupRounds) times.push(elapsed);
     }
     times.sort((x, y) => x - y);
-    return { handOverP50Ms: percentile(times, 50), handOverP99Ms: percentile(times, 99) };
+    const mean = times.reduce((sum, t) => sum + t, 0) / Math.max(1, times.length);
+    return { handOverP50Ms: percentile(times, 50), handOverP99Ms: percentile(times, 99), handOverMeanMs: mean };
   } finally {
     await Promise.all([a.close(), b.close()]);
+  }
+}
+
+/** A side process of the two-process floor and its stdout lines. */
+interface SideProcess {
+  readonly child: ChildProcess;
+  readonly lines: AsyncIterator<string>;
+  readonly reader: Interface;
+}
+
+function startSide(zookeeper: string, docPath: string, handOvers: number): SideProcess {
+  const child = spawn(process.execPath, [...benchScript('./zookeeper-handover-side-process.ts'), JSON.stringify({ zookeeper, docPath, handOvers })], {
+    stdio: ['pipe', 'pipe', 'inherit'],
+  });
+  const reader = createInterface({ input: child.stdout! });
+  return { child, reader, lines: reader[Symbol.asyncIterator]() };
+}
+
+async function nextLine(side: SideProcess): Promise<unknown> {
+  const { value, done } = await side.lines.next();
+  if (done === true) throw new Error('hand-over side process ended early');
+  return JSON.parse(String(value));
+}
+
+/**
+ * The same hand-over between two processes, each with its own session (as two proxies are): each
+ * takes privateLock when its entry is the lowest and gives it back at once with a yield's
+ * transaction (zookeeper-handover-side-process.ts), `handOvers` times each. The mean time per
+ * hand-over, with both processes woken up every time as the proxies are.
+ */
+export async function measureTwoProcessHandOver(zookeeper: string, handOvers = 500): Promise<number> {
+  const { client, close } = await connectRawClient(zookeeper, SESSION_TIMEOUT_MS);
+  const docPath = `${ROOT}/two-${Date.now().toString(36)}`;
+  try {
+    await ensureBenchRoot(client, ROOT);
+    await client.create(docPath, '', 'container');
+  } finally {
+    await close();
+  }
+  const sides = [startSide(zookeeper, docPath, handOvers), startSide(zookeeper, docPath, handOvers)];
+  try {
+    for (const side of sides) await nextLine(side);
+    for (const side of sides) side.child.stdin?.write('go\n');
+    const elapsed = await Promise.all(sides.map(async (side) => numberField(await nextLine(side), 'elapsedMs')));
+    return Math.max(...elapsed) / (2 * handOvers);
+  } finally {
+    for (const side of sides) {
+      side.reader.close();
+      if (side.child.exitCode === null) side.child.kill('SIGTERM');
+    }
   }
 }

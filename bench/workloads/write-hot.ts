@@ -1,6 +1,6 @@
 import { runClosedLoop, type ClosedLoopSpec } from '../closed-loop.js';
 import { mergeLoadResults, type LoadResult } from '../load.js';
-import { measureHandOverFloor } from '../zookeeper-handover-floor.js';
+import { measureHandOverFloor, measureTwoProcessHandOver } from '../zookeeper-handover-floor.js';
 import { inTurns, round, slicesFor, target, type Workload, type WorkloadContext } from '../workload-result.js';
 
 const INDEX = 'bench-hot';
@@ -91,12 +91,16 @@ export const writeHot: Workload = async (context) => {
   const ofPerfect = proxy.load.rps / perfect.load.rps;
   const twoOfPerfect = twoProxies.load.rps / perfect.load.rps;
   // A quick run only checks that the floor runs.
-  const floor = await measureHandOverFloor(context.env.zookeeper, options.durationS <= 1 ? { rounds: 20, warmupRounds: 10 } : {});
+  const quick = options.durationS <= 1;
+  const floor = await measureHandOverFloor(context.env.zookeeper, quick ? { rounds: 20, warmupRounds: 10 } : {});
+  const twoProcessHandOverMs = await measureTwoProcessHandOver(context.env.zookeeper, quick ? 20 : 500);
   // Two proxies at best: one proxy's pace, less one floor hand-over (two commits and a watch
   // event) per ZooKeeper grant, during which the document is idle.
   const proxyWriteMs = (1000 * DOCUMENTS) / Math.max(1e-9, proxy.load.rps);
   const writesPerGrant = grantsPerZooKeeperGrant(twoProxies);
-  const twoCeiling = ofPerfect * ((writesPerGrant * proxyWriteMs) / (writesPerGrant * proxyWriteMs + floor.handOverP50Ms));
+  const ceilingWith = (handOverMs: number): number => ofPerfect * ((writesPerGrant * proxyWriteMs) / (writesPerGrant * proxyWriteMs + handOverMs));
+  const twoCeiling = ceilingWith(floor.handOverMeanMs);
+  const twoProcessCeiling = ceilingWith(twoProcessHandOverMs);
   // What one hand-over between the proxies actually left the document idle: the two proxies' longer
   // time per write, over the writes one ZooKeeper grant served.
   const twoProxiesWriteMs = (1000 * DOCUMENTS) / Math.max(1e-9, twoProxies.load.rps);
@@ -126,9 +130,12 @@ export const writeHot: Workload = async (context) => {
       two_proxies_grants_per_zookeeper_grant: round(writesPerGrant, 1),
       zk_handover_floor_p50_ms: round(floor.handOverP50Ms),
       zk_handover_floor_p99_ms: round(floor.handOverP99Ms),
+      zk_handover_floor_mean_ms: round(floor.handOverMeanMs),
+      zk_handover_two_processes_mean_ms: round(twoProcessHandOverMs),
       two_proxies_handover_idle_ms: round(handOverIdleMs),
       two_proxies_ceiling_vs_perfect: round(twoCeiling),
       two_proxies_vs_ceiling: round(twoOfPerfect / twoCeiling),
+      two_proxies_ceiling_two_processes_vs_perfect: round(twoProcessCeiling),
     },
     runs: { direct: direct.load, perfect: perfect.load, proxy: proxy.load, two_proxies: twoProxies.load },
     targets: [
@@ -142,7 +149,8 @@ export const writeHot: Workload = async (context) => {
       'perfect lock = the same writers straight to the stand-in through a FIFO mutex per document in the load generator',
       '*_grants_per_zookeeper_grant: the first proxy\'s lock grants per grant it took from ZooKeeper (the others passed on inside it); ' +
         'zk_handover_floor_*: one hand-over of privateLock between two raw sessions in the proxy\'s node layout, after the ways (bench/zookeeper-handover-floor.ts: the holder\'s yield transaction, the waiter\'s watch event, its create: two commits); ' +
-        'two_proxies_ceiling_vs_perfect: one proxy\'s ratio with one floor hand-over per ZooKeeper grant added to the time of the writes that grant serves; ' +
+        'zk_handover_two_processes_mean_ms: the same hand-over between two processes with a session each, back and forth (bench/zookeeper-handover-side-process.ts), mean; ' +
+        'two_proxies_ceiling_*vs_perfect: one proxy\'s ratio with one hand-over (the floor\'s mean; the two processes\' mean) per ZooKeeper grant added to the time of the writes that grant serves; ' +
         'two_proxies_handover_idle_ms: the two proxies\' time per write per document less one proxy\'s, times the writes per ZooKeeper grant: what one hand-over between the proxies cost',
     ],
   };
