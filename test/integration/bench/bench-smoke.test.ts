@@ -44,6 +44,7 @@ describe('npm run bench (smoke)', () => {
       expect(field(hot, 'proxy_overlaps')).toBe(0);
       expect(field(hot, 'proxy_rps')).toBeGreaterThan(0);
       expect(field(hot, 'zk_handover_floor_p50_ms'), 'the raw sessions handed privateLock over').toBeGreaterThan(0);
+      expect(field(hot, 'zk_handover_two_processes_mean_ms'), 'two processes handed privateLock over').toBeGreaterThan(0);
       expect(field(hot, 'two_proxies_grants_per_zookeeper_grant'), 'the first proxy took grants from ZooKeeper with two proxies').toBeGreaterThanOrEqual(1);
       expect(field(field(field(workloads, 'lock'), 'summary'), 'ours_hot_violations')).toBe(0);
       const streams = field(field(workloads, 'bulk-streams'), 'summary');
