@@ -1,5 +1,6 @@
 import { runClosedLoop, type ClosedLoopSpec } from '../closed-loop.js';
 import { mergeLoadResults, type LoadResult } from '../load.js';
+import { measureHandOverFloor, measureTwoProcessHandOver } from '../zookeeper-handover-floor.js';
 import { inTurns, round, slicesFor, target, type Workload, type WorkloadContext } from '../workload-result.js';
 
 const INDEX = 'bench-hot';
@@ -13,6 +14,9 @@ interface WayResult {
   readonly load: LoadResult;
   readonly overlaps: number;
   readonly proxyCpuMs: number;
+  /** The first proxy's lock grants in the slice: passed on inside it, and from ZooKeeper. */
+  readonly localGrants: number;
+  readonly zookeeperGrants: number;
 }
 
 function specOf(context: WorkloadContext, way: Way, durationS: number): ClosedLoopSpec {
@@ -40,8 +44,8 @@ async function runSlice(context: WorkloadContext, way: Way, durationS: number): 
   await env.resetStandIn();
   const cpuBefore = (await env.proxyStats()).cpuMs;
   const load = await runClosedLoop(specOf(context, way, durationS));
-  const proxyCpuMs = (await env.proxyStats()).cpuMs - cpuBefore;
-  return { load, overlaps: await env.overlaps(), proxyCpuMs };
+  const after = await env.proxyStats();
+  return { load, overlaps: await env.overlaps(), proxyCpuMs: after.cpuMs - cpuBefore, localGrants: after.grants.local, zookeeperGrants: after.grants.zookeeper };
 }
 
 /**
@@ -64,9 +68,16 @@ async function runWays(context: WorkloadContext): Promise<Record<Way, WayResult>
       load: mergeLoadResults(results.map((r) => r.load)),
       overlaps: results.reduce((sum, r) => sum + r.overlaps, 0),
       proxyCpuMs: results.reduce((sum, r) => sum + r.proxyCpuMs, 0),
+      localGrants: results.reduce((sum, r) => sum + r.localGrants, 0),
+      zookeeperGrants: results.reduce((sum, r) => sum + r.zookeeperGrants, 0),
     };
   }
   return merged;
+}
+
+/** The first proxy's grants for each one it took from ZooKeeper (the rest were passed on inside it). */
+function grantsPerZooKeeperGrant(way: WayResult): number {
+  return (way.localGrants + way.zookeeperGrants) / Math.max(1, way.zookeeperGrants);
 }
 
 /**
@@ -79,6 +90,21 @@ export const writeHot: Workload = async (context) => {
   const idealRps = (1000 / Math.max(options.writeMs, 0.001)) * DOCUMENTS;
   const ofPerfect = proxy.load.rps / perfect.load.rps;
   const twoOfPerfect = twoProxies.load.rps / perfect.load.rps;
+  // A quick run only checks that the floor runs.
+  const quick = options.durationS <= 1;
+  const floor = await measureHandOverFloor(context.env.zookeeper, quick ? { rounds: 20, warmupRounds: 10 } : {});
+  const twoProcessHandOverMs = await measureTwoProcessHandOver(context.env.zookeeper, quick ? 20 : 500);
+  // Two proxies at best: one proxy's pace, less one floor hand-over (two commits and a watch
+  // event) per ZooKeeper grant, during which the document is idle.
+  const proxyWriteMs = (1000 * DOCUMENTS) / Math.max(1e-9, proxy.load.rps);
+  const writesPerGrant = grantsPerZooKeeperGrant(twoProxies);
+  const ceilingWith = (handOverMs: number): number => ofPerfect * ((writesPerGrant * proxyWriteMs) / (writesPerGrant * proxyWriteMs + handOverMs));
+  const twoCeiling = ceilingWith(floor.handOverMeanMs);
+  const twoProcessCeiling = ceilingWith(twoProcessHandOverMs);
+  // What one hand-over between the proxies actually left the document idle: the two proxies' longer
+  // time per write, over the writes one ZooKeeper grant served.
+  const twoProxiesWriteMs = (1000 * DOCUMENTS) / Math.max(1e-9, twoProxies.load.rps);
+  const handOverIdleMs = writesPerGrant * (twoProxiesWriteMs - proxyWriteMs);
   return {
     workload: 'write-hot',
     summary: {
@@ -99,6 +125,17 @@ export const writeHot: Workload = async (context) => {
       two_proxies_p99_ms: round(twoProxies.load.p99Ms),
       proxy_non2xx: proxy.load.non2xx + proxy.load.errors + twoProxies.load.non2xx + twoProxies.load.errors,
       proxy_cpu_ms_per_request: round(proxy.proxyCpuMs / Math.max(1, proxy.load.requests)),
+      // Writes per ZooKeeper grant: how many writes one hand-over between the proxies serves.
+      proxy_grants_per_zookeeper_grant: round(grantsPerZooKeeperGrant(proxy), 1),
+      two_proxies_grants_per_zookeeper_grant: round(writesPerGrant, 1),
+      zk_handover_floor_p50_ms: round(floor.handOverP50Ms),
+      zk_handover_floor_p99_ms: round(floor.handOverP99Ms),
+      zk_handover_floor_mean_ms: round(floor.handOverMeanMs),
+      zk_handover_two_processes_mean_ms: round(twoProcessHandOverMs),
+      two_proxies_handover_idle_ms: round(handOverIdleMs),
+      two_proxies_ceiling_vs_perfect: round(twoCeiling),
+      two_proxies_vs_ceiling: round(twoOfPerfect / twoCeiling),
+      two_proxies_ceiling_two_processes_vs_perfect: round(twoProcessCeiling),
     },
     runs: { direct: direct.load, perfect: perfect.load, proxy: proxy.load, two_proxies: twoProxies.load },
     targets: [
@@ -110,6 +147,11 @@ export const writeHot: Workload = async (context) => {
     notes: [
       `PUT /${INDEX}/_doc/hot-{0..7}, ${CONNECTIONS} closed-loop writers (bench/closed-loop.ts) for every way; two proxies: 16 writers each; the four ways in ${slicesFor(options.durationS)} alternating slices after a warm-up each`,
       'perfect lock = the same writers straight to the stand-in through a FIFO mutex per document in the load generator',
+      '*_grants_per_zookeeper_grant: the first proxy\'s lock grants per grant it took from ZooKeeper (the others passed on inside it); ' +
+        'zk_handover_floor_*: one hand-over of privateLock between two raw sessions in the proxy\'s node layout, after the ways (bench/zookeeper-handover-floor.ts: the holder\'s yield transaction, the waiter\'s watch event, its create: two commits); ' +
+        'zk_handover_two_processes_mean_ms: the same hand-over between two processes with a session each, back and forth (bench/zookeeper-handover-side-process.ts), mean; ' +
+        'two_proxies_ceiling_*vs_perfect: one proxy\'s ratio with one hand-over (the floor\'s mean; the two processes\' mean) per ZooKeeper grant added to the time of the writes that grant serves; ' +
+        'two_proxies_handover_idle_ms: the two proxies\' time per write per document less one proxy\'s, times the writes per ZooKeeper grant: what one hand-over between the proxies cost',
     ],
   };
 };

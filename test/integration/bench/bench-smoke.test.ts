@@ -34,6 +34,8 @@ describe('npm run bench (smoke)', () => {
       const uncontended = field(field(workloads, 'write-uncontended'), 'summary');
       expect(field(uncontended, 'in_process_lock_rps'), 'the in-process-lock reference served writes').toBeGreaterThan(0);
       expect(field(uncontended, 'bare_zk_lock_rps'), 'the bare proxy with the least ZooKeeper lock served uncontended writes').toBeGreaterThan(0);
+      expect(field(uncontended, 'moderate_proxy_rps'), 'the proxy served writes at 16 connections').toBeGreaterThan(0);
+      expect(field(uncontended, 'moderate_bare_cpu_ms_per_request'), 'the bare proxy served writes at 16 connections').toBeGreaterThan(0);
       const openLoop = field(field(workloads, 'open-loop'), 'summary');
       expect(field(openLoop, 'zk_lock_create_under_proxy_load_p50_ms'), 'the floor ran beside the proxy\'s writes').toBeGreaterThan(0);
       expect(field(openLoop, 'zk_lock_create_under_bare_load_p50_ms'), 'the floor ran beside the bare proxy\'s writes').toBeGreaterThan(0);
@@ -41,6 +43,9 @@ describe('npm run bench (smoke)', () => {
       const hot = field(field(workloads, 'write-hot'), 'summary');
       expect(field(hot, 'proxy_overlaps')).toBe(0);
       expect(field(hot, 'proxy_rps')).toBeGreaterThan(0);
+      expect(field(hot, 'zk_handover_floor_p50_ms'), 'the raw sessions handed privateLock over').toBeGreaterThan(0);
+      expect(field(hot, 'zk_handover_two_processes_mean_ms'), 'two processes handed privateLock over').toBeGreaterThan(0);
+      expect(field(hot, 'two_proxies_grants_per_zookeeper_grant'), 'the first proxy took grants from ZooKeeper with two proxies').toBeGreaterThanOrEqual(1);
       expect(field(field(field(workloads, 'lock'), 'summary'), 'ours_hot_violations')).toBe(0);
       const streams = field(field(workloads, 'bulk-streams'), 'summary');
       expect(field(streams, 'zk_floor_docs_per_s'), 'the ZooKeeper floor ran its streams').toBeGreaterThan(0);
