@@ -259,12 +259,12 @@ export class ZkClient {
    * (ZOOKEEPER-4026; containers do get their Stat): their Stat is then derived from the
    * transaction's zxid, which is exact except ctime/mtime (0): a node created by a transaction
    * has czxid = mzxid = pzxid = its zxid, versions 0, no children, ephemeralOwner = this session
-   * for ephemeral modes, dataLength = the bytes sent.
+   * for ephemeral modes, dataLength = the bytes sent. A create without its own `acl` gets `defaultAcl`.
    */
-  async multi(ops: readonly ZkOp[]): Promise<ZkOpResult[]> {
+  async multi(ops: readonly ZkOp[], defaultAcl: NodeAcl = 'open'): Promise<ZkOpResult[]> {
     this.stats.zkOps.multi++;
     this.stats.zkOps.multiOps += ops.length;
-    const { kinds, ints, paths, data } = encodeMulti(ops, this.flags);
+    const { kinds, ints, paths, data } = encodeMulti(ops, this.flags, defaultAcl);
     const [rc, text, answer, zxid] = await new Promise<[number, unknown, NativeMultiAnswer, unknown]>((resolve, reject) => {
       const queued = this.native.a_multi(kinds, ints, paths, data, (code, message, rcs, created, stats, owners, txZxid) =>
         resolve([code, message, { rcs, paths: created, stats, owners }, txZxid]),

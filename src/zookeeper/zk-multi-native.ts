@@ -34,7 +34,7 @@ const STAT_FIELDS = 11;
 const OP_KINDS: Record<ZkOp['type'], number> = { create: 1, delete: 2, setData: 5, check: 13 };
 export const ACL_MODES: Record<NodeAcl, number> = { open: 0, creator: 1 };
 
-export function encodeMulti(ops: readonly ZkOp[], flags: Record<NodeMode, number>): NativeMultiRequest {
+export function encodeMulti(ops: readonly ZkOp[], flags: Record<NodeMode, number>, defaultAcl: NodeAcl = 'open'): NativeMultiRequest {
   const count = ops.length;
   const kinds = new Int32Array(count);
   const ints = new Int32Array(3 * count);
@@ -48,7 +48,7 @@ export function encodeMulti(ops: readonly ZkOp[], flags: Record<NodeMode, number
       case 'create':
         data[i] = op.data ?? '';
         ints[3 * i] = flags[op.mode];
-        ints[3 * i + 2] = ACL_MODES[op.acl ?? 'open'];
+        ints[3 * i + 2] = ACL_MODES[op.acl ?? defaultAcl];
         break;
       case 'setData':
         data[i] = op.data;

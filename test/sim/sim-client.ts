@@ -1,7 +1,7 @@
 import { EventEmitter } from 'node:events';
 import type { WatchEventType, ZkClientEvents, NodeMode } from '../../src/zookeeper/zk-client.js';
 import { ZK_RC, ZkError } from '../../src/zookeeper/zk-errors.js';
-import type { ChildrenRead, LockZk, NodeRead, NodeStat, TxnOp, TxnOutcome } from '../../src/lock/zookeeper/lock-zk.js';
+import type { ChildrenRead, LockZk, NodeRead, NodeStat, ZkOp, TxnOutcome } from '../../src/lock/zookeeper/lock-zk.js';
 import type { SessionHandle } from '../../src/lock/zookeeper/session-handle.js';
 import type { SimRandom } from './sim-random.js';
 import { type SimZooKeeper, type WatchSink, zkError } from './sim-zookeeper.js';
@@ -176,8 +176,8 @@ export class SimClient implements SessionHandle, LockZk, WatchSink {
     return this.request(`ephemerals ${prefix}`, () => this.net.server.ephemerals(this.sessionId, prefix));
   }
 
-  multi(ops: readonly TxnOp[]): Promise<TxnOutcome> {
-    const label = `multi[${ops.map((op) => `${op.op} ${op.path}`).join(', ')}]`;
+  multi(ops: readonly ZkOp[]): Promise<TxnOutcome> {
+    const label = `multi[${ops.map((op) => `${op.type} ${op.path}`).join(', ')}]`;
     return this.request(label, () => {
       if (this.net.throttled?.() === true) throw new ZkError(ZK_RC.THROTTLEDOP, `${ZK_RC.THROTTLEDOP} THROTTLEDOP ${label}`);
       return this.net.server.multi(this.sessionId, ops);

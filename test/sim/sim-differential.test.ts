@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { NodeMode, WatchEventType } from '../../src/zookeeper/zk-client.js';
 import { ZkError } from '../../src/zookeeper/zk-errors.js';
 import { newStats } from '../../src/lock/lock-stats.js';
-import type { LockZk, NodeStat, TxnOp } from '../../src/lock/zookeeper/lock-zk.js';
+import type { LockZk, NodeStat, ZkOp } from '../../src/lock/zookeeper/lock-zk.js';
 import { type OpenedHandle, addonHandles } from '../../src/lock/zookeeper/session-handle.js';
 import { type ZooKeeperCluster, startZooKeeper } from '../support/zookeeper-server.js';
 import { SimClient, type SimNet } from './sim-client.js';
@@ -88,7 +88,7 @@ type Step =
   | { readonly kind: 'create'; readonly session: number; readonly path: string; readonly mode: NodeMode }
   | { readonly kind: 'delete'; readonly session: number; readonly path: string; readonly version: number }
   | { readonly kind: 'get' | 'getWatched' | 'children' | 'childrenWatched'; readonly session: number; readonly path: string }
-  | { readonly kind: 'multi'; readonly session: number; readonly ops: readonly TxnOp[] }
+  | { readonly kind: 'multi'; readonly session: number; readonly ops: readonly ZkOp[] }
   | { readonly kind: 'ephemerals'; readonly session: number; readonly prefix: string; readonly root: string };
 
 const MODES: readonly NodeMode[] = ['persistent', 'ephemeral', 'persistentSequential', 'ephemeralSequential', 'container'];
@@ -100,16 +100,16 @@ function nextStep(random: SimRandom, root: string, known: readonly string[]): St
   const parent = (): string => random.pick([root, ...known]);
   const fresh = (): string => `${parent()}/${random.pick(['a', 'b', 'c', 'q-'])}`;
   const version = (): number => random.pick([-1, -1, 0, 1, 2]);
-  const op = (): TxnOp => {
+  const op = (): ZkOp => {
     switch (random.int(0, 3)) {
       case 0:
-        return { op: 'create', path: fresh(), data: `d${random.int(0, 9)}`, mode: random.pick(MODES) };
+        return { type: 'create', path: fresh(), data: `d${random.int(0, 9)}`, mode: random.pick(MODES) };
       case 1:
-        return { op: 'delete', path: existing(), version: version() };
+        return { type: 'delete', path: existing(), version: version() };
       case 2:
-        return { op: 'check', path: existing(), version: version() };
+        return { type: 'check', path: existing(), version: version() };
       default:
-        return { op: 'setData', path: existing(), data: `v${random.int(0, 9)}`, version: version() };
+        return { type: 'setData', path: existing(), data: `v${random.int(0, 9)}`, version: version() };
     }
   };
   const pick = random.float();

@@ -88,7 +88,7 @@ export async function simulate(options: RunOptions): Promise<RunResult> {
   const summary = `engines=${engineCount} keys=${keys.length} linger=${settings.lingerMs} cleanup=${settings.documentCleanup} handOver=${settings.handOverMaxCount}/${settings.handOverMaxMs}ms slowNet=${slowNet} throttle=${throttleChance}`;
   log(`run ${options.seed}: ${summary}`);
   server.observe((ops, removedCzxids) => {
-    if (!ops.some((op) => op.op === 'setData' && op.path.endsWith('/.forced-releases'))) return;
+    if (!ops.some((op) => op.type === 'setData' && op.path.endsWith('/.forced-releases'))) return;
     for (const [path, czxid] of removedCzxids) if (path.endsWith(`/${PRIVATE_LOCK}`)) ledger.forced(czxid);
   });
 

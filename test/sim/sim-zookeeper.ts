@@ -1,6 +1,6 @@
 import type { NodeMode, WatchEventType } from '../../src/zookeeper/zk-client.js';
 import { ZK_RC, ZkError, type ZkErrorCode } from '../../src/zookeeper/zk-errors.js';
-import type { ChildrenRead, NodeRead, NodeStat, TxnOp, TxnOpResult, TxnOutcome } from '../../src/lock/zookeeper/lock-zk.js';
+import type { ChildrenRead, NodeRead, NodeStat, ZkOp, TxnOpResult, TxnOutcome } from '../../src/lock/zookeeper/lock-zk.js';
 
 /** One znode of the simulated tree. */
 export interface SimNode {
@@ -81,7 +81,7 @@ export class SimZooKeeper {
   /** The zxid of each session's latest read of each node's children: what it could know of them. */
   private readonly childrenReads = new Map<string, number>();
   private readonly now: () => number;
-  private observer: ((ops: readonly TxnOp[], removedCzxids: ReadonlyMap<string, number>) => void) | null = null;
+  private observer: ((ops: readonly ZkOp[], removedCzxids: ReadonlyMap<string, number>) => void) | null = null;
 
   constructor(now: () => number) {
     this.now = now;
@@ -89,7 +89,7 @@ export class SimZooKeeper {
   }
 
   /** Called after every committed transaction, with the czxid of each node it deleted. */
-  observe(observer: (ops: readonly TxnOp[], removedCzxids: ReadonlyMap<string, number>) => void): void {
+  observe(observer: (ops: readonly ZkOp[], removedCzxids: ReadonlyMap<string, number>) => void): void {
     this.observer = observer;
   }
 
@@ -167,7 +167,7 @@ export class SimZooKeeper {
   }
 
   /** All or nothing; a refused transaction names its first failing operation. */
-  multi(sessionId: string, ops: readonly TxnOp[]): TxnOutcome {
+  multi(sessionId: string, ops: readonly ZkOp[]): TxnOutcome {
     this.zxid++;
     const zxid = this.zxid;
     const undo: Undo[] = [];
@@ -178,7 +178,7 @@ export class SimZooKeeper {
     try {
       for (const [index, op] of ops.entries()) {
         try {
-          if (op.op === 'delete') removed.set(op.path, this.nodes.get(op.path)?.czxid ?? 0);
+          if (op.type === 'delete') removed.set(op.path, this.nodes.get(op.path)?.czxid ?? 0);
           results.push(this.applyOp(sessionId, op, zxid, undo));
         } catch (error) {
           if (!(error instanceof ZkError)) throw error;
@@ -229,14 +229,14 @@ export class SimZooKeeper {
     }
   }
 
-  private applyOp(sessionId: string, op: TxnOp, zxid: number, undo: Undo[]): TxnOpResult {
-    switch (op.op) {
+  private applyOp(sessionId: string, op: ZkOp, zxid: number, undo: Undo[]): TxnOpResult {
+    switch (op.type) {
       case 'create': {
-        const path = this.applyCreate(sessionId, op.path, op.data, op.mode, zxid, undo);
+        const path = this.applyCreate(sessionId, op.path, String(op.data ?? ''), op.mode, zxid, undo);
         return { path, stat: this.statOf(this.mustGet(path)) };
       }
       case 'delete':
-        this.applyDelete(op.path, op.version, zxid, undo);
+        this.applyDelete(op.path, op.version ?? -1, zxid, undo);
         return {};
       case 'check': {
         const node = this.nodes.get(op.path);
@@ -245,7 +245,7 @@ export class SimZooKeeper {
         return {};
       }
       case 'setData':
-        this.applySetData(op.path, op.data, op.version, zxid, undo);
+        this.applySetData(op.path, String(op.data), op.version ?? -1, zxid, undo);
         return { stat: this.statOf(this.mustGet(op.path)) };
     }
   }

@@ -5,7 +5,7 @@ import type { Link } from './connection.js';
 import { type Sighting, lockRootNodes } from './containers.js';
 import type { DocumentLock } from './document-lock.js';
 import type { EngineContext } from './engine-context.js';
-import type { TxnOp, TxnOutcome } from './lock-zk.js';
+import type { ZkOp, TxnOutcome } from './lock-zk.js';
 import { classifyFailure } from './round-trip.js';
 
 /** Keys per transaction, and bytes (ZooKeeper refuses requests over jute.maxbuffer, 1 MiB by default). */
@@ -157,7 +157,7 @@ function takenFor(ctx: EngineContext, children: readonly string[], lock: Documen
 }
 
 interface Plan {
-  readonly ops: TxnOp[];
+  readonly ops: ZkOp[];
   /**
    * Index in `ops` of each candidate's privateLock create, and of each container create (a
    * document created here is not remembered as existing: while it is held this process reaches
@@ -175,7 +175,7 @@ function planOf(ctx: EngineContext, candidates: readonly Candidate[], indexes: r
   const plan: Plan = { ops: [], lockOps: new Map(), containerOps: new Map(), claims: new Map(), sightings: new Map() };
   const addContainer = (path: string): void => {
     plan.containerOps.set(plan.ops.length, path);
-    plan.ops.push({ op: 'create', path, data: '', mode: 'container' });
+    plan.ops.push({ type: 'create', path, data: '', mode: 'container' });
   };
   for (const path of indexes) {
     const sighting = ctx.containers.sighting(path);
@@ -193,7 +193,7 @@ function planOf(ctx: EngineContext, candidates: readonly Candidate[], indexes: r
     if (!candidate.exists) addContainer(candidate.lock.docPath);
     candidate.lock.beforeCreate();
     plan.lockOps.set(plan.ops.length, candidate);
-    plan.ops.push({ op: 'create', path: `${candidate.lock.docPath}/${PRIVATE_LOCK}`, data: candidate.lock.lockData(), mode: 'ephemeral' });
+    plan.ops.push({ type: 'create', path: `${candidate.lock.docPath}/${PRIVATE_LOCK}`, data: candidate.lock.lockData(), mode: 'ephemeral' });
   }
   return plan;
 }

@@ -134,11 +134,11 @@ export abstract class OwningCohort extends CohortBase {
     const old = this.nodes.entry;
     try {
       const outcome = await link.zk.multi([
-        { op: 'create', path: `${this.docPath}/${this.prefixOfRank(rank)}-`, data: this.nodeData(), mode: 'ephemeralSequential' },
-        { op: 'check', path: this.docPath, version: this.nodes.docVersion },
+        { type: 'create', path: `${this.docPath}/${this.prefixOfRank(rank)}-`, data: this.nodeData(), mode: 'ephemeralSequential' },
+        { type: 'check', path: this.docPath, version: this.nodes.docVersion },
         this.ctx.forcedEpoch.checkOp(this.nodes.epochAtCreate),
-        { op: 'delete', path: this.privatePath, version: 0 },
-        ...(old === null ? [] : [{ op: 'delete' as const, path: `${this.docPath}/${old}`, version: -1 }]),
+        { type: 'delete', path: this.privatePath, version: 0 },
+        ...(old === null ? [] : [{ type: 'delete' as const, path: `${this.docPath}/${old}`, version: -1 }]),
       ]);
       if (!outcome.ok) {
         // privateLock is gone: an operator force-released it. The document's version or the epoch

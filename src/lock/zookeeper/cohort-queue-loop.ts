@@ -242,8 +242,8 @@ export abstract class QueueLoop extends OwningCohort {
     const rank = this.bestRank();
     try {
       const outcome = await link.zk.multi([
-        { op: 'create', path: `${this.docPath}/${this.prefixOfRank(rank)}-`, data: this.nodeData(), mode: 'ephemeralSequential' },
-        { op: 'delete', path: `${this.docPath}/${this.nodes.entry}`, version: -1 },
+        { type: 'create', path: `${this.docPath}/${this.prefixOfRank(rank)}-`, data: this.nodeData(), mode: 'ephemeralSequential' },
+        { type: 'delete', path: `${this.docPath}/${this.nodes.entry}`, version: -1 },
       ]);
       if (!outcome.ok) {
         this.nodes.entry = null;

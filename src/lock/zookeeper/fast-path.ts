@@ -1,7 +1,7 @@
 import { type ZkError, isZkCode } from '../../zookeeper/zk-errors.js';
 import { type PrefixRanks, queueFromChildren, rankOf } from '../queue-order.js';
 import type { ContainerCache, ParentNode } from './containers.js';
-import type { LockZk, TxnOp } from './lock-zk.js';
+import type { LockZk, ZkOp } from './lock-zk.js';
 import { type Failure, type Unread, classifyFailure, readFailedBesideCreate } from './round-trip.js';
 
 export interface FastPathPlan {
@@ -30,10 +30,10 @@ export async function fusedFastPath(
   zk: LockZk,
   prefixes: PrefixRanks,
   plan: FastPathPlan,
-  release: { readonly ops: readonly TxnOp[]; readonly entry: string | null },
+  release: { readonly ops: readonly ZkOp[]; readonly entry: string | null },
 ): Promise<FusedResult> {
   const listed = zk.children(plan.docPath);
-  const txn = zk.multi([...release.ops, { op: 'create', path: plan.privatePath, data: plan.data, mode: 'ephemeral' }]);
+  const txn = zk.multi([...release.ops, { type: 'create', path: plan.privatePath, data: plan.data, mode: 'ephemeral' }]);
   const [children, outcome] = await Promise.allSettled([listed, txn]);
   if (outcome.status === 'rejected') {
     const failure = classifyFailure(outcome.reason);

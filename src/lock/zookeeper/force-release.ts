@@ -2,7 +2,7 @@ import { parseNodeData } from '../lock-node-data.js';
 import { isZkCode } from '../../zookeeper/zk-errors.js';
 import { PRIVATE_LOCK } from './znode-names.js';
 import type { ForcedReleaseEpoch } from './forced-release-epoch.js';
-import type { LockZk, TxnOp } from './lock-zk.js';
+import type { LockZk, ZkOp } from './lock-zk.js';
 
 export interface ForcedRelease {
   /** Guid of the acquisition that held it (null: a client of the original algorithm). */
@@ -32,12 +32,12 @@ export async function forceRelease(zk: LockZk, docPath: string, note: string, ep
       throw error;
     }
     const data = parseNodeData(node.data);
-    const ops: TxnOp[] = [
-      { op: 'setData', path: epoch.path, data: note, version: -1 },
-      { op: 'setData', path: docPath, data: note, version: -1 },
-      { op: 'delete', path: `${docPath}/${PRIVATE_LOCK}`, version: node.stat.version },
+    const ops: ZkOp[] = [
+      { type: 'setData', path: epoch.path, data: note, version: -1 },
+      { type: 'setData', path: docPath, data: note, version: -1 },
+      { type: 'delete', path: `${docPath}/${PRIVATE_LOCK}`, version: node.stat.version },
     ];
-    if (data.entry !== null) ops.push({ op: 'delete', path: `${docPath}/${data.entry}`, version: -1 });
+    if (data.entry !== null) ops.push({ type: 'delete', path: `${docPath}/${data.entry}`, version: -1 });
     const outcome = await zk.multi(ops);
     if (outcome.ok) return { guid: data.guid, data };
     // No epoch node yet (an older deployment, or removed by hand): create it and try again.

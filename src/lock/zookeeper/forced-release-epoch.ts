@@ -3,7 +3,7 @@ import { isZkCode } from '../../zookeeper/zk-errors.js';
 import { forcedReleasesPath } from './znode-names.js';
 import type { Link } from './connection.js';
 import { type ContainerCache, lockRootNodes } from './containers.js';
-import type { LockZk, NodeStat, TxnOp } from './lock-zk.js';
+import type { LockZk, NodeStat, ZkOp } from './lock-zk.js';
 import { classifyFailure } from './round-trip.js';
 
 /**
@@ -54,8 +54,8 @@ export class ForcedReleaseEpoch {
   }
 
   /** The check a release puts in front of its deletes. */
-  checkOp(epoch: number): TxnOp {
-    return { op: 'check', path: this.path, version: epoch };
+  checkOp(epoch: number): ZkOp {
+    return { type: 'check', path: this.path, version: epoch };
   }
 
   /** On every connect: a new session re-reads and re-arms the watch (one session keeps its own). */

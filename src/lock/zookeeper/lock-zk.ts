@@ -1,5 +1,6 @@
 import type { NodeMode, WatchEventType } from '../../zookeeper/zk-client.js';
 import type { ZkErrorCode } from '../../zookeeper/zk-errors.js';
+import type { ZkOp } from '../../zookeeper/zk-multi.js';
 
 /**
  * What the lock engine asks of one ZooKeeper session, in its own terms. One implementation
@@ -32,11 +33,8 @@ export interface ChildrenRead {
   readonly stat: NodeStat;
 }
 
-export type TxnOp =
-  | { readonly op: 'create'; readonly path: string; readonly data: string; readonly mode: NodeMode }
-  | { readonly op: 'delete'; readonly path: string; readonly version: number }
-  | { readonly op: 'check'; readonly path: string; readonly version: number }
-  | { readonly op: 'setData'; readonly path: string; readonly data: string; readonly version: number };
+/** A transaction's operations are the client's own (`ZkOp`): one vocabulary from the engine to the addon. */
+export type { ZkOp };
 
 export interface TxnOpResult {
   /** Created path (sequential names filled in); undefined for other operations. */
@@ -64,5 +62,5 @@ export interface LockZk {
   delete(path: string, version: number): Promise<void>;
   /** Paths of this session's ephemeral nodes under the path prefix (getEphemerals, ZooKeeper 3.6+). */
   ephemerals(prefix: string): Promise<readonly string[]>;
-  multi(ops: readonly TxnOp[]): Promise<TxnOutcome>;
+  multi(ops: readonly ZkOp[]): Promise<TxnOutcome>;
 }

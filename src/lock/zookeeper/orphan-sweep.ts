@@ -4,7 +4,7 @@ import { parseEntryName } from '../queue-order.js';
 import { PRIVATE_LOCK } from './znode-names.js';
 import type { Connection, Link } from './connection.js';
 import type { ForcedReleaseEpoch } from './forced-release-epoch.js';
-import type { TxnOp } from './lock-zk.js';
+import type { ZkOp } from './lock-zk.js';
 import { classifyFailure } from './round-trip.js';
 
 /** What this process's live document locks claim; the engine answers from its map of them. */
@@ -147,7 +147,7 @@ export class OrphanSweep {
     // later is ordered after the delete on the session.
     const orphans = candidates.filter((orphan) => !this.local.claims(docPath, orphan.name, orphan.guid));
     if (orphans.length === 0) return 0;
-    const ops: TxnOp[] = [this.epoch.checkOp(epoch), ...orphans.map((orphan): TxnOp => ({ op: 'delete', path: orphan.path, version: orphan.version }))];
+    const ops: ZkOp[] = [this.epoch.checkOp(epoch), ...orphans.map((orphan): ZkOp => ({ type: 'delete', path: orphan.path, version: orphan.version }))];
     const outcome = await zk.multi(ops);
     if (!outcome.ok) {
       // A forced release since the epoch was read, or a node gone meanwhile: the next sweep looks again.

@@ -5,7 +5,7 @@ import type { Connection, Link } from './connection.js';
 import type { ForcedReleaseEpoch } from './forced-release-epoch.js';
 import { type PendingRelease, type ReleaseItem, type ReleasePace, type Role, chunks, opsOf, withoutFailedPart } from './release-item.js';
 import { commonPrefix, stillOurs } from './release-verification.js';
-import type { TxnOp } from './lock-zk.js';
+import type { ZkOp } from './lock-zk.js';
 
 type Pending = PendingRelease;
 
@@ -280,13 +280,13 @@ export class ReleaseBatcher {
    * The operations of `batch` in one transaction, and which release each stands for; items
    * checking the same epoch share one check (it stands for the first of them).
    */
-  private txnOf(batch: readonly Pending[]): { readonly ops: TxnOp[]; readonly owners: { readonly pending: Pending; readonly role: Role }[] } {
-    const ops: TxnOp[] = [];
+  private txnOf(batch: readonly Pending[]): { readonly ops: ZkOp[]; readonly owners: { readonly pending: Pending; readonly role: Role }[] } {
+    const ops: ZkOp[] = [];
     const owners: { pending: Pending; role: Role }[] = [];
     const epochsChecked = new Set<number>();
     for (const pending of batch) {
       for (const { op, role } of opsOf(pending.item, this.epoch)) {
-        if (role === 'epoch' && op.op === 'check') {
+        if (role === 'epoch' && op.type === 'check') {
           if (epochsChecked.has(op.version)) continue;
           epochsChecked.add(op.version);
         }

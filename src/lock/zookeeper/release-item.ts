@@ -1,6 +1,6 @@
 import { PRIVATE_LOCK } from './znode-names.js';
 import type { ForcedReleaseEpoch } from './forced-release-epoch.js';
-import type { TxnOp } from './lock-zk.js';
+import type { ZkOp } from './lock-zk.js';
 
 /**
  * What one acquisition leaves behind and may delete: never a bare path, which could be another holder's node.
@@ -66,17 +66,17 @@ export type Role = 'check' | 'epoch' | 'lock' | 'entry' | 'document';
  * The operations of one release, with what each stands for. Deleting the document node checks
  * its version itself (and that nobody else has a node under it), so it replaces the check.
  */
-export function opsOf(item: ReleaseItem, epoch: ForcedReleaseEpoch): { readonly op: TxnOp; readonly role: Role }[] {
-  const ops: { op: TxnOp; role: Role }[] = [];
+export function opsOf(item: ReleaseItem, epoch: ForcedReleaseEpoch): { readonly op: ZkOp; readonly role: Role }[] {
+  const ops: { op: ZkOp; role: Role }[] = [];
   const { docPath, privateLock } = item;
   const withDocument = item.deleteDocument && privateLock !== null;
   if (privateLock !== null) {
-    if (!withDocument) ops.push({ op: { op: 'check', path: docPath, version: privateLock.docVersion }, role: 'check' });
+    if (!withDocument) ops.push({ op: { type: 'check', path: docPath, version: privateLock.docVersion }, role: 'check' });
     ops.push({ op: epoch.checkOp(privateLock.epoch), role: 'epoch' });
-    ops.push({ op: { op: 'delete', path: `${docPath}/${PRIVATE_LOCK}`, version: 0 }, role: 'lock' });
+    ops.push({ op: { type: 'delete', path: `${docPath}/${PRIVATE_LOCK}`, version: 0 }, role: 'lock' });
   }
-  if (item.entry !== null) ops.push({ op: { op: 'delete', path: `${docPath}/${item.entry}`, version: -1 }, role: 'entry' });
-  if (withDocument) ops.push({ op: { op: 'delete', path: docPath, version: privateLock.docVersion }, role: 'document' });
+  if (item.entry !== null) ops.push({ op: { type: 'delete', path: `${docPath}/${item.entry}`, version: -1 }, role: 'entry' });
+  if (withDocument) ops.push({ op: { type: 'delete', path: docPath, version: privateLock.docVersion }, role: 'document' });
   return ops;
 }
 
