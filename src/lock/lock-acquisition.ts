@@ -55,6 +55,8 @@ export class LockAcquisition implements HeldLock {
   acquiredAt = 0;
   waitMs = 0;
   queuePositionOnArrival = 0;
+  /** The order its lock home saw it arrive in (1, 2, …): what a read of the queue made before it cannot speak for. */
+  arrival = 0;
   handedOverLocally = false;
   fencingToken = 0;
   private lostReason: LockLostError | null = null;

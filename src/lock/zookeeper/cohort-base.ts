@@ -63,6 +63,10 @@ export abstract class CohortBase {
   protected readonly handOverWindow = new HandOverWindow();
   protected readonly foreign: ForeignQueueWatch;
   protected incarnation = 0;
+  /** Local requests seen so far (each one's `arrival`). */
+  protected arrivals = 0;
+  /** `arrivals` when the read of the queue that places the coming grant went out. */
+  protected arrivalsAtQueueRead = 0;
   /** Granted to a single acquisition (not a bulk's key): may linger after its last local release. */
   protected mayLinger = true;
   protected positioned = false;

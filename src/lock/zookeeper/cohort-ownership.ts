@@ -220,6 +220,8 @@ export abstract class OwningCohort extends CohortBase {
    */
   beforeCreate(): void {
     this.nodes.epochAtCreate = this.ctx.forcedEpoch.known();
+    // The queue read that goes with the create (fast path, arbitration, a batch's plan) is as of now.
+    this.arrivalsAtQueueRead = this.arrivals;
   }
 
   /**

@@ -66,6 +66,7 @@ export abstract class QueueLoop extends OwningCohort {
       case 'recover':
         return this.recover();
       case 'held':
+        if (this.placeNeedsFreshQueue()) return this.confirmPlace();
         this.toHeld();
         return Promise.resolve('stop');
     }
@@ -263,6 +264,7 @@ export abstract class QueueLoop extends OwningCohort {
     await this.ctx.connection.settle(this.recovery.pauseMs());
     const link = await this.link();
     if (link === null) return 'leave';
+    this.arrivalsAtQueueRead = this.arrivals;
     const result = await this.recovery.look(link);
     if (result.kind === 'noDocument') {
       this.nodes.forgetAll();
@@ -292,6 +294,31 @@ export abstract class QueueLoop extends OwningCohort {
     this.ctx.contention.mark(this.docPath);
     await this.giveBack('stepBack');
     return this.nodes.entry === null ? 'enterQueue' : 'evaluate';
+  }
+
+  /**
+   * The request about to be served is a background one that arrived after the read of the queue
+   * that placed us (its requester gave up while the create was on its way, or it joined then):
+   * another process's entry may have queued before our create and after that read — one a
+   * foreground writer waiting since before this request began. Only a fresh read can say.
+   */
+  protected placeNeedsFreshQueue(): boolean {
+    const first = this.waiters.peek();
+    return first !== undefined && first.priority === 'background' && first.arrival > this.arrivalsAtQueueRead;
+  }
+
+  /** Reads the queue again and keeps privateLock only if nobody there comes before the request to be served. */
+  private async confirmPlace(): Promise<Step> {
+    const link = await this.link();
+    if (link === null) return 'leave';
+    this.arrivalsAtQueueRead = this.arrivals;
+    const result = await readQueue(link.zk, this.docPath);
+    // Our privateLock keeps the document node: gone, so is the lock; find out what is ours.
+    if (result.kind === 'reaped') return 'recover';
+    if (result.kind !== 'read') return this.afterFailure(result);
+    // The document's version stays the one read before our create: a forced release since must still refuse our release.
+    this.nodes.children = result.children;
+    return this.keepOrStepBack();
   }
 
   /** Every node the document node needs first: wanted only by the paths that create it one by one. */

@@ -28,6 +28,7 @@ export class DocumentLock extends QueueLoop implements LockHome {
 
   arrive(member: LockAcquisition): void {
     member.home = this;
+    member.arrival = ++this.arrivals;
     member.queuePositionOnArrival = this.waiters.ahead(member.priority) + (this.holder === null ? 0 : 1);
     this.waiters.push(member);
     if (this.state === 'idle') this.resumeFromIdle();
@@ -169,7 +170,8 @@ export class DocumentLock extends QueueLoop implements LockHome {
       void this.giveBack('finish');
       return;
     }
-    this.toHeld();
+    if (this.placeNeedsFreshQueue()) void this.acquireLoop('held');
+    else this.toHeld();
   }
 
   /** The batch found the key taken or queued: wait in the queue like a single acquisition. */
