@@ -166,6 +166,10 @@ describe('batch acquisition of documents this process already knows', () => {
     const known = Array.from({ length: 3 }, (_, i) => ({ index: 'known-reaped', id: `known-${i}` }));
     const fresh = Array.from({ length: 20 }, (_, i) => ({ index: 'known-reaped', id: `fresh-${i}` }));
     await makeKnown(engine, known);
+    // A persistent document beside them keeps the index container from being reaped too (every
+    // second here): that would add a transaction refused for a reason this test is not about.
+    const keeper = { index: 'known-reaped', id: 'keeps-the-index' };
+    await persistentDocuments([keeper]);
     const raw = await connectRawClient(inject('zookeeperConnect'), 4_000);
     try {
       // As the server's container reaper does with an emptied document node.
@@ -181,6 +185,7 @@ describe('batch acquisition of documents this process already knows', () => {
     expect(engine.stats().zkOps.multi - before).toBe(2);
     await Promise.all(granted.map((lock) => lock.release()));
     for (const key of known) expect((await engine.inspect(key)).holder).toBeNull();
+    await removeDocuments([keeper]);
   });
 
   it('queues for a known document instead of taking it when its read shows an entry ahead', async () => {
