@@ -1,6 +1,4 @@
-import pino from 'pino';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import type { ZooKeeperSettings } from '../../src/config/settings.js';
 import type { HeldLock, LockKey } from '../../src/lock/lock-engine.js';
 import { CohortBase } from '../../src/lock/zookeeper/cohort-base.js';
 import { type CohortEvent, type CohortState, transitionOf } from '../../src/lock/zookeeper/cohort-states.js';
@@ -9,6 +7,7 @@ import { SimClient, type SimNet } from './sim-client.js';
 import { SimRandom } from './sim-random.js';
 import { SimZooKeeper } from './sim-zookeeper.js';
 import { VirtualClock, drainPromiseJobs } from './virtual-clock.js';
+import { quietLogger, zkSettings } from '../integration/lock/zk-test-engines.js';
 
 // Hoisted above the imports: the engine's modules load with the small caches.
 vi.mock('lru-cache', async (importOriginal) => (await import('./small-caches.js')).smallCaches(importOriginal));
@@ -47,22 +46,10 @@ function simulated(): { clock: VirtualClock; server: SimZooKeeper; engine: () =>
   uninstall = clock.install();
   const server = new SimZooKeeper(() => clock.now());
   const net: SimNet = { server, clock, random: new SimRandom(1), latency: () => 1, trace: () => undefined };
-  const settings: ZooKeeperSettings = {
-    servers: 'simulated:2181',
-    sessionTimeoutMs: 4_000,
-    connectionRetry: 3,
-    connectionDelayMs: 200,
-    foregroundPrefix: 'A',
-    backgroundPrefix: 'B',
-    lockRoot: ROOT,
-    auth: null,
-    handOverMaxCount: 16,
-    handOverMaxMs: 100,
-    lingerMs: LINGER_MS,
-    documentCleanup: 'release',
-  };
+  // The lock tests' settings, on the simulated server.
+  const settings = zkSettings('simulated:2181', { lockRoot: ROOT, lingerMs: LINGER_MS, documentCleanup: 'release' });
   const engine = (): ZooKeeperLockEngine =>
-    new ZooKeeperLockEngine(settings, pino({ level: 'silent' }), {
+    new ZooKeeperLockEngine(settings, quietLogger, {
       handles: {
         open: () => {
           const client = new SimClient(net, 4_000, 'e');
