@@ -2,12 +2,10 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { HeldLock, LockKey } from '../../src/lock/lock-engine.js';
 import { CohortBase } from '../../src/lock/zookeeper/cohort-base.js';
 import { type CohortEvent, type CohortState, transitionOf } from '../../src/lock/zookeeper/cohort-states.js';
-import { ZooKeeperLockEngine } from '../../src/lock/zookeeper/zookeeper-lock-engine.js';
-import { SimClient, type SimNet } from './sim-client.js';
-import { SimRandom } from './sim-random.js';
-import { SimZooKeeper } from './sim-zookeeper.js';
-import { VirtualClock, drainPromiseJobs } from './virtual-clock.js';
-import { quietLogger, zkSettings } from '../integration/lock/zk-test-engines.js';
+import type { ZooKeeperLockEngine } from '../../src/lock/zookeeper/zookeeper-lock-engine.js';
+import { zkSettings } from '../integration/lock/zk-test-engines.js';
+import { type ScriptedWorld, scriptedWorld } from './sim-scenario.js';
+import { drainPromiseJobs } from './virtual-clock.js';
 
 // Hoisted above the imports: the engine's modules load with the small caches.
 vi.mock('lru-cache', async (importOriginal) => (await import('./small-caches.js')).smallCaches(importOriginal));
@@ -41,30 +39,11 @@ function recordMoves(): string[] {
   return moves;
 }
 
-function simulated(): { clock: VirtualClock; server: SimZooKeeper; engine: () => ZooKeeperLockEngine; runUntil: (done: () => boolean) => Promise<void> } {
-  const clock = new VirtualClock(1_800_000_000_000);
-  uninstall = clock.install();
-  const server = new SimZooKeeper(() => clock.now());
-  const net: SimNet = { server, clock, random: new SimRandom(1), latency: () => 1, trace: () => undefined };
+function simulated(): ScriptedWorld {
   // The lock tests' settings, on the simulated server.
-  const settings = zkSettings('simulated:2181', { lockRoot: ROOT, lingerMs: LINGER_MS, documentCleanup: 'release' });
-  const engine = (): ZooKeeperLockEngine =>
-    new ZooKeeperLockEngine(settings, quietLogger, {
-      handles: {
-        open: () => {
-          const client = new SimClient(net, 4_000, 'e');
-          return { handle: client, zk: client };
-        },
-      },
-    });
-  // Within ten virtual seconds: a condition never met fails the test instead of running the clock on forever.
-  const runUntil = async (done: () => boolean): Promise<void> => {
-    const limit = clock.now() + 10_000;
-    await drainPromiseJobs();
-    while (!done() && clock.fireNext(limit)) await drainPromiseJobs();
-    if (!done()) throw new Error('condition not met within 10 s of virtual time');
-  };
-  return { clock, server, engine, runUntil };
+  const world = scriptedWorld(zkSettings('simulated:2181', { lockRoot: ROOT, lingerMs: LINGER_MS, documentCleanup: 'release' }));
+  uninstall = world.uninstall;
+  return world;
 }
 
 async function take(engine: ZooKeeperLockEngine, runUntil: (done: () => boolean) => Promise<void>): Promise<HeldLock> {

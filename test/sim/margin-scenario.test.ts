@@ -1,13 +1,8 @@
-import pino from 'pino';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import type { ZooKeeperSettings } from '../../src/config/settings.js';
 import type { HeldLock } from '../../src/lock/lock-engine.js';
 import { lockEvents } from '../../src/lock/lock-events.js';
-import { ZooKeeperLockEngine } from '../../src/lock/zookeeper/zookeeper-lock-engine.js';
-import { SimClient, type SimNet } from './sim-client.js';
-import { SimRandom } from './sim-random.js';
-import { SimZooKeeper } from './sim-zookeeper.js';
-import { VirtualClock, drainPromiseJobs } from './virtual-clock.js';
+import { zkSettings } from '../integration/lock/zk-test-engines.js';
+import { scriptedWorld } from './sim-scenario.js';
 
 // Hoisted above the imports: the engine's modules load with the small caches.
 vi.mock('lru-cache', async (importOriginal) => (await import('./small-caches.js')).smallCaches(importOriginal));
@@ -26,45 +21,12 @@ afterEach(() => uninstall?.());
  */
 describe('safety margin with a short connect window', () => {
   it('marks a held lock lost at the margin, long before the session expires', async () => {
-    const clock = new VirtualClock(1_800_000_000_000);
-    uninstall = clock.install();
-    const server = new SimZooKeeper(() => clock.now());
-    const net: SimNet = { server, clock, random: new SimRandom(1), latency: () => 1, trace: () => undefined };
-    const clients: SimClient[] = [];
-    const settings: ZooKeeperSettings = {
-      servers: 'simulated:2181',
-      sessionTimeoutMs: SESSION_TIMEOUT_MS,
-      connectionRetry: 3,
-      connectionDelayMs: 200,
-      foregroundPrefix: 'A',
-      backgroundPrefix: 'B',
-      lockRoot: '/margin/locks',
-      auth: null,
-      handOverMaxCount: 16,
-      handOverMaxMs: 100,
-      lingerMs: 0,
-      documentCleanup: 'release',
-    };
+    // The lock tests' settings, on the simulated server.
+    const world = scriptedWorld(zkSettings('simulated:2181', { sessionTimeoutMs: SESSION_TIMEOUT_MS, lockRoot: '/margin/locks' }));
+    uninstall = world.uninstall;
+    const { clock, clients, runUntil, runTo } = world;
     const lostAt: { at: number; reason: string }[] = [];
-    const engine = new ZooKeeperLockEngine(settings, pino({ level: 'silent' }), {
-      events: lockEvents({ lost: (lost) => lostAt.push({ at: clock.now(), reason: lost.reason }) }),
-      handles: {
-        open: () => {
-          const client = new SimClient(net, SESSION_TIMEOUT_MS, 'e0');
-          clients.push(client);
-          return { handle: client, zk: client };
-        },
-      },
-    });
-    const runUntil = async (done: () => boolean): Promise<void> => {
-      await drainPromiseJobs();
-      while (!done() && clock.fireNext()) await drainPromiseJobs();
-    };
-    const runTo = async (time: number): Promise<void> => {
-      await drainPromiseJobs();
-      while (clock.fireNext(time)) await drainPromiseJobs();
-      clock.advanceTo(time);
-    };
+    const engine = world.engine({ events: lockEvents({ lost: (lost) => lostAt.push({ at: clock.now(), reason: lost.reason }) }) });
     let held: HeldLock | null = null;
     await runUntil(() => engine.state() === 'connected');
     void engine.acquire({ index: 'docs', id: '1' }, 'foreground', { timeoutMs: 1_000, owner: { host: 'h', pid: 1, requestId: 'r' } }).then((lock) => (held = lock));
