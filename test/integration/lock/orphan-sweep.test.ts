@@ -9,7 +9,7 @@ import type { LockZk } from '../../../src/lock/zookeeper/lock-zk.js';
 import type { ZooKeeperLockEngine } from '../../../src/lock/zookeeper/zookeeper-lock-engine.js';
 import { ZK_OPCODE } from '../../support/zookeeper-frames.js';
 import { owner, waitFor } from '../../unit/lock/lock-engine-suite.js';
-import { useLockFixture, zkSettings } from './zk-test-engines.js';
+import { makeKnown, useLockFixture, zkSettings } from './zk-test-engines.js';
 
 /**
  * Nodes of the proxy's own session that no local lock claims (what a create applied by the server
@@ -126,8 +126,7 @@ it('an acquisition told its applied create failed (-2, runtime inconsistency) le
   const key = { index: 'orphans', id: 'misreported' };
   const docPath = documentPath(normalizeRoot(settings.lockRoot), key);
   await createParents(docPath);
-  await (await a.acquire(key, 'foreground', { timeoutMs: 2_000, owner: owner('warm') })).release();
-  await (await a.acquire(key, 'foreground', { timeoutMs: 2_000, owner: owner('warm-again') })).release();
+  await makeKnown(a, [key]);
   // The server creates A's privateLock; A is told the request failed.
   const misreported = link.answerWithError([ZK_OPCODE.create, ZK_OPCODE.create2, ZK_OPCODE.multi], RUNTIME_INCONSISTENCY);
   const outcome = await a.acquire(key, 'foreground', { timeoutMs: 2_000, owner: owner('a') }).then(
