@@ -5,7 +5,7 @@
  * `client` = `node-http` (a keep-alive agent) or `undici` (an undici `Pool`): the same proxy with
  * both upstream clients, so the bench measures which client costs less CPU. With `zookeeper` (a
  * connect string), the `node-http` proxy takes a ZooKeeper lock around each document write the
- * least a lock can (reference-zookeeper-lock.ts). Prints `{"port","statsPort"}`; `GET /stats` on
+ * least a lock can (reference-zookeeper-lock.ts), a `_bulk`'s documents in one transaction. Prints `{"port","statsPort"}`; `GET /stats` on
  * the stats port reports this process's CPU time.
  */
 import { Agent, createServer, request, type IncomingMessage, type ServerResponse } from 'node:http';
@@ -19,11 +19,32 @@ const client = String(objectField(config, 'client'));
 const zookeeper = objectField(config, 'zookeeper');
 const lock = typeof zookeeper === 'string' ? await connectReferenceLock(zookeeper) : null;
 
-type Handler = (req: IncomingMessage, res: ServerResponse) => void;
+/** Forwards a request; `body`, when given, is sent instead of piping `req` (already read). */
+type Handler = (req: IncomingMessage, res: ServerResponse, body?: Buffer) => void;
+
+async function readBody(req: IncomingMessage): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of req) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks);
+}
+
+/** A bulk's documents all locked in one transaction before `forward`, released in one after. */
+function lockingBulk(lock: ReferenceLock, forward: Handler, req: IncomingMessage, res: ServerResponse): void {
+  readBody(req).then(
+    async (body) => {
+      const documents = lock.documentsOfBulk(body.toString('utf8'));
+      await lock.acquireAll(documents);
+      res.once('close', () => lock.releaseAll(documents));
+      forward(req, res, body);
+    },
+    () => res.destroy(),
+  ).catch(() => res.destroy());
+}
 
 /** The lock taken before `forward`, released once the answer has gone back (or the client left). */
 function locking(lock: ReferenceLock, forward: Handler): Handler {
   return (req, res) => {
+    if (lock.isBulk(req.method, req.url)) return lockingBulk(lock, forward, req, res);
     const document = lock.documentOf(req.method, req.url);
     if (document === null) return forward(req, res);
     lock.acquire(document).then(
@@ -38,7 +59,7 @@ function locking(lock: ReferenceLock, forward: Handler): Handler {
 
 function viaNodeHttp(): Handler {
   const agent = new Agent({ keepAlive: true });
-  return (req, res) => {
+  return (req, res, body) => {
     const outgoing = request(
       { agent, hostname: upstream.hostname, port: upstream.port, method: req.method, path: req.url, headers: req.headers },
       (answer) => {
@@ -47,7 +68,8 @@ function viaNodeHttp(): Handler {
       },
     );
     outgoing.on('error', () => res.destroy());
-    req.pipe(outgoing);
+    if (body === undefined) req.pipe(outgoing);
+    else outgoing.end(body);
   };
 }
 

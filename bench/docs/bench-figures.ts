@@ -69,6 +69,13 @@ export const BENCH_FIGURES: readonly BenchFigure[] = [
   { id: 'lock_hot_vs_curator', section: 'lock engine', label: 'one hot key, 2 sessions × 4 workers: throughput ÷ Curator', unit: 'x', read: quotient(of('lock', 'ours_hot_ops_per_s'), of('lock', 'curator_hot_ops_per_s')) },
   { id: 'lock_hot_8x1_vs_curator', section: 'lock engine', label: 'one hot key, 8 sessions × 1 worker: throughput ÷ Curator', unit: 'x', read: quotient(of('lock', 'ours_hot_8x1_ops_per_s'), of('lock', 'curator_hot_8x1_ops_per_s')) },
   { id: 'lock_spread_vs_curator', section: 'lock engine', label: '10,000 keys, 4 sessions × 8 workers: throughput ÷ Curator', unit: 'x', read: quotient(of('lock', 'ours_spread_ops_per_s'), of('lock', 'curator_spread_ops_per_s')) },
+  { id: 'streams_vs_floor', section: 'bulk', label: '4 streams of 500-doc bulks with ids: documents/s ÷ the ZooKeeper floor', unit: 'x', read: of('bulk-streams', 'proxy_vs_zk_floor') },
+  { id: 'streams_least_lock_vs_floor', section: 'bulk', label: 'the same through the least ZooKeeper lock for bulks ÷ the ZooKeeper floor', unit: 'x', read: of('bulk-streams', 'least_lock_vs_zk_floor') },
+  { id: 'streams_vs_least_lock', section: 'bulk', label: '4 streams with ids: the proxy ÷ the least ZooKeeper lock for bulks', unit: 'x', read: of('bulk-streams', 'proxy_vs_least_lock') },
+  { id: 'streams_vs_direct', section: 'bulk', label: '4 streams with ids: documents/s ÷ straight to the cluster', unit: 'x', read: of('bulk-streams', 'proxy_vs_direct') },
+  { id: 'streams_cpu_per_doc_vs_bare', section: 'bulk', label: "4 streams with ids: the proxy's CPU per document ÷ the bare proxy's", unit: 'x', read: of('bulk-streams', 'cpu_per_doc_ratio_vs_bare') },
+  { id: 'streams_single_bulk_vs_direct', section: 'bulk', label: 'one 1,000-doc bulk at a time: time ÷ straight to the cluster (p50)', unit: 'x', read: of('bulk-streams', 'single_time_ratio') },
+  { id: 'streams_no_ids_vs_direct', section: 'bulk', label: '4 streams without ids: documents/s ÷ straight to the cluster', unit: 'x', read: of('bulk-streams', 'no_ids_vs_direct') },
 ];
 
 function lockViolations(report: BenchReport): number | null {

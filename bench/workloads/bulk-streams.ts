@@ -84,7 +84,7 @@ function addZkRequests(total: WaySlices, before: ProxyStats['zkOps'], after: Pro
   total.singleOps += after.create - before.create + (after.delete - before.delete);
 }
 
-const WAYS = ['direct', 'proxy', 'bare', 'floor'] as const;
+const WAYS = ['direct', 'proxy', 'bare', 'least', 'floor'] as const;
 type Way = (typeof WAYS)[number];
 
 function noSlices(): WaySlices {
@@ -98,6 +98,7 @@ function slicer(env: BenchEnvironment): Record<Way, { run: (durationS: number) =
     direct: { run: streams(env.directUrl), cpuMs: async () => 0 },
     proxy: { run: streams(env.proxyUrl), cpuMs: async () => (await env.proxyStats()).cpuMs },
     bare: { run: streams(env.referenceUrl['node-http']), cpuMs: () => env.referenceCpuMs('node-http') },
+    least: { run: streams(env.lockingReferenceUrl), cpuMs: () => env.lockingReferenceCpuMs() },
     floor: { run: (d) => measureStreamsFloor(env.zookeeper, { streams: STREAMS, documents: STREAM_BULK, durationS: d }), cpuMs: async () => 0 },
   };
 }
@@ -113,7 +114,7 @@ async function streamsWithIds(context: WorkloadContext): Promise<Record<Way, Way
   const sliceS = options.durationS / slices;
   const ways = slicer(env);
   const zkCpu = async (): Promise<JvmCpu> => (await env.zookeeperCpu()) ?? { totalMs: Number.NaN, compilerMs: Number.NaN };
-  const totals: Record<Way, WaySlices> = { direct: noSlices(), proxy: noSlices(), bare: noSlices(), floor: noSlices() };
+  const totals: Record<Way, WaySlices> = { direct: noSlices(), proxy: noSlices(), bare: noSlices(), least: noSlices(), floor: noSlices() };
   await inTurns(
     WAYS,
     slices,
@@ -157,8 +158,9 @@ function floorDocsPerS(floors: readonly StreamsFloor[]): number {
 
 /**
  * Bulks as propagation jobs send them: 4 concurrent streams of 500-document bulks with ids,
- * against the stand-in straight, the bare proxy, and the design's ZooKeeper floor (the same
- * transactions from a raw client, no proxy); then one 1,000-document bulk at a time, and the
+ * against the stand-in straight, the bare proxy, the least ZooKeeper lock for bulks (the bare
+ * proxy taking the floor's two transactions around each bulk) and the design's ZooKeeper floor
+ * (the same transactions from a raw client, no proxy, no Elasticsearch); then one 1,000-document bulk at a time, and the
  * streams without ids, each against the stand-in straight.
  */
 export const bulkStreams: Workload = async (context) => {
@@ -168,7 +170,7 @@ export const bulkStreams: Workload = async (context) => {
   const single = await directVersusProxy(context, 1, SINGLE_BULK, true);
   const noIds = await directVersusProxy(context, STREAMS, STREAM_BULK, false);
   const overlaps = await env.overlaps();
-  const [direct, proxy, bare] = [mergeLoadResults(ways.direct.load), mergeLoadResults(ways.proxy.load), mergeLoadResults(ways.bare.load)];
+  const [direct, proxy, bare, least] = [mergeLoadResults(ways.direct.load), mergeLoadResults(ways.proxy.load), mergeLoadResults(ways.bare.load), mergeLoadResults(ways.least.load)];
   const floorRate = floorDocsPerS(ways.floor.floor);
   const floorDocs = ways.floor.floor.reduce((sum, f) => sum + f.bulks * STREAM_BULK, 0);
   const proxyRate = docsPerS(proxy, STREAMS, STREAM_BULK);
@@ -177,6 +179,9 @@ export const bulkStreams: Workload = async (context) => {
   const proxyCpuPerDoc = ways.proxy.cpuMs / Math.max(1, proxyDocs);
   const bareCpuPerDoc = ways.bare.cpuMs / Math.max(1, bare.ok * STREAM_BULK);
   const vsFloor = proxyRate / floorRate;
+  const leastRate = docsPerS(least, STREAMS, STREAM_BULK);
+  const leastDocs = least.ok * STREAM_BULK;
+  const leastCpuPerDoc = ways.least.cpuMs / Math.max(1, leastDocs);
   const singleRatio = single.proxy.p50Ms / single.direct.p50Ms;
   const noIdsRatio = docsPerS(noIds.proxy, STREAMS, STREAM_BULK) / docsPerS(noIds.direct, STREAMS, STREAM_BULK);
   return {
@@ -188,6 +193,12 @@ export const bulkStreams: Workload = async (context) => {
       zk_floor_docs_per_s: round(floorRate, 0),
       proxy_vs_zk_floor: round(vsFloor),
       proxy_vs_direct: round(proxyRate / directRate),
+      least_lock_docs_per_s: round(leastRate, 0),
+      least_lock_vs_zk_floor: round(leastRate / floorRate),
+      least_lock_vs_direct: round(leastRate / directRate),
+      proxy_vs_least_lock: round(proxyRate / leastRate),
+      least_lock_cpu_ms_per_doc: round(leastCpuPerDoc, 4),
+      least_lock_zk_server_cpu_ms_per_doc: round(ways.least.zkCpuMs / Math.max(1, leastDocs), 4),
       proxy_cpu_ms_per_doc: round(proxyCpuPerDoc, 4),
       bare_cpu_ms_per_doc: round(bareCpuPerDoc, 4),
       cpu_per_doc_ratio_vs_bare: round(proxyCpuPerDoc / bareCpuPerDoc),
@@ -214,7 +225,7 @@ export const bulkStreams: Workload = async (context) => {
       overlaps,
       proxy_non2xx: proxy.non2xx + proxy.errors + single.proxy.non2xx + single.proxy.errors + noIds.proxy.non2xx + noIds.proxy.errors,
     },
-    runs: { direct, proxy, bare, single_direct: single.direct, single_proxy: single.proxy, no_ids_direct: noIds.direct, no_ids_proxy: noIds.proxy },
+    runs: { direct, proxy, bare, least_lock: least, single_direct: single.direct, single_proxy: single.proxy, no_ids_direct: noIds.direct, no_ids_proxy: noIds.proxy },
     targets: [
       target(`${STREAMS} streams of ${STREAM_BULK}-doc bulks with ids >= 0.85x the ZooKeeper floor (documents/s)`, vsFloor, vsFloor >= 0.85),
       target(`one ${SINGLE_BULK.toLocaleString('en')}-doc bulk at a time <= 1.5x direct (p50 time)`, singleRatio, singleRatio <= 1.5),
@@ -222,8 +233,9 @@ export const bulkStreams: Workload = async (context) => {
       target('bulk streams: 0 overlapping writes at the stand-in', overlaps, overlaps === 0),
     ],
     notes: [
-      `${STREAMS} closed loops of ${STREAM_BULK}-document background bulks with ids (consecutive ids of one counter: every bulk names fresh documents), straight to the stand-in, through the proxy, through the bare node:http proxy and as the ZooKeeper floor, in ${slicesFor(options.durationS)} alternating slices; documents/s = ${STREAMS} × ${STREAM_BULK} / mean bulk time`,
+      `${STREAMS} closed loops of ${STREAM_BULK}-document background bulks with ids (consecutive ids of one counter: every bulk names fresh documents), straight to the stand-in, through the proxy, through the bare node:http proxy, through the least ZooKeeper lock for bulks and as the ZooKeeper floor, in ${slicesFor(options.durationS)} alternating slices; documents/s = ${STREAMS} × ${STREAM_BULK} / mean bulk time`,
       `zk_floor_*: the design's ZooKeeper work for the same streams with no proxy — ${STREAMS} loops on one raw-client session (bench/zookeeper-floor.ts), each creating a bulk's ${STREAM_BULK} document containers + privateLocks in one transaction and deleting them in another, back to back; its server CPU is read over the floor's slices`,
+      `least_lock_*: the bare node:http proxy taking the floor's transactions around each bulk (bench/reference-zookeeper-lock.ts: one creating the bulk's document containers + privateLocks before forwarding it, one deleting them after the answer) — what any proxy locking bulks in ZooKeeper costs on this machine, where ZooKeeper, the stand-in, the proxy and the load share the same cores`,
       `*_cpu_ms_per_doc: the serving process's CPU over its own slices / documents it passed; zk_server_cpu_ms_per_doc: the ZooKeeper server's JVM (all its threads) over the proxy's slices / the proxy's documents, *_jit_*: the share of its JIT compiler threads`,
       `single_*: one connection sending ${SINGLE_BULK.toLocaleString('en')}-document bulks with ids; no_ids_*: the ${STREAMS} streams without ids (nothing to lock); stand-in bulk time = ${options.writeMs} ms + ${options.bulkDocMs} ms per document`,
     ],
