@@ -18,6 +18,8 @@ export interface ProxyStats {
   readonly grants: { readonly local: number; readonly zookeeper: number };
   /** CPU time (user + system) the proxy process has used since it started, ms. */
   readonly cpuMs: number;
+  /** How late the proxy's event loop ran a timer since the previous call (mean, p99; ms). */
+  readonly eventLoopDelay: { readonly meanMs: number; readonly p99Ms: number };
 }
 
 /** Upstream clients of the reference bare proxy (bench/reference-proxy-process.ts). */
@@ -89,6 +91,7 @@ function parseProxyStats(value: unknown): ProxyStats {
       zookeeper: numberField(objectField(objectField(value, 'timings'), 'grants'), 'zookeeper'),
     },
     cpuMs: cpuMsOf(value),
+    eventLoopDelay: { meanMs: numberField(objectField(value, 'eventLoopDelay'), 'meanMs'), p99Ms: numberField(objectField(value, 'eventLoopDelay'), 'p99Ms') },
   };
 }
 

@@ -6,9 +6,10 @@
  * "in-process"` runs the same proxy on the in-process lock engine, without ZooKeeper: the edge and
  * the write path alone, the reference that tells their cost from the ZooKeeper lock's.
  * Bench-only listener (not part of the product): `GET /stats` → lock engine counters, exact lock
- * wait/hold samples since the last call, CPU time.
+ * wait/hold samples since the last call, CPU time, the event loop's delay since the last call.
  */
 import { createServer } from 'node:http';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { pino } from 'pino';
 import type { LockEngine } from '../src/lock/lock-engine.js';
 import { MemoryLockEngine } from '../src/lock/memory/memory-lock-engine.js';
@@ -43,8 +44,22 @@ const engineStats = (): unknown => zookeeperEngine?.stats() ?? NO_ZOOKEEPER;
 const runtime = await startProxyRuntime(settings, logger, { lockEngine: engine });
 await waitForLockService(runtime);
 
+// How late the event loop ran a 10 ms timer: every lock answer and watch event waits that long
+// behind the other connections' work (a coarse timer: a 1 ms one costs the proxy CPU of its own).
+const LOOP_TIMER_MS = 10;
+const loopDelay = monitorEventLoopDelay({ resolution: LOOP_TIMER_MS });
+loopDelay.enable();
+
+/** The event loop's delay since the previous call, ms (0 without samples). The histogram holds whole intervals: the timer's own period is taken off. */
+function takeLoopDelay(): { readonly meanMs: number; readonly p99Ms: number } {
+  const lateMs = (intervalNs: number): number => (loopDelay.count > 0 ? Math.max(0, intervalNs / 1e6 - LOOP_TIMER_MS) : 0);
+  const delay = { meanMs: lateMs(loopDelay.mean), p99Ms: lateMs(loopDelay.percentile(99)) };
+  loopDelay.reset();
+  return delay;
+}
+
 const stats = createServer((_req, res) => {
-  const body = { engine: engineStats(), timings: timing.takeTimings(), cpu: process.cpuUsage(), rssBytes: process.memoryUsage().rss };
+  const body = { engine: engineStats(), timings: timing.takeTimings(), cpu: process.cpuUsage(), rssBytes: process.memoryUsage().rss, eventLoopDelay: takeLoopDelay() };
   res.writeHead(200, { 'content-type': 'application/json' });
   res.end(JSON.stringify(body));
 });
