@@ -45,8 +45,9 @@ async function runSlice(context: WorkloadContext, way: Way, durationS: number): 
   const { env } = context;
   await env.overlaps(); // drains the previous slice's writes before the counters are cleared
   await env.resetStandIn();
-  const cpuBefore = (await env.proxyStats()).cpuMs;
+  const cpuBefore = (await env.proxyStats({ sampleEventLoop: true })).cpuMs;
   const load = await runClosedLoop(specOf(context, way, durationS));
+  // Reports the event loop's delay sampled since `cpuBefore`'s call, and stops sampling.
   const after = await env.proxyStats();
   return {
     load,
