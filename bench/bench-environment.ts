@@ -18,6 +18,8 @@ export interface ProxyStats {
   readonly grants: { readonly local: number; readonly zookeeper: number };
   /** CPU time (user + system) the proxy process has used since it started, ms. */
   readonly cpuMs: number;
+  /** How late the proxy's event loop ran a timer since the previous call, when that call asked for sampling (mean, p99; ms; else 0). */
+  readonly eventLoopDelay: { readonly meanMs: number; readonly p99Ms: number };
 }
 
 /** Upstream clients of the reference bare proxy (bench/reference-proxy-process.ts). */
@@ -53,7 +55,8 @@ export interface BenchEnvironment {
   resetStandIn(): Promise<void>;
   /** Waits until the stand-in has no write in flight, then reads its overlap count. */
   overlaps(): Promise<number>;
-  proxyStats(): Promise<ProxyStats>;
+  /** `sampleEventLoop`: sample the event loop's delay from now until the next call, which reports it (off otherwise: it costs the proxy CPU). */
+  proxyStats(options?: { readonly sampleEventLoop?: boolean }): Promise<ProxyStats>;
   /** CPU the ZooKeeper server's JVM has used so far (null with `--zk`, or off Linux). */
   zookeeperCpu(): Promise<JvmCpu | null>;
   close(): Promise<void>;
@@ -89,6 +92,7 @@ function parseProxyStats(value: unknown): ProxyStats {
       zookeeper: numberField(objectField(objectField(value, 'timings'), 'grants'), 'zookeeper'),
     },
     cpuMs: cpuMsOf(value),
+    eventLoopDelay: { meanMs: numberField(objectField(value, 'eventLoopDelay'), 'meanMs'), p99Ms: numberField(objectField(value, 'eventLoopDelay'), 'p99Ms') },
   };
 }
 
@@ -182,7 +186,7 @@ export async function startBenchEnvironment(options: BenchOptions): Promise<Benc
           await sleep(50);
         }
       },
-      proxyStats: async () => parseProxyStats(await getJson(`http://127.0.0.1:${proxy.info.statsPort}/stats`)),
+      proxyStats: async (options) => parseProxyStats(await getJson(`http://127.0.0.1:${proxy.info.statsPort}/stats${options?.sampleEventLoop === true ? '?eventLoop=on' : ''}`)),
       zookeeperCpu: () => jvmCpu(zookeeperPid()),
       close: cleanup,
     };

@@ -6,9 +6,11 @@
  * "in-process"` runs the same proxy on the in-process lock engine, without ZooKeeper: the edge and
  * the write path alone, the reference that tells their cost from the ZooKeeper lock's.
  * Bench-only listener (not part of the product): `GET /stats` → lock engine counters, exact lock
- * wait/hold samples since the last call, CPU time.
+ * wait/hold samples since the last call, CPU time, the event loop's delay since the last call if
+ * that one was `?eventLoop=on` (sampled only from such a call to the next call).
  */
 import { createServer } from 'node:http';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { pino } from 'pino';
 import type { LockEngine } from '../src/lock/lock-engine.js';
 import { MemoryLockEngine } from '../src/lock/memory/memory-lock-engine.js';
@@ -43,8 +45,33 @@ const engineStats = (): unknown => zookeeperEngine?.stats() ?? NO_ZOOKEEPER;
 const runtime = await startProxyRuntime(settings, logger, { lockEngine: engine });
 await waitForLockService(runtime);
 
-const stats = createServer((_req, res) => {
-  const body = { engine: engineStats(), timings: timing.takeTimings(), cpu: process.cpuUsage(), rssBytes: process.memoryUsage().rss };
+// How late the event loop ran a 10 ms timer: every lock answer and watch event waits that long
+// behind the other connections' work. Sampled only for the workloads that ask (its timer costs
+// about 3 ms of CPU a second, which would show in the CPU-per-write figures of the others).
+const LOOP_TIMER_MS = 10;
+const loopDelay = monitorEventLoopDelay({ resolution: LOOP_TIMER_MS });
+let sampling = false;
+
+/**
+ * The event loop's delay since the previous call, if that one turned sampling on (else 0), and
+ * sampling on from now when `on`, off otherwise. The histogram holds whole intervals: the timer's
+ * own period is taken off.
+ */
+function takeLoopDelay(on: boolean): { readonly meanMs: number; readonly p99Ms: number } {
+  const lateMs = (intervalNs: number): number => (sampling && loopDelay.count > 0 ? Math.max(0, intervalNs / 1e6 - LOOP_TIMER_MS) : 0);
+  const delay = { meanMs: lateMs(loopDelay.mean), p99Ms: lateMs(loopDelay.percentile(99)) };
+  loopDelay.reset();
+  if (on !== sampling) {
+    if (on) loopDelay.enable();
+    else loopDelay.disable();
+    sampling = on;
+  }
+  return delay;
+}
+
+const stats = createServer((req, res) => {
+  const sampleLoop = new URL(req.url ?? '/', 'http://stats').searchParams.get('eventLoop') === 'on';
+  const body = { engine: engineStats(), timings: timing.takeTimings(), cpu: process.cpuUsage(), rssBytes: process.memoryUsage().rss, eventLoopDelay: takeLoopDelay(sampleLoop) };
   res.writeHead(200, { 'content-type': 'application/json' });
   res.end(JSON.stringify(body));
 });

@@ -114,9 +114,11 @@ async function nextLine(side: SideProcess): Promise<unknown> {
  * The same hand-over between two processes, each with its own session (as two proxies are): each
  * takes privateLock when its entry is the lowest and gives it back at once with a yield's
  * transaction (zookeeper-handover-side-process.ts), `handOvers` times each. The mean time per
- * hand-over, with both processes woken up every time as the proxies are.
+ * hand-over, with both processes woken up every time as the proxies are. `during`: started once
+ * both sides are ready, together with their hand-overs, and awaited with them (a load the floor
+ * is to be measured under).
  */
-export async function measureTwoProcessHandOver(zookeeper: string, handOvers = 500): Promise<number> {
+export async function measureTwoProcessHandOver(zookeeper: string, handOvers = 500, during?: () => Promise<unknown>): Promise<number> {
   const { client, close } = await connectRawClient(zookeeper, SESSION_TIMEOUT_MS);
   const docPath = `${ROOT}/two-${Date.now().toString(36)}`;
   try {
@@ -128,8 +130,10 @@ export async function measureTwoProcessHandOver(zookeeper: string, handOvers = 5
   const sides = [startSide(zookeeper, docPath, handOvers), startSide(zookeeper, docPath, handOvers)];
   try {
     for (const side of sides) await nextLine(side);
+    const load = during?.();
     for (const side of sides) side.child.stdin?.write('go\n');
     const elapsed = await Promise.all(sides.map(async (side) => numberField(await nextLine(side), 'elapsedMs')));
+    await load;
     return Math.max(...elapsed) / (2 * handOvers);
   } finally {
     for (const side of sides) {

@@ -17,6 +17,9 @@ interface WayResult {
   /** The first proxy's lock grants in the slice: passed on inside it, and from ZooKeeper. */
   readonly localGrants: number;
   readonly zookeeperGrants: number;
+  /** The first proxy's event-loop delay in the slice, ms (mean; p99). */
+  readonly loopDelayMs: number;
+  readonly loopDelayP99Ms: number;
 }
 
 function specOf(context: WorkloadContext, way: Way, durationS: number): ClosedLoopSpec {
@@ -42,10 +45,19 @@ async function runSlice(context: WorkloadContext, way: Way, durationS: number): 
   const { env } = context;
   await env.overlaps(); // drains the previous slice's writes before the counters are cleared
   await env.resetStandIn();
-  const cpuBefore = (await env.proxyStats()).cpuMs;
+  const cpuBefore = (await env.proxyStats({ sampleEventLoop: true })).cpuMs;
   const load = await runClosedLoop(specOf(context, way, durationS));
+  // Reports the event loop's delay sampled since `cpuBefore`'s call, and stops sampling.
   const after = await env.proxyStats();
-  return { load, overlaps: await env.overlaps(), proxyCpuMs: after.cpuMs - cpuBefore, localGrants: after.grants.local, zookeeperGrants: after.grants.zookeeper };
+  return {
+    load,
+    overlaps: await env.overlaps(),
+    proxyCpuMs: after.cpuMs - cpuBefore,
+    localGrants: after.grants.local,
+    zookeeperGrants: after.grants.zookeeper,
+    loopDelayMs: after.eventLoopDelay.meanMs,
+    loopDelayP99Ms: after.eventLoopDelay.p99Ms,
+  };
 }
 
 /**
@@ -70,6 +82,8 @@ async function runWays(context: WorkloadContext): Promise<Record<Way, WayResult>
       proxyCpuMs: results.reduce((sum, r) => sum + r.proxyCpuMs, 0),
       localGrants: results.reduce((sum, r) => sum + r.localGrants, 0),
       zookeeperGrants: results.reduce((sum, r) => sum + r.zookeeperGrants, 0),
+      loopDelayMs: results.reduce((sum, r) => sum + r.loopDelayMs, 0) / Math.max(1, results.length),
+      loopDelayP99Ms: results.reduce((sum, r) => sum + r.loopDelayP99Ms, 0) / Math.max(1, results.length),
     };
   }
   return merged;
@@ -94,6 +108,9 @@ export const writeHot: Workload = async (context) => {
   const quick = options.durationS <= 1;
   const floor = await measureHandOverFloor(context.env.zookeeper, quick ? { rounds: 20, warmupRounds: 10 } : {});
   const twoProcessHandOverMs = await measureTwoProcessHandOver(context.env.zookeeper, quick ? 20 : 500);
+  // The same floor while the two proxies serve their writers: the machine as busy as in their slices.
+  const underLoadS = Math.max(1, options.durationS / 2);
+  const twoProcessUnderLoadMs = await measureTwoProcessHandOver(context.env.zookeeper, quick ? 20 : 100, () => runClosedLoop(specOf(context, 'two-proxies', underLoadS)));
   // Two proxies at best: one proxy's pace, less one floor hand-over (two commits and a watch
   // event) per ZooKeeper grant, during which the document is idle.
   const proxyWriteMs = (1000 * DOCUMENTS) / Math.max(1e-9, proxy.load.rps);
@@ -101,6 +118,7 @@ export const writeHot: Workload = async (context) => {
   const ceilingWith = (handOverMs: number): number => ofPerfect * ((writesPerGrant * proxyWriteMs) / (writesPerGrant * proxyWriteMs + handOverMs));
   const twoCeiling = ceilingWith(floor.handOverMeanMs);
   const twoProcessCeiling = ceilingWith(twoProcessHandOverMs);
+  const underLoadCeiling = ceilingWith(twoProcessUnderLoadMs);
   // What one hand-over between the proxies actually left the document idle: the two proxies' longer
   // time per write, over the writes one ZooKeeper grant served.
   const twoProxiesWriteMs = (1000 * DOCUMENTS) / Math.max(1e-9, twoProxies.load.rps);
@@ -136,6 +154,11 @@ export const writeHot: Workload = async (context) => {
       two_proxies_ceiling_vs_perfect: round(twoCeiling),
       two_proxies_vs_ceiling: round(twoOfPerfect / twoCeiling),
       two_proxies_ceiling_two_processes_vs_perfect: round(twoProcessCeiling),
+      zk_handover_two_processes_under_load_mean_ms: round(twoProcessUnderLoadMs),
+      two_proxies_ceiling_under_load_vs_perfect: round(underLoadCeiling),
+      proxy_event_loop_delay_mean_ms: round(proxy.loopDelayMs),
+      two_proxies_event_loop_delay_mean_ms: round(twoProxies.loopDelayMs),
+      two_proxies_event_loop_delay_p99_ms: round(twoProxies.loopDelayP99Ms),
     },
     runs: { direct: direct.load, perfect: perfect.load, proxy: proxy.load, two_proxies: twoProxies.load },
     targets: [
@@ -150,6 +173,8 @@ export const writeHot: Workload = async (context) => {
       '*_grants_per_zookeeper_grant: the first proxy\'s lock grants per grant it took from ZooKeeper (the others passed on inside it); ' +
         'zk_handover_floor_*: one hand-over of privateLock between two raw sessions in the proxy\'s node layout, after the ways (bench/zookeeper-handover-floor.ts: the holder\'s yield transaction, the waiter\'s watch event, its create: two commits); ' +
         'zk_handover_two_processes_mean_ms: the same hand-over between two processes with a session each, back and forth (bench/zookeeper-handover-side-process.ts), mean; ' +
+        'zk_handover_two_processes_under_load_mean_ms: the same, 100 hand-overs each way while the two proxies serve the writers (not a counted slice): the floor on a machine as busy as in their slices; ' +
+        '*_event_loop_delay_*: how late the first proxy\'s event loop ran a 10 ms timer in the slices (every ZooKeeper answer and watch event waits as long); ' +
         'two_proxies_ceiling_*vs_perfect: one proxy\'s ratio with one hand-over (the floor\'s mean; the two processes\' mean) per ZooKeeper grant added to the time of the writes that grant serves; ' +
         'two_proxies_handover_idle_ms: the two proxies\' time per write per document less one proxy\'s, times the writes per ZooKeeper grant: what one hand-over between the proxies cost',
     ],

@@ -46,6 +46,8 @@ export class ReleaseBatcher {
   private pending: Pending[] = [];
   private readonly pendingDocs = new Set<string>();
   private scheduled: NodeJS.Immediate | null = null;
+  /** A flush is queued as a microtask (`now` releases). */
+  private flushQueued = false;
   private readonly inFlight = new Set<Promise<void>>();
   /** This batcher's transactions sent and not answered yet (`coalesced` releases wait for them). */
   private txnsOnTheirWay = 0;
@@ -69,7 +71,8 @@ export class ReleaseBatcher {
     return new Promise((done) => {
       this.pending.push({ item, done });
       this.pendingDocs.add(item.docPath);
-      if (pace === 'now' || this.txnsOnTheirWay === 0) this.scheduleFlush();
+      if (pace === 'now') this.flushSoon();
+      else if (this.txnsOnTheirWay === 0) this.scheduleFlush();
     });
   }
 
@@ -131,6 +134,16 @@ export class ReleaseBatcher {
 
   private scheduleFlush(): void {
     this.scheduled ??= setImmediate(() => this.flush());
+  }
+
+  /** Once the code now running has made its releases (a bulk releases its keys in one loop). */
+  private flushSoon(): void {
+    if (this.flushQueued) return;
+    this.flushQueued = true;
+    queueMicrotask(() => {
+      this.flushQueued = false;
+      if (this.pending.length > 0) this.flush();
+    });
   }
 
   private flush(): void {

@@ -49,8 +49,12 @@ export interface PendingRelease {
 }
 
 /**
- * How soon a release is sent. `now`: with the other releases of this event-loop turn. `coalesced`
- * (nobody else is known to wait for the document): the same when none of this batcher's
+ * How soon a release is sent. `now` (somebody may wait for the document): as soon as the code
+ * that released it has run, with the other releases made in that same run (a bulk's), not after
+ * the event loop's next turn — another process waiting for it takes the lock only after this
+ * transaction and its watch event, and that turn (the answers and requests of every other
+ * connection) came on top of every hand-over between processes. `coalesced` (nobody else is
+ * known to wait): with the other releases of this event-loop turn when none of this batcher's
  * transactions is on its way, else with the next one, sent when they are all answered. Under load
  * that makes one transaction of what would be several, which the server then does not put ahead
  * of the acquisitions sent meanwhile (alternating write-uncontended runs: 0.72–0.86x the bare proxy's throughput against 0.69–0.82x).

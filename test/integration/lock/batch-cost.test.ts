@@ -207,6 +207,39 @@ describe('batch acquisition cost', () => {
     }
   });
 
+  it('sends a release another process waits for before the event loop turns again', async () => {
+    const settings = zkSettings(zk.connectString);
+    const [engine, other] = [pool.open(settings), pool.open(settings)];
+    const hot = { index: 'release-turn', id: 'hot' };
+    const raw = await connectRawClient(zk.connectString, 4_000);
+    const docPath = documentPath(normalizeRoot(settings.lockRoot), hot);
+    const entriesQueued = async (count: number): Promise<void> =>
+      vi.waitFor(async () => expect((await childrenOrEmpty(raw.client, docPath)).filter((child) => child.startsWith('A-'))).toHaveLength(count));
+    let held: HeldLock;
+    let waiting: Promise<HeldLock>;
+    try {
+      // Taken through the queue, so this process knows the document is contended.
+      const othersFirst = await other.acquire(hot, 'foreground', { timeoutMs: 10_000, owner: owner('other-1') });
+      const ours = engine.acquire(hot, 'foreground', { timeoutMs: 10_000, owner: owner('ours') });
+      await entriesQueued(1);
+      await othersFirst.release();
+      held = await ours;
+      waiting = other.acquire(hot, 'foreground', { timeoutMs: 10_000, owner: owner('other-2') });
+      await entriesQueued(2);
+    } finally {
+      await raw.close();
+    }
+    const before = engine.stats().zkOps.multi;
+    // Scheduled before the release: it runs at the event loop's next turn, ahead of anything the release schedules for that turn.
+    const sentByNextTurn = new Promise<number>((resolve) => setImmediate(() => resolve(engine.stats().zkOps.multi - before)));
+    const released = held.release();
+    expect(await sentByNextTurn, 'the release transaction went out before the next turn').toBe(1);
+    await released;
+    const theirs = await waiting;
+    expect(theirs.fencingToken).toBeGreaterThan(held.fencingToken);
+    await theirs.release();
+  });
+
   it('stays one transaction when the index container was reaped since this process last saw it', async () => {
     const settings = zkSettings(zk.connectString);
     const engine = pool.open(settings);
