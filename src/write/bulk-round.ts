@@ -31,15 +31,20 @@ export interface RoundOutcome {
  * request order. When every key of the first round is granted at once, the original body goes
  * through untouched and the answer streams back.
  *
- * One sub-bulk of a request is in flight at a time, and the grants that come meanwhile go
- * together as the next: the lock engine grants a large bulk in several transactions, and the
- * first sub-bulk is at the cluster while ZooKeeper commits the next. The client's one bulk never
- * becomes many concurrent requests, and when the first sub-bulk is rejected as a whole (auth, a
- * bad parameter) nothing else has gone and the client gets that answer.
+ * The first sub-bulk of a request goes alone: when it is rejected as a whole (auth, a bad
+ * parameter) nothing else has gone and the client gets that answer. Once it is answered, up to
+ * `SUB_BULKS_AT_THE_CLUSTER` sub-bulks of the request are at the cluster at once, and the grants
+ * that come while that many are there go together as the next. The lock engine grants a large
+ * bulk in several transactions; one sub-bulk at a time made the request pay the cluster's fixed
+ * cost per sub-bulk one after the other, and a late grant wait for the sub-bulk before it.
+ * Concurrent sub-bulks never share a document: a document's items all go with its key's grant.
  */
 export async function runRound(run: BulkRun, pending: readonly KeyedBulkItem[], firstRound: boolean): Promise<RoundOutcome> {
   return new Round(run, pending, firstRound).execute();
 }
+
+/** Sub-bulks of one request at the cluster at once, after its first was answered: bounded work per request. */
+const SUB_BULKS_AT_THE_CLUSTER = 2;
 
 class Round {
   private readonly byKey = new Map<string, KeyedBulkItem[]>();
@@ -48,8 +53,10 @@ class Round {
   private granted: HeldLock[] = [];
   private flushScheduled = false;
   private readonly inFlight: Promise<void>[] = [];
-  /** A sub-bulk is at the cluster: grants wait in `granted` and go together when it is answered. */
-  private subBulkInFlight = false;
+  /** Sub-bulks at the cluster: at the limit, grants wait in `granted` and go together when one is answered. */
+  private subBulksInFlight = 0;
+  /** A sub-bulk of this request was answered (in an earlier round, or this one): the next may overlap. */
+  private oneAnswered: boolean;
   /** `acquireEach` has settled every key: no grant comes any more. */
   private acquisitionOver = false;
   private answered = false;
@@ -71,6 +78,7 @@ class Round {
     }
     this.unkeyed = pending.filter((keyed) => keyed.key === null);
     this.keys = distinctKeys(pending);
+    this.oneAnswered = run.forwardedAnything;
     this.fenceable = run.deps.settings().proxy.fencing === 'on' ? fenceableItems(run.exchange.body, pending) : new Map();
   }
 
@@ -111,13 +119,13 @@ class Round {
   }
 
   /**
-   * Sends what is granted as the next sub-bulk, unless one is at the cluster. Once no grant can
-   * come any more, items without a lock that no sub-bulk carried (every key failed) go on their
-   * own — after the sub-bulk in flight, like every other sub-bulk.
+   * Sends what is granted as the next sub-bulk, unless the request's sub-bulks at the cluster are
+   * at their limit. Once no grant can come any more, items without a lock that no sub-bulk
+   * carried (every key failed) go on their own — when there is room, like every other sub-bulk.
    */
   private flush(): void {
     this.flushScheduled = false;
-    if (this.subBulkInFlight) return;
+    if (this.subBulksInFlight >= (this.oneAnswered ? SUB_BULKS_AT_THE_CLUSTER : 1)) return;
     if (this.granted.length === 0 && !(this.acquisitionOver && this.unkeyed.length > 0)) return;
     const locks = this.granted;
     this.granted = [];
@@ -135,11 +143,12 @@ class Round {
   }
 
   private async nextSubBulk(locks: readonly HeldLock[]): Promise<void> {
-    this.subBulkInFlight = true;
+    this.subBulksInFlight++;
     try {
       await this.forwardSubBulk(locks);
     } finally {
-      this.subBulkInFlight = false;
+      this.subBulksInFlight--;
+      this.oneAnswered = true;
       // Synchronously, before this promise settles: `settle` sees the next one in `inFlight`.
       this.flush();
     }

@@ -3,7 +3,7 @@ import { LocalQueue } from '../local-queue.js';
 import type { LockAcquisition } from '../lock-acquisition.js';
 import type { LockKey, Priority } from '../lock-engine.js';
 import { LockUnavailableError } from '../lock-errors.js';
-import { encodeNodeData } from '../lock-node-data.js';
+import { encodeRequestNodeData } from '../lock-node-data.js';
 import { prefixFor } from '../queue-order.js';
 import { PRIVATE_LOCK } from './znode-names.js';
 import type { Link } from './connection.js';
@@ -183,13 +183,10 @@ export abstract class CohortBase {
 
   protected nodeData(): string {
     const first = this.waiters.peek() ?? this.holder;
-    const request = first?.group.request;
-    return encodeNodeData({
+    return encodeRequestNodeData(first?.group.request ?? null, {
       guid: this.guid,
-      owner: request?.owner ?? null,
       priority: first?.priority ?? null,
       acquiredAt: Date.now(),
-      message: request?.message ?? '',
       entry: this.nodes.entry,
     });
   }

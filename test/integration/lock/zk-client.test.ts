@@ -110,6 +110,27 @@ describe('ZkClient.multi', () => {
     expect((await client.getChildren2('/tx/doc')).stat.numChildren).toBe(2);
   });
 
+  it('writes every op\'s path and data as given: UTF-8 text, Buffers, no data, and a thousand ops in one transaction', async () => {
+    const text = 'ünï "quoted" 😀 \u0000 lone \ud800 end';
+    const bytes = Buffer.from([0, 1, 2, 250, 255]);
+    const many = Array.from({ length: 1_000 }, (_, i) => ({ type: 'create' as const, path: `/utf/many/doc-€-${i}`, data: `data ${i} ${'x'.repeat(i % 50)}`, mode: 'persistent' as const }));
+    await client.multi([
+      { type: 'create', path: '/utf', mode: 'persistent' },
+      { type: 'create', path: '/utf/ünï-€', data: text, mode: 'persistent' },
+      { type: 'create', path: '/utf/bytes', data: bytes, mode: 'persistent' },
+      { type: 'create', path: '/utf/empty', mode: 'persistent' },
+      { type: 'create', path: '/utf/many', mode: 'persistent' },
+      ...many,
+    ]);
+
+    // An unpaired surrogate cannot be UTF-8: it is replaced, as every string the addon sends.
+    expect((await client.get('/utf/ünï-€')).data?.toString('utf8')).toBe(text.replace('\ud800', '\ufffd'));
+    expect((await client.get('/utf/bytes')).data).toEqual(bytes);
+    expect((await client.get('/utf/empty')).data?.length ?? 0).toBe(0);
+    for (const i of [0, 1, 499, 999]) expect((await client.get(`/utf/many/doc-€-${i}`)).data?.toString('utf8')).toBe(many[i]!.data);
+    expect((await client.getChildren('/utf/many')).length).toBe(1_000);
+  });
+
   it('sends transactions larger than the socket takes at once whole, in parts that line up', async () => {
     // The addon frames each request's length into its bytes (one send per request instead of the
     // C client's two). With the link frozen, 8 transactions of 900 KB fill the socket buffers: the

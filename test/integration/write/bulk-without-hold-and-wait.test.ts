@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { HeldLock } from '../../../src/lock/lock-engine.js';
+import type { Gate } from '../../support/es-stand-in.js';
 import { LOCK_BACKENDS } from '../../support/lock-backends.js';
 import { eventually, startWriteStack, type WriteStack } from '../../support/write-stack.js';
 import { BACKGROUND, ndjson, send } from './write-client.js';
@@ -53,11 +54,11 @@ describe.each(LOCK_BACKENDS)('bulk without hold-and-wait ($name locks)', (backen
     expect(response.json.errors).toBe(false);
   });
 
-  it('keeps one sub-bulk at the cluster at a time: the grants that come meanwhile go together as the next', async () => {
+  it('sends the first sub-bulk alone, then up to two at the cluster at once, never two with one document', async () => {
     const index = `nhw-${locks}-chain`;
     const engine = stack.proxies[0]!.locks;
     const blockers = new Map<string, HeldLock>();
-    for (const id of ['h1', 'h2', 'h3']) blockers.set(id, await engine.acquire({ index, id }, 'foreground', { timeoutMs: 5_000, owner: OWNER }));
+    for (const id of ['h1', 'h2', 'h3', 'h4']) blockers.set(id, await engine.acquire({ index, id }, 'foreground', { timeoutMs: 5_000, owner: OWNER }));
     /** Hands a blocked document to the bulk and waits until the bulk holds it. */
     const handOver = async (id: string): Promise<void> => {
       await blockers.get(id)!.release();
@@ -66,33 +67,46 @@ describe.each(LOCK_BACKENDS)('bulk without hold-and-wait ($name locks)', (backen
         return holder !== null && holder.owner.requestId !== OWNER.requestId;
       });
     };
-    const firstAtCluster = stack.standIn.gateDocument(index, 'a');
-    const secondAtCluster = stack.standIn.gateDocument(index, 'h1');
+    const atCluster = new Map(['a', 'h1', 'h2', 'h3'].map((id) => [id, stack.standIn.gateDocument(index, id)]));
+    const gate = (id: string): Gate => atCluster.get(id)!;
     const before = bulks().length;
-    const answer = send(url, 'POST', '/_bulk', bulkBody(index, ['a', 'h1', 'b', 'h2', 'c', 'h3']), { ...NDJSON, ...BACKGROUND });
+    const ids = ['a', 'h1', 'b', 'h2', 'c', 'h3', 'h4', 'h4'];
+    const answer = send(url, 'POST', '/_bulk', bulkBody(index, ids), { ...NDJSON, ...BACKGROUND });
 
-    await firstAtCluster.arrived();
+    await gate('a').arrived();
     await handOver('h1');
-    await handOver('h2');
+    // The first sub-bulk is alone at the cluster until it is answered: h1's item waits.
     expect(bulks().slice(before)).toEqual([['a', 'b', 'c']]);
-    firstAtCluster.release();
+    gate('a').release();
 
-    await secondAtCluster.arrived();
-    expect(bulks().slice(before)).toEqual([['a', 'b', 'c'], ['h1', 'h2']]);
+    await gate('h1').arrived();
+    await handOver('h2');
+    // Once one sub-bulk was answered, the next goes beside the one at the cluster.
+    await gate('h2').arrived();
+    expect(bulks().slice(before)).toEqual([['a', 'b', 'c'], ['h1'], ['h2']]);
     await handOver('h3');
-    // h3's lock is held for the bulk, yet its item waits for the sub-bulk at the cluster.
-    expect(bulks().slice(before)).toEqual([['a', 'b', 'c'], ['h1', 'h2']]);
-    secondAtCluster.release();
+    await handOver('h4');
+    // Two are at the cluster: h3's and h4's items wait, and go together when one is answered.
+    expect(bulks().slice(before)).toEqual([['a', 'b', 'c'], ['h1'], ['h2']]);
+    gate('h1').release();
+    await gate('h3').arrived();
+    gate('h3').release();
+    gate('h2').release();
 
     const response = await answer;
     expect(response.status).toBe(200);
-    expect(bulks().slice(before)).toEqual([['a', 'b', 'c'], ['h1', 'h2'], ['h3']]);
+    expect(bulks().slice(before)).toEqual([['a', 'b', 'c'], ['h1'], ['h2'], ['h3', 'h4', 'h4']]);
     const subBulks = stack.standIn.requests.filter((r) => r.url === '/_bulk').slice(before);
-    for (let n = 1; n < subBulks.length; n++) expect(subBulks[n]!.arrivedAt).toBeGreaterThanOrEqual(subBulks[n - 1]!.finishedAt!);
+    for (const later of subBulks.slice(1)) expect(later.arrivedAt).toBeGreaterThanOrEqual(subBulks[0]!.finishedAt!);
+    // At most two at the cluster at any moment (counted as each one arrives).
+    for (const sub of subBulks) expect(subBulks.filter((other) => other.arrivedAt <= sub.arrivedAt && sub.arrivedAt < other.finishedAt!).length).toBeLessThanOrEqual(2);
     const items = response.json.items as Record<string, { _id: string; status: number }>[];
-    expect(items.map((item) => item.index!._id)).toEqual(['a', 'h1', 'b', 'h2', 'c', 'h3']);
+    expect(items.map((item) => item.index!._id)).toEqual(ids);
     expect(response.json.errors).toBe(false);
     expect(['a', 'h1', 'b', 'h2', 'c', 'h3'].map((id) => stack.standIn.document(index, id)?.source)).toEqual([0, 1, 2, 3, 4, 5].map((n) => ({ n })));
+    // h4's two items in the client's order: the second one wins.
+    expect(stack.standIn.document(index, 'h4')?.source).toEqual({ n: 7 });
+    expect(stack.standIn.overlaps.count).toBe(0);
   });
 
   it('sends the original body untouched when every lock is had at once', async () => {
