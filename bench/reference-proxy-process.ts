@@ -30,15 +30,14 @@ async function readBody(req: IncomingMessage): Promise<Buffer> {
 
 /** A bulk's documents all locked in one transaction before `forward`, released in one after. */
 function lockingBulk(lock: ReferenceLock, forward: Handler, req: IncomingMessage, res: ServerResponse): void {
-  readBody(req).then(
-    async (body) => {
+  readBody(req)
+    .then(async (body) => {
       const documents = lock.documentsOfBulk(body.toString('utf8'));
       await lock.acquireAll(documents);
       res.once('close', () => lock.releaseAll(documents));
       forward(req, res, body);
-    },
-    () => res.destroy(),
-  ).catch(() => res.destroy());
+    })
+    .catch(() => res.destroy());
 }
 
 /** The lock taken before `forward`, released once the answer has gone back (or the client left). */

@@ -43,10 +43,8 @@ const encodedRequests = new WeakMap<LockRequest, EncodedRequest>();
  */
 export function encodeRequestNodeData(request: LockRequest | null, own: OwnNodeData): string {
   const shared = request === null ? NO_REQUEST : encodedOnce(request);
-  const guid = own.guid === null ? 'null' : JSON.stringify(own.guid);
-  const priority = own.priority === null ? 'null' : `"${own.priority}"`;
-  const entry = own.entry === null ? 'null' : JSON.stringify(own.entry);
-  return `{"guid":${guid},"owner":${shared.owner},"priority":${priority},"acquiredAt":${JSON.stringify(own.acquiredAt)},"message":${shared.message},"entry":${entry}}`;
+  const json = JSON.stringify;
+  return `{"guid":${json(own.guid)},"owner":${shared.owner},"priority":${json(own.priority)},"acquiredAt":${json(own.acquiredAt)},"message":${shared.message},"entry":${json(own.entry)}}`;
 }
 
 function encodedOnce(request: LockRequest): EncodedRequest {
