@@ -25,11 +25,6 @@ interface Candidate {
   /** The document container exists (known from our cache or just read); false: create it. */
   exists: boolean;
   docVersion: number;
-  /**
-   * An existing container's czxid when this process created it and the read before the transaction
-   * found that same node: the release deletes it as it deletes the ones the transaction creates.
-   */
-  ownCzxid: number | null;
   /** Children read before the transaction (none for a document we create). */
   children: readonly string[];
 }
@@ -100,7 +95,7 @@ async function acquireChunk(ctx: EngineContext, locks: readonly DocumentLock[], 
     if (classifyFailure(error).kind === 'refused') ctx.logger.error({ err: error }, 'cannot create the lock root');
     return;
   }
-  const candidates = wanted.map((lock) => ({ lock, exists: ctx.containers.isKnown(lock.docPath), docVersion: 0, ownCzxid: null, children: [] }));
+  const candidates = wanted.map((lock) => ({ lock, exists: ctx.containers.isKnown(lock.docPath), docVersion: 0, children: [] }));
   // The known documents' reads go out first and their transaction follows as soon as they are
   // answered (one session answers in order): the fresh documents' transaction, issued right
   // behind the reads, waits for neither, and a known one reaped since refuses nothing of theirs.
@@ -147,25 +142,12 @@ async function readExisting(ctx: EngineContext, link: Link, candidates: readonly
       candidate.lock.contendedInBatch();
       return;
     }
-    candidate.ownCzxid = ownContainer(ctx, candidate.lock.docPath, read.value.stat.czxid);
-    ctx.containers.remember(candidate.lock.docPath, candidate.ownCzxid);
+    ctx.containers.remember(candidate.lock.docPath);
     candidate.docVersion = read.value.stat.version;
     candidate.children = read.value.children;
     free.push(candidate);
   });
   return free;
-}
-
-/**
- * `czxid` when the container read at `docPath` is the very node this process created (an earlier
- * lock's, kept because it was written again or somebody queued under it): deleting it at the
- * release, empty and at the version read, is what the server's reaper would do a transaction
- * later, and the next acquisition creates it in its own transaction instead of reading it first.
- * Null for a node created by anybody else (a persistent one of another client, say).
- */
-function ownContainer(ctx: EngineContext, docPath: string, czxid: number): number | null {
-  const created = ctx.containers.createdCzxid(docPath);
-  return created !== null && created === czxid ? created : null;
 }
 
 /** privateLock held, or an entry that a newcomer of the lock's rank must wait behind. */
@@ -317,13 +299,10 @@ function granted(
   options: BatchOptions,
 ): void {
   for (const [index, candidate] of plan.lockOps) {
-    const czxid = results[index]?.stat?.czxid ?? 0;
     candidate.lock.grantedInBatch({
-      czxid,
+      czxid: results[index]?.stat?.czxid ?? 0,
       docVersion: candidate.docVersion,
-      createdDocument: !candidate.exists || candidate.ownCzxid !== null,
-      // A container created in this transaction has its privateLock's czxid (one zxid per transaction).
-      documentCzxid: candidate.exists ? candidate.ownCzxid : czxid === 0 ? null : czxid,
+      createdDocument: !candidate.exists,
       children: candidate.exists ? candidate.children : [],
       mayLinger: options.mayLinger,
     });
@@ -338,7 +317,6 @@ async function afterRefusal(ctx: EngineContext, link: Link, plan: Plan, failedIn
     // Its document was reaped since we read it: create it with the others.
     ctx.containers.forgetPath(lockCandidate.lock.docPath);
     lockCandidate.exists = false;
-    lockCandidate.ownCzxid = null;
     return candidates;
   }
   if (lockCandidate !== undefined) {

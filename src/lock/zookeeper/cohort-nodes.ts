@@ -19,13 +19,8 @@ export class CohortNodes {
   docVersion = 0;
   /** The forced-release epoch known before our latest privateLock create was issued. */
   epochAtCreate = 0;
-  /**
-   * The document container is this process's: the transaction that granted our privateLock created
-   * it, or created it earlier and a read right before the grant found that same node (see `deletesDocument`).
-   */
+  /** The transaction that granted our privateLock created the document container (see `deletesDocument`). */
   createdDocument = false;
-  /** The document container's czxid when `createdDocument` and known: remembered with it when it stays. */
-  documentCzxid: number | null = null;
   privateLockGone = false;
   /** A create (or transaction) of ours may have been applied without us seeing the answer. */
   uncertain = false;
@@ -43,7 +38,6 @@ export class CohortNodes {
     this.ownedCzxid = czxid;
     this.docVersion = docVersion;
     this.createdDocument = false;
-    this.documentCzxid = null;
   }
 
   /** privateLock is not ours any more (given back, or found gone). */

@@ -69,15 +69,8 @@ export abstract class OwningCohort extends CohortBase {
       if (this.nodes.uncertain) await this.recovery.findOwnNodes();
       const deleteDocument = this.deletesDocument();
       if (deleteDocument) this.ctx.containers.forgetPath(this.docPath);
-      else if (this.nodes.createdDocument) this.ctx.containers.remember(this.docPath, this.nodes.documentCzxid);
-      const item = {
-        docPath: this.docPath,
-        generation: this.generation,
-        privateLock: this.nodes.heldLock(this.holderWatch),
-        entry: this.nodes.entry,
-        deleteDocument,
-        documentCzxid: this.nodes.documentCzxid,
-      };
+      else if (this.nodes.createdDocument) this.ctx.containers.remember(this.docPath);
+      const item = { docPath: this.docPath, generation: this.generation, privateLock: this.nodes.heldLock(this.holderWatch), entry: this.nodes.entry, deleteDocument };
       await this.ctx.releases.submit(item, this.releasePace());
     } finally {
       this.ctx.releasing.delete(this.guid);

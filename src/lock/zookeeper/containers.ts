@@ -34,14 +34,7 @@ export function parentChain(root: string, index: string, doc: string): ParentNod
 }
 
 /** One sighting of a node: compared by identity, it tells a belief from a newer one of the same path. */
-export class Sighting {
-  /** The node's czxid when this process's own transaction created it (a czxid names one node, ever); null otherwise. */
-  readonly createdCzxid: number | null;
-
-  constructor(createdCzxid: number | null = null) {
-    this.createdCzxid = createdCzxid;
-  }
-}
+export class Sighting {}
 
 /**
  * Which index/document CONTAINER nodes this process believes exist, so a warm key costs no
@@ -73,15 +66,9 @@ export class ContainerCache {
     return state instanceof Sighting ? state : undefined;
   }
 
-  /** Created or seen by us (e.g. in a batch transaction); `createdCzxid` when our transaction created it. */
-  remember(path: string, createdCzxid: number | null = null): void {
-    this.known.set(path, new Sighting(createdCzxid));
-  }
-
-  /** The czxid `path` had when this process created it, while it is believed to exist; null when another created it or it is not known. */
-  createdCzxid(path: string): number | null {
-    const state = this.known.peek(path);
-    return state instanceof Sighting ? state.createdCzxid : null;
+  /** Created or seen by us (e.g. in a batch transaction). */
+  remember(path: string): void {
+    this.known.set(path, new Sighting());
   }
 
   forgetPath(path: string): void {

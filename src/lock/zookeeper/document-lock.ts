@@ -157,8 +157,6 @@ export class DocumentLock extends QueueLoop implements LockHome {
     readonly czxid: number;
     readonly docVersion: number;
     readonly createdDocument: boolean;
-    /** The document container's czxid when `createdDocument` (null when the answer did not say). */
-    readonly documentCzxid: number | null;
     readonly children: readonly string[];
     /** A single acquisition's grant (a bulk's keys do not linger: a child watch each). */
     readonly mayLinger: boolean;
@@ -167,7 +165,6 @@ export class DocumentLock extends QueueLoop implements LockHome {
     this.nodes.observed(grant.children, grant.docVersion);
     this.mayLinger = grant.mayLinger;
     this.nodes.createdDocument = grant.createdDocument;
-    this.nodes.documentCzxid = grant.createdDocument ? grant.documentCzxid : null;
     this.positioned = true;
     if (this.waiters.size === 0) {
       void this.giveBack('finish');

@@ -68,10 +68,10 @@ export class ReleaseBatcher {
   /** The server cannot list a session's ephemeral nodes (before 3.6). */
   private ephemeralsUnsupported = false;
 
-  private readonly documentKept: (docPath: string, createdCzxid: number | null) => void;
+  private readonly documentKept: (docPath: string) => void;
 
   /** `documentKept`: a document a release was to delete stays (somebody has a node under it). */
-  constructor(connection: Connection, epoch: ForcedReleaseEpoch, logger: Logger, documentKept: (docPath: string, createdCzxid: number | null) => void) {
+  constructor(connection: Connection, epoch: ForcedReleaseEpoch, logger: Logger, documentKept: (docPath: string) => void) {
     this.connection = connection;
     this.epoch = epoch;
     this.logger = logger;
@@ -305,7 +305,7 @@ export class ReleaseBatcher {
   private keepDocument(pending: Pending): void {
     if (!pending.item.deleteDocument) return;
     pending.item = { ...pending.item, deleteDocument: false };
-    this.documentKept(pending.item.docPath, pending.item.documentCzxid ?? null);
+    this.documentKept(pending.item.docPath);
   }
 
   /**

@@ -19,8 +19,6 @@ export interface ReleaseItem {
   readonly privateLock: OwnedLock | null;
   readonly entry: string | null;
   readonly deleteDocument: boolean;
-  /** The document container's czxid when this process created it: remembered with it when its delete is refused (kept). */
-  readonly documentCzxid?: number | null;
 }
 
 export interface OwnedLock {

@@ -125,7 +125,7 @@ export class ZooKeeperLockEngine implements LockEngine {
       connection: this.connection,
       containers,
       contention: new ContentionHints(CONTENTION_TTL_MS, CONTENTION_CAPACITY),
-      releases: new ReleaseBatcher(this.connection, forcedEpoch, logger, (docPath, createdCzxid) => containers.remember(docPath, createdCzxid)),
+      releases: new ReleaseBatcher(this.connection, forcedEpoch, logger, (docPath) => containers.remember(docPath)),
       forcedEpoch,
       releasing: this.releasing,
       orphans: new OrphanSweep(
