@@ -91,6 +91,8 @@ interface ProxyCounters {
   cpuMs: number;
   reads: number;
   transactions: bigint;
+  /** The proxy's own write requests (transactions, creates, deletes): the rest of `transactions` is other sessions' and the server's container reaper's. */
+  proxyTransactions: number;
   /** Null when the server's CPU cannot be read (`--zk`, off Linux). */
   zkCpu: JvmCpu | null;
 }
@@ -102,6 +104,7 @@ async function proxySlice(env: BenchEnvironment, bulks: number, counters: ProxyC
   const after = { stats: await env.proxyStats(), zxid: await zxidOf(env.zookeeper), zkCpu: await env.zookeeperCpu() };
   counters.cpuMs += after.stats.cpuMs - before.stats.cpuMs;
   counters.reads += readsDelta(before.stats, after.stats);
+  counters.proxyTransactions += writesDelta(before.stats, after.stats);
   counters.transactions += after.zxid - before.zxid;
   counters.zkCpu = addedCpu(counters.zkCpu, jvmCpuSince(before.zkCpu, after.zkCpu));
   return loads;
@@ -116,7 +119,7 @@ async function alternating(context: WorkloadContext): Promise<{ direct: [LoadRes
   const { env, options } = context;
   const urls = { direct: env.directUrl, proxy: env.proxyUrl };
   const perSlice = bulksPerSlice(options.durationS);
-  const counters: ProxyCounters = { cpuMs: 0, reads: 0, transactions: 0n, zkCpu: { totalMs: 0, compilerMs: 0 } };
+  const counters: ProxyCounters = { cpuMs: 0, reads: 0, transactions: 0n, proxyTransactions: 0, zkCpu: { totalMs: 0, compilerMs: 0 } };
   const slices = await inTurns(
     ['direct', 'proxy'] as const,
     SLICES,
@@ -130,6 +133,12 @@ async function alternating(context: WorkloadContext): Promise<{ direct: [LoadRes
 function addedCpu(total: JvmCpu | null, slice: JvmCpu | null): JvmCpu | null {
   if (total === null || slice === null) return null;
   return { totalMs: total.totalMs + slice.totalMs, compilerMs: total.compilerMs + slice.compilerMs };
+}
+
+function writesDelta(before: ProxyStats, after: ProxyStats): number {
+  const { zkOps: a } = after;
+  const { zkOps: b } = before;
+  return a.multi - b.multi + (a.create - b.create) + (a.delete - b.delete);
 }
 
 function readsDelta(before: ProxyStats, after: ProxyStats): number {
@@ -167,6 +176,7 @@ export const bulk: Workload = async (context) => {
       direct_docs_per_s: round(bulkDocsPerS(directBulks), 0),
       proxy_docs_per_s: round(bulkDocsPerS(proxyBulks), 0),
       zk_transactions_per_doc: round(txnsPerDoc, 4),
+      zk_proxy_transactions_per_doc: round(counters.proxyTransactions / Math.max(1, documents), 4),
       zk_reads_per_doc: round(reads / Math.max(1, documents)),
       proxy_cpu_ms_per_bulk: round(proxyCpuMsPerBulk),
       zk_server_cpu_ms_per_bulk: zkCpu === null ? null : round(zkCpu.totalMs / Math.max(1, proxyBulks.ok)),
@@ -186,7 +196,7 @@ export const bulk: Workload = async (context) => {
     notes: [
       `${SLICES * bulksPerSlice(options.durationS)} bulks per way in ${SLICES} alternating slices (direct, proxy, direct, ...) over ${BULK_CONNECTIONS} connections, background (${BULK_SIZE} consecutive ids from a pool of ${ID_POOL}); foreground PUTs ${TRICKLE_RATE}/s on random ids of the pool`,
       `zk_floor_*: one transaction creating ${BULK_SIZE} document containers + privateLocks on the same server, and the one deleting them (raw client, bench/zookeeper-floor.ts, p50 of 5): what ZooKeeper itself needs to lock and unlock a bulk's fresh documents in one commit each`,
-      `stand-in bulk time = ${options.writeMs} ms + ${options.bulkDocMs} ms per document; proxy_cpu_ms_per_bulk = the proxy process's CPU over its measured slices (its foreground writes included) / bulks; zk_server_cpu_ms_per_bulk the same for the ZooKeeper server's JVM (all its threads; _jit_: its JIT compiler threads); ZooKeeper transactions = the server's zxid difference over the proxy's measured slices (every transaction, the container reaper's included) / documents written (bulk items + foreground writes)`,
+      `stand-in bulk time = ${options.writeMs} ms + ${options.bulkDocMs} ms per document; proxy_cpu_ms_per_bulk = the proxy process's CPU over its measured slices (its foreground writes included) / bulks; zk_server_cpu_ms_per_bulk the same for the ZooKeeper server's JVM (all its threads; _jit_: its JIT compiler threads); ZooKeeper transactions = the server's zxid difference over the proxy's measured slices (every transaction, the container reaper's included) / documents written (bulk items + foreground writes); zk_proxy_transactions_per_doc: the proxy's own (its transactions, creates and deletes over the same slices), the rest being the server's container reaper's`,
     ],
   };
 };

@@ -31,9 +31,18 @@ export interface OwnNodeData {
 interface EncodedRequest {
   readonly owner: string;
   readonly message: string;
+  /** The text after the guid and owner, as last encoded: a bulk's keys share it (same priority, millisecond and entry). */
+  tail: EncodedTail | null;
 }
 
-const NO_REQUEST: EncodedRequest = { owner: 'null', message: '""' };
+interface EncodedTail {
+  readonly priority: Priority | null;
+  readonly acquiredAt: number;
+  readonly entry: string | null;
+  readonly text: string;
+}
+
+const NO_REQUEST: EncodedRequest = { owner: 'null', message: '""', tail: null };
 const encodedRequests = new WeakMap<LockRequest, EncodedRequest>();
 
 /**
@@ -43,14 +52,22 @@ const encodedRequests = new WeakMap<LockRequest, EncodedRequest>();
  */
 export function encodeRequestNodeData(request: LockRequest | null, own: OwnNodeData): string {
   const shared = request === null ? NO_REQUEST : encodedOnce(request);
+  return `{"guid":${JSON.stringify(own.guid)},"owner":${shared.owner},${tailOf(shared, own)}`;
+}
+
+function tailOf(shared: EncodedRequest, own: OwnNodeData): string {
+  const last = shared.tail;
+  if (last !== null && last.acquiredAt === own.acquiredAt && last.priority === own.priority && last.entry === own.entry) return last.text;
   const json = JSON.stringify;
-  return `{"guid":${json(own.guid)},"owner":${shared.owner},"priority":${json(own.priority)},"acquiredAt":${json(own.acquiredAt)},"message":${shared.message},"entry":${json(own.entry)}}`;
+  const text = `"priority":${json(own.priority)},"acquiredAt":${json(own.acquiredAt)},"message":${shared.message},"entry":${json(own.entry)}}`;
+  shared.tail = { priority: own.priority, acquiredAt: own.acquiredAt, entry: own.entry, text };
+  return text;
 }
 
 function encodedOnce(request: LockRequest): EncodedRequest {
   let encoded = encodedRequests.get(request);
   if (encoded === undefined) {
-    encoded = { owner: JSON.stringify(request.owner), message: JSON.stringify(request.message ?? '') };
+    encoded = { owner: JSON.stringify(request.owner), message: JSON.stringify(request.message ?? ''), tail: null };
     encodedRequests.set(request, encoded);
   }
   return encoded;

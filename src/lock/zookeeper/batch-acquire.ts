@@ -84,9 +84,10 @@ async function acquireChunk(ctx: EngineContext, locks: readonly DocumentLock[], 
   const releasesIssued = ctx.releases.issuedFor(live.map((lock) => lock.docPath));
   if (releasesIssued !== null) await releasesIssued;
   for (const lock of live) ctx.releases.flushFor(lock.docPath);
-  const wanted = live.filter((lock) => lock.waiting > 0 && lock.generation === link.generation);
-  const wantedSet = new Set(wanted);
-  for (const lock of live) if (!wantedSet.has(lock)) lock.begin();
+  const wanted: DocumentLock[] = [];
+  const leaving: DocumentLock[] = [];
+  for (const lock of live) (lock.waiting > 0 && lock.generation === link.generation ? wanted : leaving).push(lock);
+  for (const lock of leaving) lock.begin();
   try {
     await ctx.containers.ensure(link.zk, lockRootNodes(ctx.root));
   } catch (error) {

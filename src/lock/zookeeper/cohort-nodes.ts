@@ -83,7 +83,9 @@ export class CohortNodes {
    * name taken by the next holder meanwhile.
    */
   heldLock(watch: HolderWatch | null): OwnedLock | null {
-    const lock = this.ownedLock(watch);
-    return lock === null || lock.gone !== undefined ? lock : { ...lock, verifyFirst: true };
+    if (!this.ownsPrivateLock || this.ownedCzxid === null) return null;
+    if (watch?.czxid === this.ownedCzxid) return this.ownedLock(watch);
+    // Built at once (a bulk releases hundreds of these in one turn), not as a copy of ownedLock's.
+    return { czxid: this.ownedCzxid, docVersion: this.docVersion, epoch: this.epochAtCreate, verifyFirst: true };
   }
 }

@@ -97,11 +97,23 @@ export const TRANSITIONS: readonly Transition[] = [
   ...moves('end', COHORT_STATES, 'released', ['stopLingerTimer', 'resolveFinished']),
 ];
 
-const BY_KEY = new Map(TRANSITIONS.map((transition) => [`${transition.from} ${transition.event}`, transition]));
+/**
+ * By state, then by event: two lookups of constant strings. A key string joined for every move (a
+ * bulk's key makes three) was a measurable share of the proxy's CPU per bulk document.
+ */
+const BY_STATE = new Map<CohortState, Map<CohortEvent, Transition>>();
+for (const transition of TRANSITIONS) {
+  let byEvent = BY_STATE.get(transition.from);
+  if (byEvent === undefined) {
+    byEvent = new Map();
+    BY_STATE.set(transition.from, byEvent);
+  }
+  byEvent.set(transition.event, transition);
+}
 
 /** The move `event` makes from `from`; undefined when the table has none (the event does not apply there). */
 export function transitionOf(from: CohortState, event: CohortEvent): Transition | undefined {
-  return BY_KEY.get(`${from} ${event}`);
+  return BY_STATE.get(from)?.get(event);
 }
 
 /** A move the table does not have: a bug in the document lock, never a ZooKeeper condition. */

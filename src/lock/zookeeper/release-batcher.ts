@@ -3,14 +3,22 @@ import { isZkCode, toZkError } from '../../zookeeper/zk-errors.js';
 import { PRIVATE_LOCK } from './znode-names.js';
 import type { Connection, Link } from './connection.js';
 import type { ForcedReleaseEpoch } from './forced-release-epoch.js';
-import { type PendingRelease, type ReleaseItem, type ReleasePace, type Role, chunks, opsOf, withoutFailedPart } from './release-item.js';
-import { commonPrefix, stillOurs } from './release-verification.js';
+import { type PendingRelease, type ReleaseItem, type ReleasePace, type Role, awaitsListing, chunks, opsOf, withoutFailedPart } from './release-item.js';
+import { listingPrefix, stillOurs } from './release-verification.js';
 import type { ZkOp } from './lock-zk.js';
 
 type Pending = PendingRelease;
 
+/** The documents of one flush whose releases wait for their listing, and when they are issued. */
+interface Verification {
+  readonly docPaths: ReadonlySet<string>;
+  readonly issued: Promise<void>;
+}
+
 /** Verifications of one release in a row, each after a forced release somewhere, before giving up. */
 const MAX_VERIFICATIONS = 5;
+
+const PRIVATE_LOCK_SUFFIX = `/${PRIVATE_LOCK}`;
 
 /**
  * A release whose transaction is refused as a whole request (THROTTLEDOP asks to retry later) is
@@ -51,8 +59,12 @@ export class ReleaseBatcher {
   private readonly inFlight = new Set<Promise<void>>();
   /** This batcher's transactions sent and not answered yet (`coalesced` releases wait for them). */
   private txnsOnTheirWay = 0;
-  /** Documents whose release waits for the listing that verifies it, and when it is issued. */
-  private readonly verifying = new Map<string, Promise<void>>();
+  /**
+   * Releases waiting for the listing that verifies them: one entry per flush (its documents, and
+   * when its transactions are issued), so that a bulk's hundreds of documents are not entered and
+   * taken out one by one.
+   */
+  private readonly verifying = new Set<Verification>();
   /** The server cannot list a session's ephemeral nodes (before 3.6). */
   private ephemeralsUnsupported = false;
 
@@ -83,12 +95,11 @@ export class ReleaseBatcher {
    */
   issuedFor(docPaths: Iterable<string>): Promise<void> | null {
     if (this.verifying.size === 0) return null;
-    const waits: Promise<void>[] = [];
+    const waits = new Set<Promise<void>>();
     for (const docPath of docPaths) {
-      const issued = this.verifying.get(docPath);
-      if (issued !== undefined) waits.push(issued);
+      for (const verification of this.verifying) if (verification.docPaths.has(docPath)) waits.add(verification.issued);
     }
-    return waits.length === 0 ? null : Promise.all(waits).then(() => undefined);
+    return waits.size === 0 ? null : Promise.all(waits).then(() => undefined);
   }
 
   /** A new acquisition of `docPath` must be ordered after our release of it: send it now. */
@@ -153,7 +164,7 @@ export class ReleaseBatcher {
     this.pending = [];
     this.pendingDocs.clear();
     const link = this.connection.current();
-    if (link !== null && batch.some((pending) => pending.item.privateLock?.verifyFirst === true)) {
+    if (link !== null && batch.some(awaitsListing)) {
       this.track(this.verifyThenSend(link, batch));
       return;
     }
@@ -165,14 +176,15 @@ export class ReleaseBatcher {
     let issued = (): void => undefined;
     const whenIssued = new Promise<void>((resolve) => (issued = resolve));
     const docPaths = batch.map((pending) => pending.item.docPath);
-    for (const docPath of docPaths) this.verifying.set(docPath, whenIssued);
+    const verification: Verification = { docPaths: new Set(docPaths), issued: whenIssued };
+    this.verifying.add(verification);
     const done = (): void => {
-      for (const docPath of docPaths) if (this.verifying.get(docPath) === whenIssued) this.verifying.delete(docPath);
+      this.verifying.delete(verification);
       issued();
     };
     let verified: readonly Pending[];
     try {
-      verified = await this.withoutOthersLocks(link, batch);
+      verified = await this.withoutOthersLocks(link, batch, docPaths);
     } catch (error) {
       done();
       // Not listed (connection lost, say): each item is verified by reading its nodes instead.
@@ -200,7 +212,7 @@ export class ReleaseBatcher {
     const live = this.dropEnded(batch).filter((pending) => this.withoutGoneLock(pending));
     if (live.length === 0) return Promise.resolve();
     const link = this.connection.current();
-    if (link !== null && live.some((pending) => pending.item.privateLock?.verifyFirst === true)) return this.verifyThenSend(link, live);
+    if (link !== null && live.some(awaitsListing)) return this.verifyThenSend(link, live);
     if (link !== null) return this.issue(link, live, documentRefusals);
     return this.connection.whenConnected().then((later) => (later === null ? settle(live) : this.send(live, documentRefusals)));
   }
@@ -236,40 +248,47 @@ export class ReleaseBatcher {
    * holder belongs to that holder's session. Within the session, no other lock of this process can
    * have re-created it before this release: a new acquisition of the document is ordered after it.
    */
-  private async withoutOthersLocks(link: Link, batch: readonly Pending[]): Promise<readonly Pending[]> {
-    const prefix = commonPrefix(batch.map((pending) => `${pending.item.docPath}/`));
-    const ours = await this.ephemeralsOf(link, prefix);
+  private async withoutOthersLocks(link: Link, batch: readonly Pending[], docPaths: readonly string[]): Promise<readonly Pending[]> {
+    const ours = await this.privateLocksListed(link, listingPrefix(docPaths));
     const kept: Pending[] = [];
     for (const pending of batch) {
-      const { item } = pending;
-      if (item.privateLock?.verifyFirst === true) {
-        const path = `${item.docPath}/${PRIVATE_LOCK}`;
-        if (ours !== null && !ours.has(path)) {
-          this.logger.warn({ docPath: item.docPath }, 'privateLock is no longer this session\'s (deleted by hand?): not deleting that name');
-          pending.item = { ...item, privateLock: null, deleteDocument: false };
-          if (pending.item.entry === null) {
-            pending.done();
-            continue;
-          }
-        } else {
-          pending.item = { ...item, privateLock: { czxid: item.privateLock.czxid, docVersion: item.privateLock.docVersion, epoch: item.privateLock.epoch } };
-        }
+      if (!awaitsListing(pending)) {
+        kept.push(pending);
+        continue;
       }
-      kept.push(pending);
+      const { item } = pending;
+      if (ours === null || ours.has(item.docPath)) {
+        // Marked rather than copied without `verifyFirst`: a bulk's release is hundreds of items.
+        pending.listed = true;
+        kept.push(pending);
+        continue;
+      }
+      this.logger.warn({ docPath: item.docPath }, 'privateLock is no longer this session\'s (deleted by hand?): not deleting that name');
+      pending.item = { ...item, privateLock: null, deleteDocument: false };
+      if (pending.item.entry === null) pending.done();
+      else kept.push(pending);
     }
     return kept;
   }
 
-  /** This session's nodes under `prefix`; null when the server cannot list them (before 3.6): then nothing is verified. */
-  private async ephemeralsOf(link: Link, prefix: string): Promise<ReadonlySet<string> | null> {
+  /**
+   * The documents under `prefix` whose privateLock is one of this session's nodes now; null when
+   * the server cannot list a session's nodes (before 3.6): then nothing is verified. Keyed by the
+   * document's path, which the releases already have (a lookup, not a new path string each).
+   */
+  private async privateLocksListed(link: Link, prefix: string): Promise<ReadonlySet<string> | null> {
     if (this.ephemeralsUnsupported) return null;
+    let paths: readonly string[];
     try {
-      return new Set(await link.zk.ephemerals(prefix));
+      paths = await link.zk.ephemerals(prefix);
     } catch (error) {
       if (!isZkCode(error, 'UNIMPLEMENTED')) throw error;
       this.ephemeralsUnsupported = true;
       return null;
     }
+    const docs = new Set<string>();
+    for (const path of paths) if (path.endsWith(PRIVATE_LOCK_SUFFIX)) docs.add(path.slice(0, -PRIVATE_LOCK_SUFFIX.length));
+    return docs;
   }
 
   /** Counts `txn` among those on their way; the last answer sends the releases that waited for it. */

@@ -46,6 +46,16 @@ export interface PendingRelease {
   verified?: number;
   /** Times in a row its transaction was refused as a whole request (paces the next try). */
   refusedWhole?: number;
+  /**
+   * Its privateLock (`verifyFirst`) was among this session's nodes in a listing made after it was
+   * submitted: it is not listed again when its transaction is retried.
+   */
+  listed?: boolean;
+}
+
+/** The release deletes a privateLock no watch vouches for and no listing has shown yet. */
+export function awaitsListing(pending: PendingRelease): boolean {
+  return pending.item.privateLock?.verifyFirst === true && pending.listed !== true;
 }
 
 /**

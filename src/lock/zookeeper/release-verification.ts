@@ -37,13 +37,22 @@ export async function stillOurs(link: Link, item: ReleaseItem, epochs: ForcedRel
   return { ...item, privateLock, entry: entryOurs ? item.entry : null, deleteDocument: lockOurs && item.deleteDocument };
 }
 
-/** The longest string all of `paths` start with. */
-export function commonPrefix(paths: readonly string[]): string {
-  let prefix = paths[0] ?? '';
-  for (const path of paths) {
-    let i = 0;
-    while (i < prefix.length && i < path.length && prefix[i] === path[i]) i++;
-    prefix = prefix.slice(0, i);
+/**
+ * A prefix that one listing of the session's nodes (a string prefix, not a subtree) takes for the
+ * releases of `docPaths`: the longest string that every `${docPath}/` starts with, or one character
+ * less (a wider listing verifies the same). Found from the least and the greatest path in string
+ * order alone — every path between them shares their common prefix — rather than by comparing each
+ * path character by character.
+ */
+export function listingPrefix(docPaths: readonly string[]): string {
+  let least = docPaths[0] ?? '';
+  let greatest = least;
+  for (const path of docPaths) {
+    if (path < least) least = path;
+    else if (path > greatest) greatest = path;
   }
-  return prefix;
+  if (least === greatest) return `${least}/`;
+  let same = 0;
+  while (same < least.length && least.charCodeAt(same) === greatest.charCodeAt(same)) same++;
+  return least.slice(0, same);
 }

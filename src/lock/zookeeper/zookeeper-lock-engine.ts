@@ -249,9 +249,10 @@ export class ZooKeeperLockEngine implements LockEngine {
     }
     const { contention, containers } = this.context;
     if (batch && fresh.length > 1) {
-      const batched = fresh.filter((lock) => !contention.contended(lock.docPath));
-      const inBatch = new Set(batched);
-      for (const lock of fresh) if (!inBatch.has(lock)) lock.begin();
+      const batched: DocumentLock[] = [];
+      const contended: DocumentLock[] = [];
+      for (const lock of fresh) (contention.contended(lock.docPath) ? contended : batched).push(lock);
+      for (const lock of contended) lock.begin();
       void acquireInBatches(this.context, batched, { mayLinger: false, keysPerTransaction: BULK_KEYS_PER_TXN });
       return;
     }

@@ -25,6 +25,14 @@ describe('lock node data', () => {
     }
   });
 
+  it('gives every lock of one request and millisecond its own guid', () => {
+    const req = request('r-bulk', 'POST /_bulk');
+    for (const guid of ['g-1', 'g-2', 'g-3']) {
+      const fields: OwnNodeData = { guid, priority: 'background', acquiredAt: 1_700_000_000_500, entry: null };
+      expect(encodeRequestNodeData(req, fields)).toBe(whole(fields, req.owner, 'POST /_bulk'));
+    }
+  });
+
   it('encodes a lock node without a request as having no owner and no message', () => {
     const text = encodeRequestNodeData(null, own[0]!);
     expect(text).toBe(whole(own[0]!, null, ''));
