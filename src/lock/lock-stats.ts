@@ -9,6 +9,7 @@ export interface LockEngineStats {
     create: number;
     delete: number;
     get: number;
+    exists: number;
     getChildren: number;
     getEphemerals: number;
     setData: number;
@@ -22,7 +23,7 @@ export interface LockEngineStats {
 
 export function newStats(): LockEngineStats {
   return {
-    zkOps: { create: 0, delete: 0, get: 0, getChildren: 0, getEphemerals: 0, setData: 0, setAcl: 0, multi: 0, multiOps: 0, multiRefused: 0 },
+    zkOps: { create: 0, delete: 0, get: 0, exists: 0, getChildren: 0, getEphemerals: 0, setData: 0, setAcl: 0, multi: 0, multiOps: 0, multiRefused: 0 },
     sessions: 0,
   };
 }

@@ -46,6 +46,7 @@ export interface NativeZooKeeper {
   a_delete_(path: string, version: number, done: NativeCompletion): number;
   a_get(path: string, watch: boolean, done: NativeCompletion): number;
   aw_get(path: string, watcher: NativeWatcher, done: NativeCompletion): number;
+  aw_exists(path: string, watcher: NativeWatcher, done: NativeCompletion): number;
   a_get_children(path: string, watch: boolean, done: NativeCompletion): number;
   aw_get_children(path: string, watcher: NativeWatcher, done: NativeCompletion): number;
   a_get_children2(path: string, watch: boolean, done: NativeCompletion): number;

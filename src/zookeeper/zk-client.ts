@@ -212,6 +212,22 @@ export class ZkClient {
     return parseNode(await call((done) => this.native.aw_get(path, this.nodeEvent(onEvent), done)));
   }
 
+  /**
+   * A node's Stat without its data (exists), leaving a one-shot watch; `onEvent` never sees session
+   * events. Null when there is no such node: ZooKeeper then leaves the watch for the node's
+   * creation, and it fires `created` once when anybody creates that path.
+   */
+  async existsWatched(path: string, onEvent: (type: WatchEventType) => void): Promise<ZkStat | null> {
+    this.stats.zkOps.exists++;
+    try {
+      const [stat] = await call((done) => this.native.aw_exists(path, this.nodeEvent(onEvent), done));
+      return parseStat(stat);
+    } catch (error) {
+      if (isZkCode(error, 'NONODE')) return null;
+      throw error;
+    }
+  }
+
   async getChildren(path: string): Promise<string[]> {
     this.stats.zkOps.getChildren++;
     const [children] = await call((done) => this.native.a_get_children(path, false, done));

@@ -168,6 +168,10 @@ export class SimClient implements SessionHandle, LockZk, WatchSink {
     return this.request(`getWatched ${path}`, () => this.net.server.get(this.sessionId, path, onEvent));
   }
 
+  existsWatched(path: string, onEvent: (type: WatchEventType) => void): Promise<NodeStat | null> {
+    return this.request(`existsWatched ${path}`, () => this.net.server.exists(this.sessionId, path, onEvent));
+  }
+
   delete(path: string, version: number): Promise<void> {
     return this.request(`delete ${path}@${version}`, () => this.net.server.delete(path, version));
   }

@@ -87,7 +87,7 @@ function realSide(): Side {
 type Step =
   | { readonly kind: 'create'; readonly session: number; readonly path: string; readonly mode: NodeMode }
   | { readonly kind: 'delete'; readonly session: number; readonly path: string; readonly version: number }
-  | { readonly kind: 'get' | 'getWatched' | 'children' | 'childrenWatched'; readonly session: number; readonly path: string }
+  | { readonly kind: 'get' | 'getWatched' | 'existsWatched' | 'children' | 'childrenWatched'; readonly session: number; readonly path: string }
   | { readonly kind: 'multi'; readonly session: number; readonly ops: readonly ZkOp[] }
   | { readonly kind: 'ephemerals'; readonly session: number; readonly prefix: string; readonly root: string };
 
@@ -121,7 +121,7 @@ function nextStep(random: SimRandom, root: string, known: readonly string[]): St
     const prefix = random.pick([`${existing()}/`, existing(), existing().slice(0, -1), `${root}/`, `${root}/q`, '/', '']);
     return { kind: 'ephemerals', session, prefix, root };
   }
-  return { kind: random.pick(['get', 'getWatched', 'children', 'childrenWatched'] as const), session, path: existing() };
+  return { kind: random.pick(['get', 'getWatched', 'existsWatched', 'children', 'childrenWatched'] as const), session, path: existing() };
 }
 
 /** Answers in comparable form: zxids as tokens ordered later, owners as session numbers. */
@@ -167,6 +167,8 @@ async function perform(side: Side, step: Step, norm: Normalizer, watchCounter: {
         const node = await side.settle(zk.getWatched(step.path, watch(step.session)));
         return { data: node.data.toString('utf8'), stat: norm.stat(node.stat) };
       }
+      case 'existsWatched':
+        return { stat: norm.stat((await side.settle(zk.existsWatched(step.path, watch(step.session)))) ?? undefined) ?? null };
       case 'children': {
         const read = await side.settle(zk.children(step.path));
         return { children: [...read.children].sort(), stat: norm.stat(read.stat) };

@@ -142,6 +142,13 @@ export class SimZooKeeper {
     return { stat: this.statOf(node), data: Buffer.from(node.data, 'utf8') };
   }
 
+  /** exists: the Stat, or null; a watch is left either way (on a missing node, for its creation). */
+  exists(sessionId: string, path: string, onEvent?: (type: WatchEventType) => void): NodeStat | null {
+    const node = this.nodes.get(path);
+    if (onEvent !== undefined) this.addWatch(this.dataWatches, path, sessionId, onEvent);
+    return node === undefined ? null : this.statOf(node);
+  }
+
   children(sessionId: string, path: string, onEvent?: (type: WatchEventType) => void): ChildrenRead {
     const node = this.nodes.get(path);
     if (node === undefined) throw zkError('NONODE', path);

@@ -1,6 +1,6 @@
 import type { NodeMode, WatchEventType, ZkClient } from '../../zookeeper/zk-client.js';
 import { type NodeAcl, type ZkOp, ZkMultiError } from '../../zookeeper/zk-multi.js';
-import type { ChildrenRead, LockZk, NodeRead, TxnOutcome } from './lock-zk.js';
+import type { ChildrenRead, LockZk, NodeRead, NodeStat, TxnOutcome } from './lock-zk.js';
 import type { RequestGate } from './request-gate.js';
 
 /**
@@ -42,6 +42,10 @@ export class GatedZk implements LockZk {
 
   getWatched(path: string, onEvent: (type: WatchEventType) => void): Promise<NodeRead> {
     return this.gate.run(1, () => this.client.getWatched(path, onEvent));
+  }
+
+  existsWatched(path: string, onEvent: (type: WatchEventType) => void): Promise<NodeStat | null> {
+    return this.gate.run(1, () => this.client.existsWatched(path, onEvent));
   }
 
   delete(path: string, version: number): Promise<void> {

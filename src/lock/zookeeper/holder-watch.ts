@@ -4,7 +4,7 @@ import type { Connection } from './connection.js';
 /**
  * A data watch on one privateLock of ours (one czxid): learns the moment the node goes — deleted
  * by hand (zkCli), or by anything but our own release — or is found to be another node already.
- * Armed with a read sent right after the grant and not awaited: no round trip is added to the
+ * Armed with an exists sent right after the grant and not awaited: no round trip is added to the
  * acquisition. A read lost with the connection (or refused for now) is sent again once the link
  * is back; a session that ended took the node anyway. Our own release, yield or step-back fires it
  * too: the lock's callback ignores what it no longer holds.
@@ -41,21 +41,23 @@ export class HolderWatch {
       return;
     }
     if (link.generation !== this.generation) return;
+    // exists, not getData: the czxid is all the watch compares, and the node's data (the holder's
+    // description, some 200 bytes) would be sent, copied and dropped with every grant.
     link.zk
-      .getWatched(this.path, (type) => {
+      .existsWatched(this.path, (type) => {
         if (type === 'deleted') this.wentAway();
         // Nobody writes a privateLock's data; should anybody, the one-shot watch is left again.
-        else this.arm();
+        // 'created' comes only after a read that found no node: gone already, the event says nothing.
+        else if (type === 'changed') this.arm();
       })
       .then(
-        (node) => {
-          if (node.stat.czxid !== this.czxid) this.wentAway();
+        (stat) => {
+          // No node: the watch stays for its creation (ZooKeeper's exists), and is ignored when it fires.
+          if (stat === null || stat.czxid !== this.czxid) this.wentAway();
         },
         (error: unknown) => {
-          const zkError = toZkError(error);
-          if (zkError.code === 'NONODE') this.wentAway();
           // Lost with the connection, or refused for now (throttled): read and watch again.
-          else if (!zkError.sessionGone) void this.armWhenBack();
+          if (!toZkError(error).sessionGone) void this.armWhenBack();
         },
       );
   }

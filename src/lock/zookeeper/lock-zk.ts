@@ -59,6 +59,11 @@ export interface LockZk {
   get(path: string): Promise<NodeRead>;
   /** getData with a one-shot watch; `onEvent` sees node events only. */
   getWatched(path: string, onEvent: (type: WatchEventType) => void): Promise<NodeRead>;
+  /**
+   * exists with a one-shot watch: the Stat without the data; null when there is no such node, and
+   * the watch then waits for its creation (`onEvent('created')`). `onEvent` sees node events only.
+   */
+  existsWatched(path: string, onEvent: (type: WatchEventType) => void): Promise<NodeStat | null>;
   delete(path: string, version: number): Promise<void>;
   /** Paths of this session's ephemeral nodes under the path prefix (getEphemerals, ZooKeeper 3.6+). */
   ephemerals(prefix: string): Promise<readonly string[]>;

@@ -220,7 +220,7 @@ describe('batch acquisition of documents this process already knows', () => {
     }
   });
 
-  it('reads nothing but the holder watch per grant when single acquisitions find documents another client created, and still sees a forced release', async () => {
+  it('reads nothing but one exists per grant (the holder watch) when single acquisitions find documents another client created, and still sees a forced release', async () => {
     const engine = pool.open({ ...settings, servers: tap.connectString });
     const keys = Array.from({ length: 5 }, (_, i) => ({ index: 'known-elsewhere', id: `doc-${i}` }));
     await makeKnown(engine, [{ index: 'known-elsewhere', id: 'own' }]); // the index container is known here
@@ -235,8 +235,10 @@ describe('batch acquisition of documents this process already knows', () => {
       await engine.inspect({ index: 'known-elsewhere', id: 'unrelated' });
       expect(tap.count(ZK_OP.multi)).toBe(2);
       expect(tap.count(ZK_OP.getChildren2)).toBe(keys.length + 1);
-      // The inspection's read, and each single grant's holder watch (sent with the grant, not awaited).
-      expect(tap.count(ZK_OP.getData)).toBe(1 + keys.length);
+      // The inspection's read; each single grant's holder watch is an exists (sent with the grant,
+      // not awaited): privateLock's Stat without its data.
+      expect(tap.count(ZK_OP.getData)).toBe(1);
+      expect(tap.count(ZK_OP.exists)).toBe(keys.length);
       expect(held.every((lock) => lock.usable())).toBe(true);
       // The forced-release epoch's watch tells this process; it verifies the locks older than the
       // forced release and loses only the one taken.

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { newStats } from '../../../src/lock/lock-stats.js';
 import { ZkClient } from '../../../src/zookeeper/zk-client.js';
 import { isZkCode } from '../../../src/zookeeper/zk-errors.js';
@@ -83,6 +83,20 @@ describe('ZkClient: create2, getChildren2, setData', () => {
     expect(stat).toMatchObject({ version: 1, dataLength: 2 });
     await expect(client.setData('/sd', 'v2', 0)).rejects.toMatchObject({ code: 'BADVERSION' });
     expect((await client.get('/sd')).data.toString()).toBe('v1');
+  });
+
+  it('existsWatched answers the Stat and watches the node; on a missing node null, and the watch waits for its creation', async () => {
+    const created = await client.create2('/ew', 'some data', 'persistent');
+    const onNode: string[] = [];
+    expect(await client.existsWatched('/ew', (type) => onNode.push(type))).toEqual(created.stat);
+    await client.delete('/ew');
+    await vi.waitFor(() => expect(onNode).toEqual(['deleted']));
+
+    const onMissing: string[] = [];
+    expect(await client.existsWatched('/ew', (type) => onMissing.push(type))).toBeNull();
+    await client.create2('/ew', '', 'persistent');
+    await vi.waitFor(() => expect(onMissing).toEqual(['created']));
+    expect(onNode).toEqual(['deleted']);
   });
 });
 
