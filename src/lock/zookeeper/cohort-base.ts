@@ -8,8 +8,8 @@ import { prefixFor } from '../queue-order.js';
 import { PRIVATE_LOCK } from './znode-names.js';
 import type { Link } from './connection.js';
 import type { EngineContext } from './engine-context.js';
-import { ForeignQueueWatch } from './foreign-queue.js';
-import { HandOverWindow } from './handover-policy.js';
+import { ForeignQueueWatch, UNKNOWN_FOREIGN_QUEUE, foreignQueueOf } from './foreign-queue.js';
+import { type ForeignQueue, HandOverWindow } from './handover-policy.js';
 import type { HolderWatch } from './holder-watch.js';
 import type { Failure, Unread } from './round-trip.js';
 import { type WakeReason, WakeUp } from './wake-up.js';
@@ -55,13 +55,15 @@ export abstract class CohortBase {
   generation: number;
   /** What of ours ZooKeeper holds under the document. */
   protected readonly nodes = new CohortNodes();
-  /** Finds what of ours is there after a lost reply. */
-  protected readonly recovery: CohortRecovery;
+  private recoveryPart: CohortRecovery | null = null;
   /** The watch on the privateLock we hold (its czxid's), for a single acquisition's grant. */
   protected holderWatch: HolderWatch | null = null;
-  /** Local hand-overs the bound counts (handover-policy.ts). */
-  protected readonly handOverWindow = new HandOverWindow();
-  protected readonly foreign: ForeignQueueWatch;
+  private handOverPart: HandOverWindow | null = null;
+  /** When the latest ZooKeeper grant came (the hand-over window starts there when first needed). */
+  private grantedAt = 0;
+  private foreignPart: ForeignQueueWatch | null = null;
+  /** Other processes' queue as the latest grant's own read showed it, until a watch takes over. */
+  private foreignAtGrant: ForeignQueue = UNKNOWN_FOREIGN_QUEUE;
   protected incarnation = 0;
   /** Local requests seen so far (each one's `arrival`). */
   protected arrivals = 0;
@@ -71,7 +73,7 @@ export abstract class CohortBase {
   protected mayLinger = true;
   protected positioned = false;
   protected reapedRetries = 0;
-  protected readonly wakeUp = new WakeUp();
+  private wakeUpPart: WakeUp | null = null;
   protected lingerTimer: NodeJS.Timeout | null = null;
   /** Ms since this process last released the document, as the recent releases remember it (Infinity: not within their window). */
   protected readonly releasedAgoMs: number;
@@ -87,15 +89,43 @@ export abstract class CohortBase {
     this.privatePath = `${this.docPath}/${PRIVATE_LOCK}`;
     this.generation = ctx.connection.generation();
     this.releasedAgoMs = ctx.recentReleases.releasedAgoMs(this.docPath);
-    this.recovery = new CohortRecovery(ctx, this, this.nodes);
-    this.foreign = new ForeignQueueWatch({
-      docPath: this.docPath,
-      prefixes: ctx.prefixes,
-      incarnation: () => this.incarnation,
-      ownEntry: () => this.nodes.entry,
-      stillWanted: () => this.state === 'held' && this.waiters.size > 0,
-      changed: () => this.foreignQueueChanged(),
-    });
+  }
+
+  // The parts below are made on first use: most locks (a bulk's keys, a lone write's) never wait,
+  // recover or hand over, and every object a lock carries is copied by each young-generation
+  // collection while the lock is held.
+
+  /** Finds what of ours is there after a lost reply. */
+  protected get recovery(): CohortRecovery {
+    return (this.recoveryPart ??= new CohortRecovery(this.ctx, this, this.nodes));
+  }
+
+  /** Local hand-overs the bound counts (handover-policy.ts), from the latest grant on. */
+  protected get handOverWindow(): HandOverWindow {
+    if (this.handOverPart === null) {
+      this.handOverPart = new HandOverWindow();
+      this.handOverPart.restart(this.grantedAt);
+    }
+    return this.handOverPart;
+  }
+
+  /** Other processes' queue entries, watched while local requests wait for a hand-over. */
+  protected get foreign(): ForeignQueueWatch {
+    return (this.foreignPart ??= new ForeignQueueWatch(
+      {
+        docPath: this.docPath,
+        prefixes: this.ctx.prefixes,
+        incarnation: () => this.incarnation,
+        ownEntry: () => this.nodes.entry,
+        stillWanted: () => this.state === 'held' && this.waiters.size > 0,
+        changed: () => this.foreignQueueChanged(),
+      },
+      this.foreignAtGrant,
+    ));
+  }
+
+  protected get wakeUp(): WakeUp {
+    return (this.wakeUpPart ??= new WakeUp());
   }
 
   /** Runs the acquisition loop from `first` until it stops (held, left, or the session gone). */
@@ -104,10 +134,23 @@ export abstract class CohortBase {
   /** Other processes' queue for this document changed, as the child watch saw it. */
   protected abstract foreignQueueChanged(): void;
 
+  /** Other processes' queue for this document, as last read or watched. */
+  protected foreignQueue(): ForeignQueue {
+    return this.foreignPart?.queue ?? this.foreignAtGrant;
+  }
+
   /** Other processes' queue for this document, as last read or watched: known, and empty. */
   protected nobodyElseQueued(): boolean {
-    const queue = this.foreign.queue;
+    const queue = this.foreignQueue();
     return queue.known && queue.count === 0;
+  }
+
+  /** A ZooKeeper grant, with the children read in its own round trip: a new hand-over window and foreign queue. */
+  protected startGrant(now: number, children: readonly string[]): void {
+    this.grantedAt = now;
+    this.handOverPart?.restart(now);
+    if (this.foreignPart !== null) this.foreignPart.granted(children);
+    else this.foreignAtGrant = foreignQueueOf(children, this.nodes.entry, this.ctx.prefixes, false);
   }
 
   private clearLingerTimer(): void {

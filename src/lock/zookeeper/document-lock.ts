@@ -68,7 +68,7 @@ export class DocumentLock extends QueueLoop implements LockHome {
     const next = this.waiters.peek();
     if (next === undefined) return undefined;
     const now = Date.now();
-    const foreign = this.foreign.queue;
+    const foreign = this.foreignQueue();
     this.handOverWindow.catchUp(foreign);
     const decision = decideHandOver(
       {
@@ -190,12 +190,12 @@ export class DocumentLock extends QueueLoop implements LockHome {
 
   protected toHeld(): void {
     this.apply('grant');
-    this.handOverWindow.restart(Date.now());
+    const grantedAt = Date.now();
     this.reapedRetries = 0;
     // A forced release already seen may be newer than a create whose answer came only now.
     this.forcedReleaseSeen(this.ctx.forcedEpoch.latestForcedZxid());
     this.watchPrivateLock();
-    this.foreign.granted(this.nodes.children);
+    this.startGrant(grantedAt, this.nodes.children);
     const first = this.waiters.shift();
     if (first === undefined) {
       void this.giveBack('finish');

@@ -42,7 +42,7 @@ export interface ForeignQueueOwner {
  * unknown until it is read again.
  */
 export class ForeignQueueWatch {
-  private current: ForeignQueue = UNKNOWN_FOREIGN_QUEUE;
+  private current: ForeignQueue;
   private armedFor = 0;
   /** Watch events seen: a read answered after one is stale. */
   private changes = 0;
@@ -50,8 +50,10 @@ export class ForeignQueueWatch {
   private refreshingFor = 0;
   private readonly owner: ForeignQueueOwner;
 
-  constructor(owner: ForeignQueueOwner) {
+  /** `current`: the queue as already known when the watch is first needed (the grant's own read). */
+  constructor(owner: ForeignQueueOwner, current: ForeignQueue = UNKNOWN_FOREIGN_QUEUE) {
     this.owner = owner;
+    this.current = current;
   }
 
   get queue(): ForeignQueue {

@@ -3,9 +3,8 @@ import { isZkCode, toZkError } from '../../zookeeper/zk-errors.js';
 import { PRIVATE_LOCK } from './znode-names.js';
 import type { Connection, Link } from './connection.js';
 import type { ForcedReleaseEpoch } from './forced-release-epoch.js';
-import { type PendingRelease, type ReleaseItem, type ReleasePace, type Role, awaitsListing, chunks, opsOf, withoutFailedPart } from './release-item.js';
+import { type PendingRelease, type ReleaseItem, type ReleasePace, type Role, ReleaseTxn, awaitsListing, chunks, withoutFailedPart } from './release-item.js';
 import { listingPrefix, stillOurs } from './release-verification.js';
-import type { ZkOp } from './lock-zk.js';
 
 type Pending = PendingRelease;
 
@@ -223,11 +222,12 @@ export class ReleaseBatcher {
       const txn = this.txnOf(batch);
       const outcome = await this.onItsWay(link.zk.multi(txn.ops));
       if (outcome.ok) return settle(batch);
-      const failed = txn.owners[outcome.failedIndex];
-      if (batch.length > 1 && failed?.role === 'document' && outcome.code === 'NOTEMPTY') {
+      const failedOwner = txn.owners[outcome.failedIndex];
+      const failedRole = txn.roles[outcome.failedIndex];
+      if (batch.length > 1 && failedOwner !== undefined && failedRole === 'document' && outcome.code === 'NOTEMPTY') {
         // Somebody queued under a document we created: that one stays (all of them after a few
         // such refusals), the rest go again as one transaction, not one per item of the batch.
-        const keep = documentRefusals + 1 >= MAX_DOCUMENT_REFUSALS ? batch : [failed.pending];
+        const keep = documentRefusals + 1 >= MAX_DOCUMENT_REFUSALS ? batch : [failedOwner];
         for (const pending of keep) this.keepDocument(pending);
         await this.send(batch, documentRefusals + 1);
         return;
@@ -236,7 +236,7 @@ export class ReleaseBatcher {
         await Promise.all(batch.map((p) => this.send([p])));
         return;
       }
-      await this.retryWithout(batch[0]!, failed?.role, outcome.code);
+      await this.retryWithout(batch[0]!, failedRole, outcome.code);
     } catch (error) {
       await this.afterLostReply(batch, error);
     }
@@ -308,25 +308,11 @@ export class ReleaseBatcher {
     this.documentKept(pending.item.docPath);
   }
 
-  /**
-   * The operations of `batch` in one transaction, and which release each stands for; items
-   * checking the same epoch share one check (it stands for the first of them).
-   */
-  private txnOf(batch: readonly Pending[]): { readonly ops: ZkOp[]; readonly owners: { readonly pending: Pending; readonly role: Role }[] } {
-    const ops: ZkOp[] = [];
-    const owners: { pending: Pending; role: Role }[] = [];
-    const epochsChecked = new Set<number>();
-    for (const pending of batch) {
-      for (const { op, role } of opsOf(pending.item, this.epoch)) {
-        if (role === 'epoch' && op.type === 'check') {
-          if (epochsChecked.has(op.version)) continue;
-          epochsChecked.add(op.version);
-        }
-        ops.push(op);
-        owners.push({ pending, role });
-      }
-    }
-    return { ops, owners };
+  /** The operations of `batch` in one transaction, and which release each stands for. */
+  private txnOf(batch: readonly Pending[]): ReleaseTxn {
+    const txn = new ReleaseTxn();
+    for (const pending of batch) txn.add(pending, this.epoch);
+    return txn;
   }
 
   private async retryWithout(pending: Pending, role: Role | undefined, code: string): Promise<void> {
