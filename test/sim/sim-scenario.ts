@@ -28,11 +28,12 @@ export interface ScriptedWorld {
   uninstall(): void;
 }
 
-export function scriptedWorld(settings: ZooKeeperSettings): ScriptedWorld {
+/** `latency`: each network delay in ms, drawn as a request is sent and as its answer leaves the server (1 by default). */
+export function scriptedWorld(settings: ZooKeeperSettings, options: { readonly latency?: () => number } = {}): ScriptedWorld {
   const clock = new VirtualClock(1_800_000_000_000);
   const uninstall = clock.install();
   const server = new SimZooKeeper(() => clock.now());
-  const net: SimNet = { server, clock, random: new SimRandom(1), latency: () => 1, trace: () => undefined };
+  const net: SimNet = { server, clock, random: new SimRandom(1), latency: options.latency ?? (() => 1), trace: () => undefined };
   const clients: SimClient[] = [];
   return {
     clock,
