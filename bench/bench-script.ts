@@ -20,3 +20,14 @@ export function benchScript(relativeToBench: string): string[] {
   const path = fileURLToPath(new URL(relativeToBench, import.meta.url));
   return COMPILED ? [path.replace(/\.ts$/, '.js')] : ['--import', 'tsx', path];
 }
+
+/** Runs a bench script's `main` and exits with its outcome (0, or 1 with the error on stderr). */
+export function runScript(main: () => Promise<void>): void {
+  main().then(
+    () => process.exit(0),
+    (error: unknown) => {
+      console.error(error);
+      process.exit(1);
+    },
+  );
+}

@@ -13,6 +13,7 @@ import pino from 'pino';
 import type { HeldLock } from '../src/lock/lock-engine.js';
 import { ZooKeeperLockEngine } from '../src/lock/zookeeper/zookeeper-lock-engine.js';
 import { type ZooKeeperCluster, startZooKeeper } from '../test/support/zookeeper-server.js';
+import { runScript } from './bench-script.js';
 
 const STREAMS = 4;
 const KEYS_PER_BULK = 500;
@@ -71,10 +72,4 @@ async function main(): Promise<void> {
   await own?.stop();
 }
 
-main().then(
-  () => process.exit(0),
-  (error: unknown) => {
-    console.error(error);
-    process.exit(1);
-  },
-);
+runScript(main);

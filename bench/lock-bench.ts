@@ -8,6 +8,7 @@ import type { BenchResult } from './lock/bench-result.js';
 import { runCuratorBench } from './lock/curator-bench.js';
 import { runEsLockBench } from './lock/es-lock-bench.js';
 import { type ZooKeeperCluster, startZooKeeper } from '../test/support/zookeeper-server.js';
+import { runScript } from './bench-script.js';
 
 async function main(): Promise<void> {
   const args = parseBenchArgs(process.argv.slice(2));
@@ -26,10 +27,4 @@ async function main(): Promise<void> {
   }
 }
 
-main().then(
-  () => process.exit(0),
-  (error: unknown) => {
-    console.error(error);
-    process.exit(1);
-  },
-);
+runScript(main);
