@@ -149,8 +149,9 @@ export abstract class CohortBase {
   protected startGrant(now: number, children: readonly string[]): void {
     this.grantedAt = now;
     this.handOverPart?.restart(now);
-    if (this.foreignPart !== null) this.foreignPart.granted(children);
-    else this.foreignAtGrant = foreignQueueOf(children, this.nodes.entry, this.ctx.prefixes, false);
+    const queue = foreignQueueOf(children, this.nodes.entry, this.ctx.prefixes, false);
+    if (this.foreignPart !== null) this.foreignPart.granted(queue);
+    else this.foreignAtGrant = queue;
   }
 
   private clearLingerTimer(): void {

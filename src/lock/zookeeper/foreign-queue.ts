@@ -60,9 +60,9 @@ export class ForeignQueueWatch {
     return this.current;
   }
 
-  /** At a grant: the children read in the same round trip. */
-  granted(children: readonly string[]): void {
-    this.current = foreignQueueOf(children, this.owner.ownEntry(), this.owner.prefixes, false);
+  /** At a grant: the queue as the children read in the same round trip show it. */
+  granted(queue: ForeignQueue): void {
+    this.current = queue;
   }
 
   watch(zk: LockZk): void {
