@@ -9,6 +9,7 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
+import { median } from './load-spec.js';
 import type { ZkClient } from '../src/zookeeper/zk-client.js';
 import { connectRawClient } from '../test/support/zk-raw-client.js';
 import { startZooKeeper } from '../test/support/zookeeper-server.js';
@@ -56,11 +57,6 @@ async function round(client: ZkClient, way: Way, prefix: string): Promise<number
   );
   const used = process.cpuUsage(before);
   return (used.user + used.system) / CYCLES;
-}
-
-function median(list: readonly number[]): number {
-  const sorted = [...list].sort((a, b) => a - b);
-  return sorted[Math.floor(sorted.length / 2)] ?? Number.NaN;
 }
 
 async function main(): Promise<void> {

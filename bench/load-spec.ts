@@ -38,6 +38,12 @@ export function percentile(sorted: readonly number[], p: number): number {
   return sorted[index] ?? Number.NaN;
 }
 
+/** The middle value of `list` (the upper one of two); NaN when empty. */
+export function median(list: readonly number[]): number {
+  const sorted = [...list].sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length / 2)] ?? Number.NaN;
+}
+
 /** Percentiles and counts of one run; sorts `latencies` in place. */
 export function loadResult(latencies: number[], counts: { ok: number; non2xx: number; errors: number }, durationS: number): LoadResult {
   latencies.sort((a, b) => a - b);

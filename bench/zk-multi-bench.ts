@@ -6,6 +6,7 @@
  * A measurement for docs/internals/zookeeper-addon.md, not a test: only the ratio within one run means anything.
  */
 import { parseArgs } from 'node:util';
+import { median } from './load-spec.js';
 import { connectRawClient } from '../test/support/zk-raw-client.js';
 import type { ZkClient } from '../src/zookeeper/zk-client.js';
 import { fourLetterWord, startZooKeeper } from '../test/support/zookeeper-server.js';
@@ -48,11 +49,6 @@ async function pipelined(client: ZkClient, parent: string): Promise<void> {
 /** Not measured: removes a round's nodes in one transaction so the next round starts alike. */
 async function clear(client: ZkClient, parent: string): Promise<void> {
   await client.multi([...paths(parent).map((path) => ({ type: 'delete' as const, path })), { type: 'delete', path: parent }]);
-}
-
-function median(list: readonly number[]): number {
-  const sorted = [...list].sort((a, b) => a - b);
-  return sorted[Math.floor(sorted.length / 2)] ?? Number.NaN;
 }
 
 async function main(): Promise<void> {
