@@ -47,7 +47,7 @@ export abstract class CohortBase {
   readonly docPath: string;
   readonly guid = nextGuid();
   state: CohortState = 'fastPath';
-  protected readonly privatePath: string;
+  readonly privatePath: string;
   protected readonly ctx: EngineContext;
   protected readonly waiters = new LocalQueue<LockAcquisition>();
   holder: LockAcquisition | null = null;
