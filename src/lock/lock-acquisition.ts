@@ -14,6 +14,8 @@ export interface LockHome {
   withdraw(acquisition: LockAcquisition): Promise<void> | undefined;
   /** The holder is done; resolves when the release is committed or moot. */
   release(acquisition: LockAcquisition, handOver: boolean): Promise<void>;
+  /** `release` with the lock handed over as usual, for a holder nobody waits on: no promise where none is needed. */
+  releaseInBackground(acquisition: LockAcquisition): void;
   /** The lock-service link is up right now. */
   linkUp(): boolean;
   /** Resolves when the link is up; rejects with the signal's reason. */
@@ -136,4 +138,16 @@ export class LockAcquisition implements HeldLock {
     this.releasing = this.home.release(this, options?.handOver !== false);
     return this.releasing;
   }
+
+  releaseInBackground(): void {
+    if (this.releasing !== null) return;
+    this.releasing = RELEASED_IN_BACKGROUND;
+    if (this.state !== 'held' || this.home === null) return;
+    this.state = 'released';
+    this.group.released(this);
+    this.home.releaseInBackground(this);
+  }
 }
+
+/** What `release()` answers after `releaseInBackground()`: nobody was to wait for that commit. */
+const RELEASED_IN_BACKGROUND: Promise<void> = Promise.resolve();

@@ -85,6 +85,12 @@ export interface HeldLock {
   untilUsable(signal?: CancelSignal): Promise<void>;
   /** Idempotent. Resolves when the release is committed (or moot: session gone). */
   release(options?: ReleaseOptions): Promise<void>;
+  /**
+   * `release()` for a caller that never waits for the commit (a bulk gives back hundreds of keys
+   * at once): the release is made the same way, but no promise is made for it, and a later
+   * `release()` resolves at once.
+   */
+  releaseInBackground(): void;
 }
 
 export interface AcquireEachRequest extends LockRequest {

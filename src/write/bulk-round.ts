@@ -256,7 +256,7 @@ function vouchedFor(locks: readonly HeldLock[]): BeforeSend {
 }
 
 function releaseAll(locks: readonly HeldLock[]): void {
-  for (const lock of locks) void lock.release();
+  for (const lock of locks) lock.releaseInBackground();
 }
 
 /**

@@ -35,6 +35,7 @@ function backgroundHold(fencingToken: number, handedOverLocally: boolean): HeldL
     usable: () => true,
     untilUsable: () => Promise.resolve(),
     release: () => Promise.resolve(),
+    releaseInBackground: () => undefined,
   };
 }
 

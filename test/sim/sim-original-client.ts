@@ -77,6 +77,7 @@ export class OriginalClient {
       usable: () => !released && alive(),
       untilUsable: () => Promise.resolve(),
       release: () => Promise.resolve(),
+      releaseInBackground: () => undefined,
     };
     return { lock, release: () => (released = true) };
   }

@@ -41,6 +41,14 @@ export class MemoryKey implements LockHome {
   }
 
   async release(member: LockAcquisition, handOver: boolean): Promise<void> {
+    this.releaseNow(member, handOver);
+  }
+
+  releaseInBackground(member: LockAcquisition): void {
+    this.releaseNow(member, true);
+  }
+
+  private releaseNow(member: LockAcquisition, handOver: boolean): void {
     if (this.holder !== member) return;
     this.holder = null;
     this.serveNext(handOver && !member.isLost);

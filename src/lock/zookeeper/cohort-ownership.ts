@@ -4,7 +4,7 @@ import { transitionOf } from './cohort-states.js';
 import { CohortBase } from './cohort-base.js';
 import { HolderWatch } from './holder-watch.js';
 import { lastSegment } from './queue-wait.js';
-import type { ReleasePace } from './release-item.js';
+import type { ReleaseItem, ReleasePace } from './release-item.js';
 import { classifyFailure as classify } from './round-trip.js';
 
 /**
@@ -57,25 +57,64 @@ export abstract class OwningCohort extends CohortBase {
 
   /** Nobody here wants the lock any more: delete what is ours (compare-and-delete) and finish. */
   private async finish(): Promise<void> {
-    this.ctx.detach(this.docPath, this);
-    // Only a lock that may linger learns from coming back soon: a bulk's keys never linger, and
-    // noting them (1,000 a bulk) only churned the bounded memory of recent releases.
-    if (this.state === 'held' && this.mayLinger) this.ctx.recentReleases.noteReleased(this.docPath);
-    if (this.state === 'released') return;
-    this.apply('finish');
-    // Out of the engine's map, our nodes are still ours until the release is through: the orphan sweep leaves them be.
-    this.ctx.releasing.add(this.guid);
+    if (!this.startFinishing()) return;
     try {
       if (this.nodes.uncertain) await this.recovery.findOwnNodes();
-      const deleteDocument = this.deletesDocument();
-      if (deleteDocument) this.ctx.containers.forgetPath(this.docPath);
-      else if (this.nodes.createdDocument) this.ctx.containers.remember(this.docPath);
-      const item = { docPath: this.docPath, generation: this.generation, privateLock: this.nodes.heldLock(this.holderWatch), entry: this.nodes.entry, deleteDocument };
-      await this.ctx.releases.submit(item, this.releasePace());
+      await this.ctx.releases.submit(this.finalRelease(), this.releasePace());
     } finally {
       this.ctx.releasing.delete(this.guid);
     }
     this.toReleased();
+  }
+
+  /**
+   * `finish` for a holder nobody waits on (a bulk's keys, hundreds at once): the same steps, with
+   * the release batcher calling `releaseCommitted` instead of an async frame and two promises per key.
+   */
+  protected finishInBackground(): void {
+    if (!this.startFinishing()) return;
+    if (this.nodes.uncertain) {
+      void this.finishAfterRecovery();
+      return;
+    }
+    this.ctx.releases.submitFor(this, this.finalRelease(), this.releasePace());
+  }
+
+  /** The background finish's release is through, or moot. */
+  releaseCommitted(): void {
+    this.ctx.releasing.delete(this.guid);
+    this.toReleased();
+  }
+
+  private async finishAfterRecovery(): Promise<void> {
+    try {
+      await this.recovery.findOwnNodes();
+      await this.ctx.releases.submit(this.finalRelease(), this.releasePace());
+    } finally {
+      this.ctx.releasing.delete(this.guid);
+    }
+    this.toReleased();
+  }
+
+  /** The synchronous start of a finish; false when the lock was released already. */
+  private startFinishing(): boolean {
+    this.ctx.detach(this.docPath, this);
+    // Only a lock that may linger learns from coming back soon: a bulk's keys never linger, and
+    // noting them (1,000 a bulk) only churned the bounded memory of recent releases.
+    if (this.state === 'held' && this.mayLinger) this.ctx.recentReleases.noteReleased(this.docPath);
+    if (this.state === 'released') return false;
+    this.apply('finish');
+    // Out of the engine's map, our nodes are still ours until the release is through: the orphan sweep leaves them be.
+    this.ctx.releasing.add(this.guid);
+    return true;
+  }
+
+  /** What the finish deletes, and whether the document container goes with it. */
+  private finalRelease(): ReleaseItem {
+    const deleteDocument = this.deletesDocument();
+    if (deleteDocument) this.ctx.containers.forgetPath(this.docPath);
+    else if (this.nodes.createdDocument) this.ctx.containers.remember(this.docPath);
+    return { docPath: this.docPath, generation: this.generation, privateLock: this.nodes.heldLock(this.holderWatch), entry: this.nodes.entry, deleteDocument };
   }
 
   /**

@@ -4,6 +4,7 @@ import { prefixFor, rankOf } from '../queue-order.js';
 import { QueueLoop } from './cohort-queue-loop.js';
 import { PRIVATE_LOCK } from './znode-names.js';
 import { decideHandOver } from './handover-policy.js';
+import type { Link } from './connection.js';
 
 /**
  * One document's lock in this process: the local queue of its requests, and the ZooKeeper side
@@ -63,6 +64,19 @@ export class DocumentLock extends QueueLoop implements LockHome {
     return this.passOn(handOver);
   }
 
+  /**
+   * The common end of a bulk's key — held, nobody else here wants it, not worth keeping — gives
+   * the lock back without a promise; any other goes the way `release` goes.
+   */
+  releaseInBackground(member: LockAcquisition): void {
+    if (member === this.holder && this.state === 'held' && this.waiters.size === 0 && this.lingerLink(true) === null) {
+      this.holder = null;
+      this.finishInBackground();
+      return;
+    }
+    void this.release(member, true);
+  }
+
   /** The next local request takes the lock now, or the lock goes back to ZooKeeper's queue first. */
   private passOn(handOver: boolean): Promise<void> | undefined {
     const next = this.waiters.peek();
@@ -95,13 +109,20 @@ export class DocumentLock extends QueueLoop implements LockHome {
    * which would need a child watch each.
    */
   private lingerOrRelease(handOver: boolean): Promise<void> {
-    const link = this.ctx.connection.current();
-    const worthKeeping = handOver && this.ctx.lingerMs > 0 && this.wantedAgain() && this.mayLinger && this.nobodyElseQueued();
-    if (!worthKeeping || link === null || link.generation !== this.generation) return this.giveBack('finish');
+    const link = this.lingerLink(handOver);
+    if (link === null) return this.giveBack('finish');
     this.apply('linger');
     this.lingerTimer = setTimeout(() => void this.giveBack('endLinger'), this.ctx.lingerMs);
     this.foreign.watch(link.zk);
     return Promise.resolve();
+  }
+
+  /** The link to keep the lock on a moment, when it is worth keeping; null: give it back now. */
+  private lingerLink(handOver: boolean): Link | null {
+    const worthKeeping = handOver && this.ctx.lingerMs > 0 && this.wantedAgain() && this.mayLinger && this.nobodyElseQueued();
+    if (!worthKeeping) return null;
+    const link = this.ctx.connection.current();
+    return link === null || link.generation !== this.generation ? null : link;
   }
 
   /** A request of this process arrived while the lock lingered: it is a local hand-over. */

@@ -3,7 +3,7 @@ import { isZkCode, toZkError } from '../../zookeeper/zk-errors.js';
 import { PRIVATE_LOCK } from './znode-names.js';
 import type { Connection, Link } from './connection.js';
 import type { ForcedReleaseEpoch } from './forced-release-epoch.js';
-import { type PendingRelease, type ReleaseItem, type ReleasePace, type Role, ReleaseTxn, awaitsListing, chunks, withoutFailedPart } from './release-item.js';
+import { type PendingRelease, type ReleaseItem, type ReleaseOwner, type ReleasePace, type Role, OwnedRelease, ReleaseTxn, awaitsListing, chunks, withoutFailedPart } from './release-item.js';
 import { listingPrefix, stillOurs } from './release-verification.js';
 
 type Pending = PendingRelease;
@@ -79,12 +79,20 @@ export class ReleaseBatcher {
 
   submit(item: ReleaseItem, pace: ReleasePace = 'now'): Promise<void> {
     if (item.privateLock === null && item.entry === null) return Promise.resolve();
-    return new Promise((done) => {
-      this.pending.push({ item, done });
-      this.pendingDocs.add(item.docPath);
-      if (pace === 'now') this.flushSoon();
-      else if (this.txnsOnTheirWay === 0) this.scheduleFlush();
-    });
+    return new Promise((done) => this.enqueue({ item, done }, pace));
+  }
+
+  /** `submit` for an owner told by `releaseCommitted` (a bulk's keys: no promise each). */
+  submitFor(owner: ReleaseOwner, item: ReleaseItem, pace: ReleasePace): void {
+    if (item.privateLock === null && item.entry === null) owner.releaseCommitted();
+    else this.enqueue(new OwnedRelease(item, owner), pace);
+  }
+
+  private enqueue(pending: Pending, pace: ReleasePace): void {
+    this.pending.push(pending);
+    this.pendingDocs.add(pending.item.docPath);
+    if (pace === 'now') this.flushSoon();
+    else if (this.txnsOnTheirWay === 0) this.scheduleFlush();
   }
 
   /**

@@ -41,7 +41,8 @@ export interface OwnedLock {
 /** A release waiting to be sent, and what to call once it is committed (or moot). */
 export interface PendingRelease {
   item: ReleaseItem;
-  readonly done: () => void;
+  /** Called once: the release is committed, or moot. */
+  done(): void;
   /** Times its ownership was verified after a refused epoch check (bounded). */
   verified?: number;
   /** Times in a row its transaction was refused as a whole request (paces the next try). */
@@ -112,6 +113,29 @@ export class ReleaseTxn {
     this.ops.push(op);
     this.owners.push(pending);
     this.roles.push(role);
+  }
+}
+
+/** Whoever learns that its release is through by a call rather than a promise. */
+export interface ReleaseOwner {
+  releaseCommitted(): void;
+}
+
+/** A pending release that tells its owner when it is through: one object per release, no promise. */
+export class OwnedRelease implements PendingRelease {
+  item: ReleaseItem;
+  verified?: number;
+  refusedWhole?: number;
+  listed?: boolean;
+  private readonly owner: ReleaseOwner;
+
+  constructor(item: ReleaseItem, owner: ReleaseOwner) {
+    this.item = item;
+    this.owner = owner;
+  }
+
+  done(): void {
+    this.owner.releaseCommitted();
   }
 }
 

@@ -268,6 +268,41 @@ export function runLockEngineSuite(target: SuiteTarget): void {
       await third.release();
     });
 
+    it('releaseInBackground gives a bulk\'s keys back for other engines to take, and a later release() does not wait', async () => {
+      const [a, b] = await target.engines(2);
+      const index = target.index();
+      const keys = Array.from({ length: 20 }, (_, i) => ({ index, id: `bg-${i}` }));
+      const held: HeldLock[] = [];
+      const first = await a!.acquireEach(keys, 'background', { timeoutMs: 5_000, owner: owner('bulk-a'), onGranted: (lock) => held.push(lock) });
+      expect(first.failed.size).toBe(0);
+      expect(held).toHaveLength(20);
+      for (const lock of held) lock.releaseInBackground();
+      for (const lock of held) lock.releaseInBackground();
+      await expect(held[0]!.release()).resolves.toBeUndefined();
+      const again: HeldLock[] = [];
+      const second = await b!.acquireEach(keys, 'background', { timeoutMs: 5_000, owner: owner('bulk-b'), onGranted: (lock) => again.push(lock) });
+      expect(second.failed.size).toBe(0);
+      expect(again.map((lock) => lock.key.id).sort()).toEqual(keys.map((key) => key.id).sort());
+      for (const lock of again) lock.releaseInBackground();
+      await waitFor(() => a!.activity().held === 0 && b!.activity().held === 0);
+      // What the lock service shows: every key free again, in every engine.
+      await waitFor(async () => (await Promise.all(keys.map((key) => a!.inspect(key)))).every((view) => view.holder === null));
+    });
+
+    it('releaseInBackground hands the lock to a waiter of the same engine, as release() does', async () => {
+      const [a] = await target.engines(1);
+      const key = { index: target.index(), id: 'bg-cohort' };
+      const first = await a!.acquire(key, 'background', { timeoutMs: 2_000, owner: owner('first') });
+      const secondWaiting = a!.acquire(key, 'background', { timeoutMs: 5_000, owner: owner('second') });
+      await waitFor(() => a!.activity().waiting === 1);
+      first.releaseInBackground();
+      const second = await secondWaiting;
+      expect(second.handedOverLocally).toBe(true);
+      expect(second.fencingToken).toBe(first.fencingToken);
+      await second.release();
+      expect((await a!.inspect(key)).holder).toBeNull();
+    });
+
     it('issues fencing tokens that grow across grants of one key', async () => {
       const engines = await target.engines(3);
       const key = { index: target.index(), id: 'tokens' };
