@@ -22,7 +22,8 @@ export function acquireOne(context: GroupContext, key: LockKey, priority: Priori
       },
       context,
     );
-    place([group.add(key, priority)]);
+    // The engine's own copy of the key, as `acquireEach` makes one of each: the lock it waits on keeps it.
+    place([group.add({ index: key.index, id: key.id }, priority)]);
     group.arm();
   });
 }

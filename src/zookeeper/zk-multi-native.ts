@@ -1,6 +1,6 @@
 import type { NodeMode, ZkStat } from './zk-node-types.js';
 import type { NodeAcl, ZkOp, ZkOpResult } from './zk-multi.js';
-import { zkCodeOf } from './zk-errors.js';
+import { type ZkErrorCode, zkCodeOf } from './zk-errors.js';
 
 /**
  * A transaction in the addon's terms (native/node-zk.cpp AMulti): arrays, not an object per op
@@ -84,27 +84,42 @@ export function answeredPerOp(answer: NativeMultiAnswer): answer is NativeMultiA
  * making a Stat object for every create showed in the proxy's CPU profile.
  */
 export function decodeMulti(ops: readonly ZkOp[], answer: NativeMultiAnswer & { readonly rcs: readonly number[] }, rc: number, created: CreatedStatSource): ZkOpResult[] {
-  if (rc === 0) return ops.map((op, i) => new CommittedOp(op, i, answer, created));
+  if (rc === 0) {
+    const txn: CommittedTxn = { ops, answer, created };
+    return ops.map((_op, i) => new CommittedOp(txn, i));
+  }
   return ops.map((op, i) => {
     const opRc = answer.rcs[i] ?? rc;
     return { type: op.type, rc: opRc, code: zkCodeOf(opRc) };
   });
 }
 
-/** One op of a committed transaction; its path and Stat are read from the answer on access. */
-class CommittedOp implements ZkOpResult {
-  readonly rc = 0;
-  readonly code = 'OK';
-  private readonly op: ZkOp;
-  private readonly index: number;
-  private readonly answer: NativeMultiAnswer;
-  private readonly created: CreatedStatSource;
+/** What the results of one committed transaction share. */
+interface CommittedTxn {
+  readonly ops: readonly ZkOp[];
+  readonly answer: NativeMultiAnswer;
+  readonly created: CreatedStatSource;
+}
 
-  constructor(op: ZkOp, index: number, answer: NativeMultiAnswer, created: CreatedStatSource) {
-    this.op = op;
+/**
+ * One op of a committed transaction; its path and Stat are read from the answer on access. Two
+ * fields, the rest shared or on the prototype: one is made for each op of a bulk's transactions.
+ */
+class CommittedOp implements ZkOpResult {
+  private readonly txn: CommittedTxn;
+  private readonly index: number;
+
+  constructor(txn: CommittedTxn, index: number) {
+    this.txn = txn;
     this.index = index;
-    this.answer = answer;
-    this.created = created;
+  }
+
+  get rc(): number {
+    return 0;
+  }
+
+  get code(): ZkErrorCode {
+    return 'OK';
   }
 
   get type(): ZkOp['type'] {
@@ -112,15 +127,20 @@ class CommittedOp implements ZkOpResult {
   }
 
   get path(): string | undefined {
-    return this.op.type === 'create' ? (this.answer.paths?.[this.index] ?? this.op.path) : undefined;
+    const { op } = this;
+    return op.type === 'create' ? (this.txn.answer.paths?.[this.index] ?? op.path) : undefined;
   }
 
   get stat(): ZkStat | undefined {
-    const { op } = this;
+    const { op, txn } = this;
     // The server always sends a setData's Stat.
-    if (op.type === 'setData') return sentStat(this.answer, this.index) ?? createdStat(op, { zxid: 0, sessionId: () => '0' });
+    if (op.type === 'setData') return sentStat(txn.answer, this.index) ?? createdStat(op, { zxid: 0, sessionId: () => '0' });
     if (op.type !== 'create') return undefined;
-    return sentStat(this.answer, this.index) ?? createdStat(op, this.created);
+    return sentStat(txn.answer, this.index) ?? createdStat(op, txn.created);
+  }
+
+  private get op(): ZkOp {
+    return this.txn.ops[this.index]!;
   }
 }
 

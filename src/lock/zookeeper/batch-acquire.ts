@@ -20,6 +20,9 @@ const CHUNKS_IN_FLIGHT = 2;
  */
 const MAX_BATCH_RETRIES = 5;
 
+/** The children of a document this process creates (shared: nobody changes a read's children). */
+const NO_CHILDREN: readonly string[] = [];
+
 interface Candidate {
   readonly lock: DocumentLock;
   /** The document container exists (known from our cache or just read); false: create it. */
@@ -27,6 +30,8 @@ interface Candidate {
   docVersion: number;
   /** Children read before the transaction (none for a document we create). */
   children: readonly string[];
+  /** Index of its privateLock create in the transaction planned last. */
+  lockOp: number;
 }
 
 /**
@@ -95,7 +100,7 @@ async function acquireChunk(ctx: EngineContext, locks: readonly DocumentLock[], 
     if (classifyFailure(error).kind === 'refused') ctx.logger.error({ err: error }, 'cannot create the lock root');
     return;
   }
-  const candidates = wanted.map((lock) => ({ lock, exists: ctx.containers.isKnown(lock.docPath), docVersion: 0, children: [] }));
+  const candidates = wanted.map((lock): Candidate => ({ lock, exists: ctx.containers.isKnown(lock.docPath), docVersion: 0, children: NO_CHILDREN, lockOp: -1 }));
   // The known documents' reads go out first and their transaction follows as soon as they are
   // answered (one session answers in order): the fresh documents' transaction, issued right
   // behind the reads, waits for neither, and a known one reaped since refuses nothing of theirs.
@@ -158,26 +163,24 @@ function takenFor(ctx: EngineContext, children: readonly string[], lock: Documen
 }
 
 interface Plan {
-  readonly ops: ZkOp[];
   /**
-   * Index in `ops` of each candidate's privateLock create, and of each container create (a
-   * document created here is not remembered as existing: while it is held this process reaches
-   * it through its lock, and its release deletes it or remembers it).
+   * Container creates (`mode: 'container'`) and each candidate's privateLock create (at its
+   * `lockOp`). A document created here is not remembered as existing: while it is held this
+   * process reaches it through its lock, and its release deletes it or remembers it.
    */
-  readonly lockOps: Map<number, Candidate>;
-  readonly containerOps: Map<number, string>;
+  readonly ops: ZkOp[];
+  /** The candidates, in the order of their privateLock creates. */
+  readonly candidates: readonly Candidate[];
   /** Index containers this transaction creates, claimed in the cache: settle each with the answer. */
   readonly claims: Map<string, (created: boolean) => void>;
   /** The sighting of each index container known to exist, to forget if the transaction finds it gone. */
   readonly sightings: Map<string, Sighting>;
 }
 
+// A plan is made per transaction attempt for hundreds of keys: its per-key parts are the ops
+// alone (no map entry, no path string: a document lock has its privateLock path already).
 function planOf(ctx: EngineContext, candidates: readonly Candidate[], indexes: readonly string[]): Plan {
-  const plan: Plan = { ops: [], lockOps: new Map(), containerOps: new Map(), claims: new Map(), sightings: new Map() };
-  const addContainer = (path: string): void => {
-    plan.containerOps.set(plan.ops.length, path);
-    plan.ops.push({ type: 'create', path, data: '', mode: 'container' });
-  };
+  const plan: Plan = { ops: [], candidates, claims: new Map(), sightings: new Map() };
   for (const path of indexes) {
     const sighting = ctx.containers.sighting(path);
     if (sighting !== undefined) {
@@ -188,15 +191,30 @@ function planOf(ctx: EngineContext, candidates: readonly Candidate[], indexes: r
     const settle = ctx.containers.claim(path);
     if (settle === undefined) continue;
     plan.claims.set(path, settle);
-    addContainer(path);
+    plan.ops.push(containerCreate(path));
   }
   for (const candidate of candidates) {
-    if (!candidate.exists) addContainer(candidate.lock.docPath);
+    if (!candidate.exists) plan.ops.push(containerCreate(candidate.lock.docPath));
     candidate.lock.beforeCreate();
-    plan.lockOps.set(plan.ops.length, candidate);
-    plan.ops.push({ type: 'create', path: `${candidate.lock.docPath}/${PRIVATE_LOCK}`, data: candidate.lock.lockData(), mode: 'ephemeral' });
+    candidate.lockOp = plan.ops.length;
+    plan.ops.push({ type: 'create', path: candidate.lock.privatePath, data: candidate.lock.lockData(), mode: 'ephemeral' });
   }
   return plan;
+}
+
+function containerCreate(path: string): ZkOp {
+  return { type: 'create', path, data: '', mode: 'container' };
+}
+
+/** The container the plan's op `index` creates; undefined when that op is not a container create. */
+function containerAt(plan: Plan, index: number): string | undefined {
+  const op = plan.ops[index];
+  return op?.type === 'create' && op.mode === 'container' ? op.path : undefined;
+}
+
+/** The candidate whose privateLock create is the plan's op `index`. */
+function candidateAt(plan: Plan, index: number): Candidate | undefined {
+  return plan.candidates.find((candidate) => candidate.lockOp === index);
 }
 
 /** The index containers of the documents to create, each once. */
@@ -225,7 +243,7 @@ function indexCreatesOnTheirWay(ctx: EngineContext, indexes: readonly string[]):
 function settleClaims(plan: Plan, outcome: TxnOutcome | null): void {
   const createdAll = outcome?.ok === true;
   for (const [path, settle] of plan.claims) {
-    const failedHere = outcome?.ok === false && plan.containerOps.get(outcome.failedIndex) === path;
+    const failedHere = outcome?.ok === false && containerAt(plan, outcome.failedIndex) === path;
     settle(createdAll || (failedHere && outcome.code === 'NODEEXISTS'));
   }
 }
@@ -298,21 +316,20 @@ function granted(
   results: readonly { readonly stat?: { readonly czxid: number } }[],
   options: BatchOptions,
 ): void {
-  for (const [index, candidate] of plan.lockOps) {
-    candidate.lock.grantedInBatch({
-      czxid: results[index]?.stat?.czxid ?? 0,
-      docVersion: candidate.docVersion,
-      createdDocument: !candidate.exists,
-      children: candidate.exists ? candidate.children : [],
-      mayLinger: options.mayLinger,
-    });
+  const first = plan.candidates[0];
+  if (first === undefined) return;
+  // One transaction, one zxid: every node it created has that czxid. One Stat read, not one per key.
+  const czxid = results[first.lockOp]?.stat?.czxid ?? 0;
+  for (const candidate of plan.candidates) {
+    const { exists } = candidate;
+    candidate.lock.grantedInBatch(czxid, candidate.docVersion, !exists, exists ? candidate.children : NO_CHILDREN, options.mayLinger);
   }
 }
 
 /** Adjusts the candidates after a refused transaction; returns those to try again. */
-async function afterRefusal(ctx: EngineContext, link: Link, plan: Plan, failedIndex: number, code: string): Promise<Candidate[]> {
-  const candidates = [...plan.lockOps.values()];
-  const lockCandidate = plan.lockOps.get(failedIndex);
+async function afterRefusal(ctx: EngineContext, link: Link, plan: Plan, failedIndex: number, code: string): Promise<readonly Candidate[]> {
+  const { candidates } = plan;
+  const lockCandidate = candidateAt(plan, failedIndex);
   if (lockCandidate !== undefined && code === 'NONODE') {
     // Its document was reaped since we read it: create it with the others.
     ctx.containers.forgetPath(lockCandidate.lock.docPath);
@@ -324,7 +341,7 @@ async function afterRefusal(ctx: EngineContext, link: Link, plan: Plan, failedIn
     lockCandidate.lock.contendedInBatch();
     return candidates.filter((c) => c !== lockCandidate);
   }
-  const container = plan.containerOps.get(failedIndex);
+  const container = containerAt(plan, failedIndex);
   if (container === undefined) {
     for (const c of candidates) c.lock.begin();
     return [];

@@ -25,12 +25,15 @@ export type Step = 'fastPath' | 'enterQueue' | 'readQueue' | 'evaluate' | 'arbit
  * across processes by the random part, within the process by the counter. One `randomUUID` per
  * document lock was 4% of a bulk's allocations.
  */
-const PROCESS_GUID = randomUUID();
+const GUID_PREFIX = `${randomUUID()}-`;
 let guidsIssued = 0;
 function nextGuid(): string {
   guidsIssued++;
-  return `${PROCESS_GUID}-${guidsIssued.toString(36)}`;
+  return GUID_PREFIX + guidsIssued.toString(36);
 }
+
+/** Appended to a document's path: one string joined per lock, not two. */
+const PRIVATE_LOCK_SUFFIX = `/${PRIVATE_LOCK}`;
 
 const RANK_PRIORITY: readonly Priority[] = ['foreground', 'background'];
 
@@ -47,7 +50,7 @@ export abstract class CohortBase {
   readonly docPath: string;
   readonly guid = nextGuid();
   state: CohortState = 'fastPath';
-  protected readonly privatePath: string;
+  readonly privatePath: string;
   protected readonly ctx: EngineContext;
   protected readonly waiters = new LocalQueue<LockAcquisition>();
   holder: LockAcquisition | null = null;
@@ -81,12 +84,15 @@ export abstract class CohortBase {
   protected handedOverHere = false;
   private finished: { readonly promise: Promise<void>; readonly resolve: () => void } | null = null;
 
-  /** `docPath`: `documentPath(ctx.root, key)`, which the engine has just computed to look the lock up. */
+  /**
+   * `docPath`: `documentPath(ctx.root, key)`, which the engine has just computed to look the lock
+   * up. `key`: the engine's own copy (acquire-calls.ts makes one per key), kept as it is.
+   */
   constructor(ctx: EngineContext, key: LockKey, docPath: string) {
     this.ctx = ctx;
-    this.key = { index: key.index, id: key.id };
+    this.key = key;
     this.docPath = docPath;
-    this.privatePath = `${this.docPath}/${PRIVATE_LOCK}`;
+    this.privatePath = docPath + PRIVATE_LOCK_SUFFIX;
     this.generation = ctx.connection.generation();
     this.releasedAgoMs = ctx.recentReleases.releasedAgoMs(this.docPath);
   }

@@ -174,18 +174,17 @@ export class DocumentLock extends QueueLoop implements LockHome {
     return this.nodeData();
   }
 
-  grantedInBatch(grant: {
-    readonly czxid: number;
-    readonly docVersion: number;
-    readonly createdDocument: boolean;
-    readonly children: readonly string[];
-    /** A single acquisition's grant (a bulk's keys do not linger: a child watch each). */
-    readonly mayLinger: boolean;
-  }): void {
-    this.nodes.owns(grant.czxid, grant.docVersion);
-    this.nodes.observed(grant.children, grant.docVersion);
-    this.mayLinger = grant.mayLinger;
-    this.nodes.createdDocument = grant.createdDocument;
+  /**
+   * The batch transaction created our privateLock (`czxid`), and the document node when
+   * `createdDocument`; `children`: the document's as read before it. `mayLinger`: a single
+   * acquisition's grant (a bulk's keys do not linger: a child watch each). Arguments, not an
+   * object: a bulk's keys are granted by the thousand.
+   */
+  grantedInBatch(czxid: number, docVersion: number, createdDocument: boolean, children: readonly string[], mayLinger: boolean): void {
+    this.nodes.owns(czxid, docVersion);
+    this.nodes.observed(children, docVersion);
+    this.mayLinger = mayLinger;
+    this.nodes.createdDocument = createdDocument;
     this.positioned = true;
     if (this.waiters.size === 0) {
       void this.giveBack('finish');

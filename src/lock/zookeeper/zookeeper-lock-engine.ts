@@ -22,7 +22,7 @@ import { type LockEvents, NO_LOCK_EVENTS } from '../lock-events.js';
 import { type LockEngineStats, newStats, snapshotStats } from '../lock-stats.js';
 import type { PrefixRanks } from '../queue-order.js';
 import { ZkError } from '../../zookeeper/zk-errors.js';
-import { PRIVATE_LOCK, documentPath, normalizeRoot } from './znode-names.js';
+import { PRIVATE_LOCK, documentPath, encodeSegment, indexPath, normalizeRoot } from './znode-names.js';
 import { acquireInBatches } from './batch-acquire.js';
 import { Connection, type Link } from './connection.js';
 import { ContainerCache, ContentionHints } from './containers.js';
@@ -82,6 +82,8 @@ export class ZooKeeperLockEngine implements LockEngine {
   private readonly locks = new Map<string, DocumentLock>();
   /** Guids of document locks that left the map and whose release is still on its way. */
   private readonly releasing = new Set<string>();
+  /** The index of the latest new document lock and its documents' path prefix (`documentPath` up to the id). */
+  private lastIndex: { readonly name: string; readonly pathPrefix: string } | null = null;
   /** Single acquisitions of documents not known to exist, taken together at the end of this turn. */
   private freshSingles: DocumentLock[] = [];
   private readonly root: string;
@@ -276,13 +278,22 @@ export class ZooKeeperLockEngine implements LockEngine {
   }
 
   private lockFor(key: LockKey, fresh: DocumentLock[]): DocumentLock {
-    const docPath = documentPath(this.root, key);
+    const docPath = this.documentPathOf(key);
     const existing = this.locks.get(docPath);
     if (existing !== undefined) return existing;
     const lock = new DocumentLock(this.context, key, docPath);
     this.locks.set(docPath, lock);
     fresh.push(lock);
     return lock;
+  }
+
+  /**
+   * `documentPath(root, key)`. A bulk's keys name one index or a few, one after the other: the
+   * index's part of the path is made once per run of keys, not once per key.
+   */
+  private documentPathOf(key: LockKey): string {
+    if (this.lastIndex?.name !== key.index) this.lastIndex = { name: key.index, pathPrefix: `${indexPath(this.root, key.index)}/` };
+    return this.lastIndex.pathPrefix + encodeSegment(key.id);
   }
 
   /** What this process knows better than ZooKeeper: its current local holder and local waiters. */
