@@ -5,7 +5,7 @@ import type { LockKey, Priority } from '../lock-engine.js';
 import { LockUnavailableError } from '../lock-errors.js';
 import { encodeRequestNodeData } from '../lock-node-data.js';
 import { prefixFor } from '../queue-order.js';
-import { PRIVATE_LOCK } from './znode-names.js';
+import { privateLockPath } from './znode-names.js';
 import type { Link } from './connection.js';
 import type { EngineContext } from './engine-context.js';
 import { ForeignQueueWatch, UNKNOWN_FOREIGN_QUEUE, foreignQueueOf } from './foreign-queue.js';
@@ -31,9 +31,6 @@ function nextGuid(): string {
   guidsIssued++;
   return GUID_PREFIX + guidsIssued.toString(36);
 }
-
-/** Appended to a document's path: one string joined per lock, not two. */
-const PRIVATE_LOCK_SUFFIX = `/${PRIVATE_LOCK}`;
 
 const RANK_PRIORITY: readonly Priority[] = ['foreground', 'background'];
 
@@ -92,7 +89,7 @@ export abstract class CohortBase {
     this.ctx = ctx;
     this.key = key;
     this.docPath = docPath;
-    this.privatePath = docPath + PRIVATE_LOCK_SUFFIX;
+    this.privatePath = privateLockPath(docPath);
     this.generation = ctx.connection.generation();
     this.releasedAgoMs = ctx.recentReleases.releasedAgoMs(this.docPath);
   }

@@ -56,15 +56,8 @@ export abstract class OwningCohort extends CohortBase {
   }
 
   /** Nobody here wants the lock any more: delete what is ours (compare-and-delete) and finish. */
-  private async finish(): Promise<void> {
-    if (!this.startFinishing()) return;
-    try {
-      if (this.nodes.uncertain) await this.recovery.findOwnNodes();
-      await this.ctx.releases.submit(this.finalRelease(), this.releasePace());
-    } finally {
-      this.ctx.releasing.delete(this.guid);
-    }
-    this.toReleased();
+  private finish(): Promise<void> {
+    return this.startFinishing() ? this.completeFinish() : Promise.resolve();
   }
 
   /**
@@ -73,11 +66,8 @@ export abstract class OwningCohort extends CohortBase {
    */
   protected finishInBackground(): void {
     if (!this.startFinishing()) return;
-    if (this.nodes.uncertain) {
-      void this.finishAfterRecovery();
-      return;
-    }
-    this.ctx.releases.submitFor(this, this.finalRelease(), this.releasePace());
+    if (this.nodes.uncertain) void this.completeFinish();
+    else this.ctx.releases.submitFor(this, this.finalRelease(), this.releasePace());
   }
 
   /** The background finish's release is through, or moot. */
@@ -86,9 +76,10 @@ export abstract class OwningCohort extends CohortBase {
     this.toReleased();
   }
 
-  private async finishAfterRecovery(): Promise<void> {
+  /** The rest of a finish once started: find our nodes first when a reply was lost, delete them, done. */
+  private async completeFinish(): Promise<void> {
     try {
-      await this.recovery.findOwnNodes();
+      if (this.nodes.uncertain) await this.recovery.findOwnNodes();
       await this.ctx.releases.submit(this.finalRelease(), this.releasePace());
     } finally {
       this.ctx.releasing.delete(this.guid);

@@ -1,6 +1,6 @@
 import { parseNodeData } from '../lock-node-data.js';
 import { isZkCode } from '../../zookeeper/zk-errors.js';
-import { PRIVATE_LOCK } from './znode-names.js';
+import { privateLockPath } from './znode-names.js';
 import type { ForcedReleaseEpoch } from './forced-release-epoch.js';
 import type { LockZk, ZkOp } from './lock-zk.js';
 
@@ -26,7 +26,7 @@ export async function forceRelease(zk: LockZk, docPath: string, note: string, ep
   for (let attempt = 0; attempt < 3; attempt++) {
     let node;
     try {
-      node = await zk.get(`${docPath}/${PRIVATE_LOCK}`);
+      node = await zk.get(privateLockPath(docPath));
     } catch (error) {
       if (isZkCode(error, 'NONODE')) return null;
       throw error;
@@ -35,7 +35,7 @@ export async function forceRelease(zk: LockZk, docPath: string, note: string, ep
     const ops: ZkOp[] = [
       { type: 'setData', path: epoch.path, data: note, version: -1 },
       { type: 'setData', path: docPath, data: note, version: -1 },
-      { type: 'delete', path: `${docPath}/${PRIVATE_LOCK}`, version: node.stat.version },
+      { type: 'delete', path: privateLockPath(docPath), version: node.stat.version },
     ];
     if (data.entry !== null) ops.push({ type: 'delete', path: `${docPath}/${data.entry}`, version: -1 });
     const outcome = await zk.multi(ops);

@@ -2,7 +2,7 @@ import type { LockHolderInfo, LockKey, LockOwner, LockWaiterInfo } from '../lock
 import { type LockNodeData, parseNodeData } from '../lock-node-data.js';
 import { type PrefixRanks, priorityOfPrefix, queueFromChildren } from '../queue-order.js';
 import { isZkCode } from '../../zookeeper/zk-errors.js';
-import { PRIVATE_LOCK, decodeSegment, documentPath, indexPath } from './znode-names.js';
+import { decodeSegment, documentPath, indexPath, privateLockPath } from './znode-names.js';
 import type { LockZk, NodeRead } from './lock-zk.js';
 
 const UNKNOWN_OWNER: LockOwner = { host: 'unknown', pid: 0, requestId: '' };
@@ -36,7 +36,7 @@ export interface ZkInspection {
 /** Holder and waiters of one key, read in one pipelined round trip (plus one for entry data). */
 export async function inspectKey(zk: LockZk, root: string, prefixes: PrefixRanks, key: LockKey): Promise<ZkInspection> {
   const docPath = documentPath(root, key);
-  const [children, lock] = await Promise.all([childrenOrEmpty(zk, docPath), readOrNull(zk, `${docPath}/${PRIVATE_LOCK}`)]);
+  const [children, lock] = await Promise.all([childrenOrEmpty(zk, docPath), readOrNull(zk, privateLockPath(docPath))]);
   const queue = queueFromChildren(children, prefixes);
   const entries = await Promise.all(queue.map((entry) => readOrNull(zk, `${docPath}/${entry.name}`)));
   let holder: LockHolderInfo | null = null;
@@ -72,7 +72,7 @@ export async function heldKeys(zk: LockZk, root: string, index: string, limit: n
   const found: LockKey[] = [];
   for (let start = 0; start < docs.length && found.length < limit; start += LIST_CHUNK) {
     const chunk = docs.slice(start, start + LIST_CHUNK);
-    const locks = await Promise.all(chunk.map((doc) => readOrNull(zk, `${base}/${doc}/${PRIVATE_LOCK}`)));
+    const locks = await Promise.all(chunk.map((doc) => readOrNull(zk, privateLockPath(`${base}/${doc}`))));
     chunk.forEach((doc, i) => {
       if (found.length < limit && locks[i] !== null) found.push({ index, id: decodeSegment(doc) });
     });

@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import { isZkCode, toZkError } from '../../zookeeper/zk-errors.js';
-import { PRIVATE_LOCK } from './znode-names.js';
+import { PRIVATE_LOCK_SUFFIX } from './znode-names.js';
 import type { Connection, Link } from './connection.js';
 import type { ForcedReleaseEpoch } from './forced-release-epoch.js';
 import { type PendingRelease, type ReleaseItem, type ReleaseOwner, type ReleasePace, type Role, OwnedRelease, ReleaseTxn, awaitsListing, chunks, withoutFailedPart } from './release-item.js';
@@ -16,8 +16,6 @@ interface Verification {
 
 /** Verifications of one release in a row, each after a forced release somewhere, before giving up. */
 const MAX_VERIFICATIONS = 5;
-
-const PRIVATE_LOCK_SUFFIX = `/${PRIVATE_LOCK}`;
 
 /**
  * A release whose transaction is refused as a whole request (THROTTLEDOP asks to retry later) is

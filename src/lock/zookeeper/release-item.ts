@@ -1,4 +1,4 @@
-import { PRIVATE_LOCK } from './znode-names.js';
+import { privateLockPath } from './znode-names.js';
 import type { ForcedReleaseEpoch } from './forced-release-epoch.js';
 import type { ZkOp } from './lock-zk.js';
 
@@ -103,7 +103,7 @@ export class ReleaseTxn {
         this.epochsChecked.add(privateLock.epoch);
         this.push(pending, epoch.checkOp(privateLock.epoch), 'epoch');
       }
-      this.push(pending, { type: 'delete', path: `${docPath}/${PRIVATE_LOCK}`, version: 0 }, 'lock');
+      this.push(pending, { type: 'delete', path: privateLockPath(docPath), version: 0 }, 'lock');
     }
     if (item.entry !== null) this.push(pending, { type: 'delete', path: `${docPath}/${item.entry}`, version: -1 }, 'entry');
     if (withDocument) this.push(pending, { type: 'delete', path: docPath, version: privateLock.docVersion }, 'document');

@@ -1,5 +1,5 @@
 import { isZkCode } from '../../zookeeper/zk-errors.js';
-import { PRIVATE_LOCK } from './znode-names.js';
+import { privateLockPath } from './znode-names.js';
 import type { Link } from './connection.js';
 import type { ForcedReleaseEpoch } from './forced-release-epoch.js';
 import type { ReleaseItem } from './release-item.js';
@@ -15,7 +15,7 @@ export async function stillOurs(link: Link, item: ReleaseItem, epochs: ForcedRel
   const [epoch, doc, lock, entry] = await Promise.allSettled([
     item.privateLock === null ? null : zk.get(epochs.path),
     item.privateLock === null ? null : zk.get(item.docPath),
-    item.privateLock === null ? null : zk.get(`${item.docPath}/${PRIVATE_LOCK}`),
+    item.privateLock === null ? null : zk.get(privateLockPath(item.docPath)),
     item.entry === null ? null : zk.get(`${item.docPath}/${item.entry}`),
   ]);
   const lockOurs =

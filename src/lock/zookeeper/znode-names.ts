@@ -11,6 +11,13 @@ import type { LockKey } from '../lock-engine.js';
  */
 export const PRIVATE_LOCK = 'privateLock';
 
+/** What a document's path is followed by to name its privateLock. */
+export const PRIVATE_LOCK_SUFFIX = `/${PRIVATE_LOCK}`;
+
+export function privateLockPath(docPath: string): string {
+  return docPath + PRIVATE_LOCK_SUFFIX;
+}
+
 /**
  * A persistent node under the lock root whose data version counts the forced releases, so a stale
  * release cannot match a re-created document node. Its name has a `.`, which `encodeSegment` never produces: no index node can clash.
