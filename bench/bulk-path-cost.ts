@@ -7,7 +7,8 @@
  */
 import { parseBulkBody, sliceBulkBody, type BulkItem } from '../src/classify/bulk-parser.js';
 import { keyString } from '../src/lock/lock-key.js';
-import { distinctKeys, type BulkItemResult, type KeyedBulkItem } from '../src/write/bulk-items.js';
+import { distinctKeys, type KeyedBulkItem } from '../src/write/bulk-items.js';
+import type { BulkItemAnswer } from '../src/write/upstream-item.js';
 import { parseBulkResponse, renderBulkResponse } from '../src/write/bulk-response.js';
 
 const DOCUMENTS = 500;
@@ -42,7 +43,7 @@ const firstHalf = Array.from({ length: HALF }, (_, i) => i);
 const answers = [answerOf(firstHalf), answerOf(firstHalf.map((i) => i + HALF))];
 let items: BulkItem[] = parseBulkBody(body, null);
 let keyed: KeyedBulkItem[] = [];
-let results = new Map<number, BulkItemResult>();
+let results = new Map<number, BulkItemAnswer>();
 
 const steps: Record<string, () => void> = {
   'parse the action lines': () => {

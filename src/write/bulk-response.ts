@@ -1,42 +1,58 @@
 import { ProxyError } from '../errors/proxy-error.js';
+import { MalformedBulkAnswer, scanBulkAnswer, type ScannedBulkAnswer } from './bulk-answer-scanner.js';
 import type { BulkItemResult } from './bulk-items.js';
+import { type BulkItemAnswer, UpstreamItem } from './upstream-item.js';
 
-export interface ParsedBulkResponse {
-  readonly took: number;
-  readonly errors: boolean;
-  readonly items: readonly BulkItemResult[];
-}
+const COMMA = 0x2c;
+const CLOSE_ARRAY = 0x5d;
+const CLOSE_OBJECT = 0x7d;
 
-/** Parses an upstream `_bulk` answer; an answer we cannot read is an upstream fault (502). */
-export function parseBulkResponse(body: Buffer, expectedItems: number): ParsedBulkResponse {
-  let parsed: unknown;
+/** Reads an upstream `_bulk` answer; an answer we cannot read is an upstream fault (502). */
+export function parseBulkResponse(body: Buffer, expectedItems: number): ScannedBulkAnswer {
+  let scanned: ScannedBulkAnswer;
   try {
-    parsed = JSON.parse(body.toString('utf8'));
+    scanned = scanBulkAnswer(body);
   } catch (error) {
-    throw new ProxyError('UPSTREAM_RESET', 'Elasticsearch answered a _bulk request with a body that is not JSON', { cause: error });
+    if (!(error instanceof MalformedBulkAnswer) && !(error instanceof SyntaxError)) throw error;
+    throw new ProxyError('UPSTREAM_RESET', `Elasticsearch answered a _bulk request with a body that is not a _bulk answer (${error.message})`, { cause: error });
   }
-  if (!isRecord(parsed) || !Array.isArray(parsed.items) || parsed.items.length !== expectedItems) {
-    throw new ProxyError('UPSTREAM_RESET', `Elasticsearch answered a _bulk request of ${expectedItems} items with an unexpected body`);
+  if (scanned.items.length !== expectedItems) {
+    throw new ProxyError('UPSTREAM_RESET', `Elasticsearch answered a _bulk request of ${expectedItems} items with ${scanned.items.length} items`);
   }
-  const items = parsed.items.filter(isItemResult);
-  if (items.length !== expectedItems) {
-    throw new ProxyError('UPSTREAM_RESET', 'Elasticsearch answered a _bulk request with malformed items');
-  }
-  return { took: typeof parsed.took === 'number' ? parsed.took : 0, errors: parsed.errors === true, items };
+  return scanned;
 }
 
-/** Builds the merged answer; `errors` is true when any item failed, as Elasticsearch sets it. */
-export function renderBulkResponse(took: number, items: readonly BulkItemResult[]): Buffer {
-  const errors = items.some((item) => Object.values(item).some((result) => 'error' in result));
-  return Buffer.from(JSON.stringify({ took, errors, items }));
+/**
+ * Builds the merged answer: Elasticsearch's items copied as it wrote them, the proxy's own written
+ * out; `errors` is true when any item failed, as Elasticsearch sets it.
+ */
+export function renderBulkResponse(took: number, items: readonly BulkItemAnswer[]): Buffer {
+  let errors = false;
+  let length = 0;
+  let written: (Buffer | undefined)[] | null = null;
+  items.forEach((item, i) => {
+    if (item instanceof UpstreamItem) {
+      errors ||= item.failed;
+      length += item.byteLength;
+      return;
+    }
+    errors ||= carriesError(item);
+    const bytes = Buffer.from(JSON.stringify(item));
+    (written ??= [])[i] = bytes;
+    length += bytes.length;
+  });
+  const head = `{"took":${JSON.stringify(took)},"errors":${String(errors)},"items":[`;
+  const answer = Buffer.allocUnsafe(head.length + length + Math.max(0, items.length - 1) + 2);
+  let at = answer.write(head, 'latin1');
+  items.forEach((item, i) => {
+    if (i > 0) answer[at++] = COMMA;
+    at += item instanceof UpstreamItem ? item.copyInto(answer, at) : (written?.[i]?.copy(answer, at) ?? 0);
+  });
+  answer[at++] = CLOSE_ARRAY;
+  answer[at++] = CLOSE_OBJECT;
+  return answer;
 }
 
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
-function isItemResult(value: unknown): value is BulkItemResult {
-  if (!isRecord(value)) return false;
-  const results = Object.values(value);
-  return results.length === 1 && isRecord(results[0]);
+function carriesError(item: BulkItemResult): boolean {
+  return Object.values(item).some((result) => 'error' in result);
 }

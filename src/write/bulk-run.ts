@@ -3,7 +3,8 @@ import type { ProxyError } from '../errors/proxy-error.js';
 import type { UpstreamResponse } from '../forwarding/upstream-forwarder.js';
 import type { WriteRequest } from './write-request.js';
 import type { Priority } from '../lock/lock-engine.js';
-import { type BulkItemResult, type KeyedBulkItem, proxyItemResult } from './bulk-items.js';
+import { type KeyedBulkItem, proxyItemResult } from './bulk-items.js';
+import type { BulkItemAnswer } from './upstream-item.js';
 import type { WritePathDeps } from './write-path-deps.js';
 
 /** State of one bulk request across its lock rounds. */
@@ -14,7 +15,7 @@ export interface BulkRun {
   readonly defaultIndex: string | null;
   readonly items: readonly KeyedBulkItem[];
   /** Per item position: Elasticsearch's result, or the proxy's own. */
-  readonly results: Map<number, BulkItemResult>;
+  readonly results: Map<number, BulkItemAnswer>;
   took: number;
   readonly attemptTimes: number[];
   forwardedAnything: boolean;

@@ -1,5 +1,5 @@
 import type { UpstreamResponse } from '../../forwarding/upstream-forwarder.js';
-import type { BulkItemResult } from '../bulk-items.js';
+import { type BulkItemAnswer, resultOf } from '../upstream-item.js';
 
 const CONFLICT = 'version_conflict_engine_exception';
 
@@ -14,8 +14,8 @@ export function conflictOfAnswer(upstream: UpstreamResponse): string | null {
 }
 
 /** The same for one item of a bulk answer. */
-export function conflictOfItem(result: BulkItemResult | undefined): string | null {
-  const [outcome] = Object.values(result ?? {});
+export function conflictOfItem(answer: BulkItemAnswer | undefined): string | null {
+  const [outcome] = Object.values(answer === undefined ? {} : resultOf(answer));
   if (outcome === undefined || outcome.status !== 409) return null;
   return conflictOf(outcome);
 }
