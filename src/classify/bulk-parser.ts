@@ -128,7 +128,8 @@ export const MAX_ID_BYTES = 512;
  * lock layer must cope with long ids (e.g. hash them into node names).
  */
 export function exceedsIdLimit(id: string): boolean {
-  return Buffer.byteLength(id, 'utf8') > MAX_ID_BYTES;
+  // A UTF-16 code unit takes at most 3 bytes in UTF-8: a short id needs no count (a native call per item).
+  return id.length * 3 > MAX_ID_BYTES && Buffer.byteLength(id, 'utf8') > MAX_ID_BYTES;
 }
 
 function nextNewline(body: Buffer, from: number): number {

@@ -17,6 +17,8 @@ export interface BulkRun {
   /** Per item position: Elasticsearch's result, or the proxy's own. */
   readonly results: Map<number, BulkItemAnswer>;
   took: number;
+  /** Distinct documents the request names (counted by its first round): what its report gives. */
+  documents: number;
   readonly attemptTimes: number[];
   forwardedAnything: boolean;
   waitMs: number;

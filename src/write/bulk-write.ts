@@ -37,6 +37,7 @@ export async function handleBulkWrite(
     items,
     results: new Map(),
     took: 0,
+    documents: 0,
     attemptTimes: [],
     forwardedAnything: false,
     waitMs: 0,
@@ -50,7 +51,7 @@ export async function handleBulkWrite(
     outcome = rounds.outcome;
     return rounds.answer;
   } finally {
-    report(run, outcome, distinctKeys(items).length);
+    report(run, outcome, run.documents);
   }
 }
 
@@ -86,8 +87,9 @@ function report(run: BulkRun, outcome: LockOutcome, documents: number): void {
  */
 async function keyItems(deps: WritePathDeps, items: readonly BulkItem[]): Promise<KeyedBulkItem[]> {
   const lockable = (item: BulkItem): item is BulkItem & { id: string } => item.id !== null && !exceedsIdLimit(item.id);
-  const names = [...new Set(items.filter(lockable).map((item) => item.index))];
-  const lockIndices = new Map(await Promise.all(names.map(async (name) => [name, await deps.aliases.lockIndexFor(name)] as const)));
+  const names = new Set<string>();
+  for (const item of items) if (lockable(item)) names.add(item.index);
+  const lockIndices = new Map(await Promise.all([...names].map(async (name) => [name, await deps.aliases.lockIndexFor(name)] as const)));
   return items.map((item) => ({
     item,
     key: lockable(item) ? { index: lockIndices.get(item.index) ?? item.index, id: item.id } : null,

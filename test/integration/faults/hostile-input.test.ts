@@ -219,7 +219,8 @@ function keysNamedBy(request: HostileRequest): LockKey[] {
   try {
     const headers = Object.fromEntries(request.headers.map(([name, value]) => [name.toLowerCase(), value]));
     const route = classifyRoute(request.method, request.path.toString('latin1'), headers);
-    if (route.kind === 'single') return [{ index: route.index, id: route.id }];
+    // An empty segment names no lockable document: the proxy refuses it with a 400 before any lock.
+    if (route.kind === 'single') return route.index === '' || route.id === '' ? [] : [{ index: route.index, id: route.id }];
     if (route.kind !== 'bulk') return [];
     return parseBulkBody(request.body, route.defaultIndex, { allowTypeMetadata: route.typed })
       .filter((item) => item.id !== null && item.id !== '' && item.index !== '')

@@ -110,6 +110,16 @@ describe('parseBulkBody: valid bodies', () => {
     expect(exceedsIdLimit('x'.repeat(512))).toBe(false);
   });
 
+  it.each([
+    ['€'.repeat(170), false],
+    ['€'.repeat(171), true],
+    ['😀'.repeat(128), false],
+    ['😀'.repeat(129), true],
+    ['x'.repeat(513), true],
+  ])('counts an id in UTF-8 bytes, whatever its characters (%#)', (id, exceeds) => {
+    expect(exceedsIdLimit(id)).toBe(exceeds);
+  });
+
   it('returns an empty _id for index/create as is (a key like any other)', () => {
     expect(parseBulkBody(body('{"index":{"_index":"a","_id":""}}', '{}'), null)[0]?.id).toBe('');
   });
