@@ -2,9 +2,9 @@ import type { BulkItemResult } from './bulk-items.js';
 
 /**
  * One item of an Elasticsearch `_bulk` answer, kept as the bytes Elasticsearch wrote: the merged
- * answer copies them instead of parsing every item into objects and writing them out again, which
- * was a tenth of the proxy's CPU per bulk document. Parsed only where the proxy looks inside an
- * item (the fenced path).
+ * answer copies them instead of parsing every item into objects and writing them out again (6–7 %
+ * of the proxy's busy time under concurrent bulks, plus the garbage). Parsed only where the proxy
+ * looks inside an item (the fenced path).
  */
 export class UpstreamItem {
   private readonly source: Buffer;
