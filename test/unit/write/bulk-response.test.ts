@@ -111,6 +111,12 @@ describe('renderBulkResponse', () => {
     expect(JSON.parse(renderBulkResponse(1, [...ok, ...mixed]).toString()).errors).toBe(true);
   });
 
+  it('keeps an external version beyond 2^53 exact (parsing it as a number would round it)', () => {
+    const item = '{"index":{"_id":"a","_version":1732780800123456789,"_seq_no":9007199254740993,"status":201}}';
+    const parsed = parseBulkResponse(Buffer.from(`{"took":1,"errors":false,"items":[${item}]}`), 1);
+    expect(renderBulkResponse(1, parsed.items).toString()).toBe(`{"took":1,"errors":false,"items":[${item}]}`);
+  });
+
   it('renders an empty item list', () => {
     expect(JSON.parse(renderBulkResponse(0, []).toString())).toEqual({ took: 0, errors: false, items: [] });
   });
