@@ -1,4 +1,4 @@
-import { type BulkItemAnswer, resultOf } from '../upstream-item.js';
+import { type BulkItemAnswer, UpstreamItem } from '../upstream-item.js';
 
 /**
  * Elasticsearch answers an `index` item sent as a create (the proxy's fence for a missing
@@ -7,7 +7,9 @@ import { type BulkItemAnswer, resultOf } from '../upstream-item.js';
  */
 export function answeredAsSent(answer: BulkItemAnswer, sentAsCreate: boolean): BulkItemAnswer {
   if (!sentAsCreate) return answer;
-  const created = resultOf(answer).create;
+  // Renamed in its bytes: parsing it would round numbers beyond 2^53 (an external version).
+  if (answer instanceof UpstreamItem) return answer.action() === 'create' ? answer.renamed('index') : answer;
+  const created = answer.create;
   if (created === undefined) return answer;
   return { index: created };
 }

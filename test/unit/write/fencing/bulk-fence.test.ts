@@ -4,6 +4,7 @@ import type { KeyedBulkItem } from '../../../../src/write/bulk-items.js';
 import { fencedActionLine } from '../../../../src/write/fencing/action-line-fence.js';
 import { readActionMetadata } from '../../../../src/write/fencing/action-metadata.js';
 import { answeredAsSent } from '../../../../src/write/fencing/bulk-answer-rename.js';
+import { parseBulkResponse, renderBulkResponse } from '../../../../src/write/bulk-response.js';
 import { bulkWaves } from '../../../../src/write/fencing/bulk-waves.js';
 import { fenceableItems } from '../../../../src/write/fencing/fenceable-item.js';
 import { fencedBulkBody } from '../../../../src/write/fencing/fenced-bulk-body.js';
@@ -85,6 +86,15 @@ describe('answeredAsSent', () => {
     expect(answeredAsSent(created, false)).toBe(created);
     const updated = { update: { status: 200 } };
     expect(answeredAsSent(updated, true)).toBe(updated);
+  });
+
+  it("renames Elasticsearch's own bytes, every number as it wrote it", () => {
+    const item = (action: string): string => `{ ${action} : {"_id":"a\\"b","_version":1732780800123456789,"status":201,"result":"created"}}`;
+    const [answer] = parseBulkResponse(Buffer.from(`{"took":1,"errors":false,"items":[${item('"create"')}, ${item('"update"')}]}`), 2).items;
+    const renamed = answeredAsSent(answer!, true);
+    expect(renderBulkResponse(1, [renamed]).toString()).toBe(`{"took":1,"errors":false,"items":[${item('"index"').replace('{ "index"', '{"index"')}]}`);
+    const [, other] = parseBulkResponse(Buffer.from(`{"took":1,"errors":false,"items":[${item('"create"')}, ${item('"update"')}]}`), 2).items;
+    expect(answeredAsSent(other!, true)).toBe(other);
   });
 });
 
