@@ -76,6 +76,9 @@ export const BENCH_FIGURES: readonly BenchFigure[] = [
   { id: 'streams_cpu_per_doc_vs_bare', section: 'bulk', label: "4 streams with ids: the proxy's CPU per document ÷ the bare proxy's", unit: 'x', read: of('bulk-streams', 'cpu_per_doc_ratio_vs_bare') },
   { id: 'streams_single_bulk_vs_direct', section: 'bulk', label: 'one 1,000-doc bulk at a time: time ÷ straight to the cluster (p50)', unit: 'x', read: of('bulk-streams', 'single_time_ratio') },
   { id: 'streams_no_ids_vs_direct', section: 'bulk', label: '4 streams without ids: documents/s ÷ straight to the cluster', unit: 'x', read: of('bulk-streams', 'no_ids_vs_direct') },
+  { id: 'least_lock_cpu_vs_bare', section: 'edge', label: 'the least ZooKeeper lock: CPU per write ÷ the bare proxy', unit: 'x', read: of('write-uncontended', 'bare_zk_lock_cpu_ratio_vs_bare') },
+  { id: 'write_cpu_vs_bare_16', section: 'edge', label: 'uncontended locked write at 16 connections: CPU ÷ the bare proxy', unit: 'x', read: of('write-uncontended', 'moderate_cpu_ratio_vs_bare') },
+  { id: 'least_lock_cpu_vs_bare_16', section: 'edge', label: 'the least ZooKeeper lock at 16 connections: CPU per write ÷ the bare proxy', unit: 'x', read: of('write-uncontended', 'moderate_bare_zk_lock_cpu_ratio_vs_bare') },
 ];
 
 function lockViolations(report: BenchReport): number | null {

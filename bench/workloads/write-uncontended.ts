@@ -25,12 +25,13 @@ export const writeUncontended: Workload = async (context) => {
   const inProcessLock = { spec: spec(env.inProcessProxyUrl, 'm'), cpuMs: () => env.inProcessProxyCpuMs() };
   const leastLock = { spec: spec(env.lockingReferenceUrl, 'l'), cpuMs: () => env.lockingReferenceCpuMs(), serverCpuMs: zookeeperCpuMs(env) };
   const references = againstReferences(context, spec);
-  const { direct, proxy, bare, bareUndici, inProcess, bareLocked, proxyModerate, bareModerate } = await measuredAlternating(context, {
+  const { direct, proxy, bare, bareUndici, inProcess, bareLocked, proxyModerate, bareModerate, bareLockedModerate } = await measuredAlternating(context, {
     ...references,
     inProcess: inProcessLock,
     bareLocked: leastLock,
     proxyModerate: { ...references.proxy, spec: spec(env.proxyUrl, 'q', MODERATE_CONNECTIONS) },
     bareModerate: { ...references.bare, spec: spec(env.referenceUrl['node-http'], 'c', MODERATE_CONNECTIONS) },
+    bareLockedModerate: { ...leastLock, spec: spec(env.lockingReferenceUrl, 'k', MODERATE_CONNECTIONS) },
   });
   const floor = await measureLockFloor(env.zookeeper);
   const base = { ...comparison(direct.load, proxy.load, proxy.cpuMsPerRequest), ...versusBare(proxy, bare, bareUndici) };
@@ -58,12 +59,17 @@ export const writeUncontended: Workload = async (context) => {
     bare_zk_lock_p50_ms: round(bareLocked.load.p50Ms),
     bare_zk_lock_throughput_ratio_vs_bare: round(bareLocked.load.rps / bare.load.rps),
     bare_zk_lock_cpu_ms_per_request: round(bareLocked.cpuMsPerRequest, 4),
+    bare_zk_lock_cpu_ratio_vs_bare: round(bareLocked.cpuMsPerRequest / bare.cpuMsPerRequest),
     bare_zk_lock_zk_server_cpu_ms_per_write: Number.isNaN(bareLocked.serverCpuMsPerRequest) ? null : round(bareLocked.serverCpuMsPerRequest, 4),
     throughput_ratio_vs_bare_zk_lock: round(proxy.load.rps / bareLocked.load.rps),
     moderate_proxy_rps: round(proxyModerate.load.rps, 1),
     moderate_proxy_cpu_ms_per_request: round(proxyModerate.cpuMsPerRequest, 4),
     moderate_bare_cpu_ms_per_request: round(bareModerate.cpuMsPerRequest, 4),
     moderate_cpu_ratio_vs_bare: round(proxyModerate.cpuMsPerRequest / bareModerate.cpuMsPerRequest),
+    // Where any lock in the design's layout stands at the same load: the CPU target's floor here.
+    moderate_bare_zk_lock_cpu_ms_per_request: round(bareLockedModerate.cpuMsPerRequest, 4),
+    moderate_bare_zk_lock_cpu_ratio_vs_bare: round(bareLockedModerate.cpuMsPerRequest / bareModerate.cpuMsPerRequest),
+    moderate_cpu_ratio_vs_bare_zk_lock: round(proxyModerate.cpuMsPerRequest / bareLockedModerate.cpuMsPerRequest),
   };
   const ratio = summary.throughput_ratio ?? 0;
   const added = summary.added_p50_ms ?? 0;
@@ -74,7 +80,17 @@ export const writeUncontended: Workload = async (context) => {
   return {
     workload: 'write-uncontended',
     summary,
-    runs: { direct: direct.load, proxy: proxy.load, bare: bare.load, bareUndici: bareUndici.load, inProcessLock: inProcess.load, bareZooKeeperLock: bareLocked.load, proxyModerate: proxyModerate.load, bareModerate: bareModerate.load },
+    runs: {
+      direct: direct.load,
+      proxy: proxy.load,
+      bare: bare.load,
+      bareUndici: bareUndici.load,
+      inProcessLock: inProcess.load,
+      bareZooKeeperLock: bareLocked.load,
+      proxyModerate: proxyModerate.load,
+      bareModerate: bareModerate.load,
+      bareZooKeeperLockModerate: bareLockedModerate.load,
+    },
     targets: [
       target('uncontended locked write CPU <= 2.5x the bare proxy passing the same write', cpuRatio, cpuRatio <= 2.5),
       target(`uncontended locked write CPU at ${MODERATE_CONNECTIONS} connections <= 2.5x the bare proxy at ${MODERATE_CONNECTIONS}`, moderateCpuRatio, moderateCpuRatio <= 2.5),
@@ -87,7 +103,7 @@ export const writeUncontended: Workload = async (context) => {
       `PUT /${INDEX}/_doc/{id} over ${DOCUMENTS} ids, ${CONNECTIONS} connections, stand-in write time ${options.writeMs} ms`,
       'zk_lock_*: the floor under any ZooKeeper lock, measured on the same server in this run with the raw client (bench/zookeeper-floor.ts): one transaction creating a document container + privateLock, then its delete, sequential; cpu = the raw client process\'s CPU per pair; cpu_ratio_vs_bare_plus_zk_floor = proxy CPU / (bare proxy CPU + that); zk_server_cpu_ms_per_write = the ZooKeeper server JVM\'s CPU around the proxy\'s slices / the proxy\'s writes',
       'bare_zk_lock_*: the same writes through the bare node:http proxy taking the least ZooKeeper lock a write can have in the proxy\'s node layout (bench/reference-zookeeper-lock.ts: document container + privateLock created in one transaction before forwarding, deleted in one after), in the same alternating slices; throughput_ratio_vs_bare_zk_lock = proxy rps / its rps',
-      `moderate_*: the proxy and the bare node:http proxy again with ${MODERATE_CONNECTIONS} connections instead of ${CONNECTIONS}, in the same alternating slices: CPU per write where the proxy is not saturated and batching hides less`,
+      `moderate_*: the proxy, the bare node:http proxy and the least ZooKeeper lock again with ${MODERATE_CONNECTIONS} connections instead of ${CONNECTIONS}, in the same alternating slices: CPU per write where the proxy is not saturated and batching hides less`,
       'in_process_lock_*: the same proxy (a third process) with proxy.lock.service=in-process, in the same alternating slices: the edge and the write path without ZooKeeper; zookeeper_lock_added_p50_ms = the ZooKeeper proxy\'s p50 minus its',
     ],
   };
