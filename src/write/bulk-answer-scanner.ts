@@ -1,3 +1,4 @@
+import { closingQuote } from './json-string-end.js';
 import { UpstreamItem } from './upstream-item.js';
 
 /** An Elasticsearch `_bulk` answer read without building its items: where each item's bytes are. */
@@ -24,7 +25,6 @@ const NINE = 0x39;
 const COLON = 0x3a;
 const UPPER_E = 0x45;
 const OPEN_ARRAY = 0x5b;
-const BACKSLASH = 0x5c;
 const CLOSE_ARRAY = 0x5d;
 const LOWER_E = 0x65;
 const LOWER_F = 0x66;
@@ -124,18 +124,11 @@ class Scanner {
     return text.includes('\\') ? (JSON.parse(`"${text}"`) as string) : text;
   }
 
-  /** Past the string whose opening quote is at `at`: its next quote not escaped by a backslash. */
+  /** Past the string whose opening quote is at `at`. */
   string(): void {
-    const bytes = this.bytes;
-    const end = bytes.length;
-    let at = this.at + 1;
-    for (;;) {
-      if (at >= end) throw new MalformedBulkAnswer('not JSON');
-      const byte = bytes[at];
-      if (byte === QUOTE) break;
-      at += byte === BACKSLASH ? 2 : 1;
-    }
-    this.at = at + 1;
+    const close = closingQuote(this.bytes, this.at);
+    if (close < 0) throw new MalformedBulkAnswer('not JSON');
+    this.at = close + 1;
   }
 
   value(depth: number): void {

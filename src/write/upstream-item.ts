@@ -1,7 +1,7 @@
 import type { BulkItemResult } from './bulk-items.js';
+import { closingQuote } from './json-string-end.js';
 
 const QUOTE = 0x22;
-const BACKSLASH = 0x5c;
 
 /**
  * One item of an Elasticsearch `_bulk` answer, kept as the bytes Elasticsearch wrote: the merged
@@ -34,21 +34,14 @@ export class UpstreamItem {
   /** The item's one key: the action Elasticsearch answered for (`index`, `create`, `update`, `delete`). */
   action(): string {
     const open = this.source.indexOf(QUOTE, this.start);
-    return JSON.parse(this.source.toString('utf8', open, this.closingQuote(open) + 1)) as string;
+    return JSON.parse(this.source.toString('utf8', open, closingQuote(this.source, open) + 1)) as string;
   }
 
   /** The same item, byte for byte, under another action name. */
   renamed(action: string): UpstreamItem {
-    const close = this.closingQuote(this.source.indexOf(QUOTE, this.start));
+    const close = closingQuote(this.source, this.source.indexOf(QUOTE, this.start));
     const bytes = Buffer.concat([Buffer.from(`{${JSON.stringify(action)}`), this.source.subarray(close + 1, this.end)]);
     return new UpstreamItem(bytes, 0, bytes.length, this.failed);
-  }
-
-  /** The quote that closes the string opened at `open` (the scanner checked that there is one). */
-  private closingQuote(open: number): number {
-    let at = open + 1;
-    while (this.source[at] !== QUOTE) at += this.source[at] === BACKSLASH ? 2 : 1;
-    return at;
   }
 
   /** The item as an object: `{ "<action>": { _index, _id, status, ... } }`. */
