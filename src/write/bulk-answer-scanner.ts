@@ -50,25 +50,17 @@ export function scanBulkAnswer(bytes: Buffer): ScannedBulkAnswer {
   let took = 0;
   let errors: boolean | null = null;
   let spans: number[] | null = null;
-  scanner.expect(OPEN_OBJECT);
-  let next = scanner.space();
-  while (next !== CLOSE_OBJECT) {
+  if (scanner.space() !== OPEN_OBJECT) throw new MalformedBulkAnswer('not JSON');
+  let empty = scanner.opened(CLOSE_OBJECT, 1);
+  while (!empty) {
     const key = scanner.key();
     scanner.expect(COLON);
     if (key === 'took') took = scanner.numberOrSkip(took);
     else if (key === 'errors') errors = scanner.booleanOrSkip();
     else if (key === 'items') spans = scanner.items();
     else scanner.value(1);
-    next = scanner.space();
-    if (next === COMMA) {
-      scanner.at++;
-      next = scanner.space();
-      if (next === CLOSE_OBJECT) throw new MalformedBulkAnswer('not JSON');
-    } else if (next !== CLOSE_OBJECT) {
-      throw new MalformedBulkAnswer('not JSON');
-    }
+    empty = scanner.closes(CLOSE_OBJECT);
   }
-  scanner.at++;
   if (scanner.space() !== -1) throw new MalformedBulkAnswer('not JSON');
   if (spans === null) throw new MalformedBulkAnswer('no items');
   return { took, errors: errors === true, items: itemsOf(bytes, spans, errors !== false) };
@@ -139,13 +131,17 @@ class Scanner {
     else this.scalar();
   }
 
-  private object(depth: number): void {
+  /** Past the opening byte at `at`; true when the container is empty, and then past its closing byte too. */
+  opened(closing: number, depth: number): boolean {
     if (depth > MAX_DEPTH) throw new MalformedBulkAnswer('nested too deep');
     this.at++;
-    if (this.space() === CLOSE_OBJECT) {
-      this.at++;
-      return;
-    }
+    if (this.space() !== closing) return false;
+    this.at++;
+    return true;
+  }
+
+  private object(depth: number): void {
+    if (this.opened(CLOSE_OBJECT, depth)) return;
     for (;;) {
       if (this.space() !== QUOTE) throw new MalformedBulkAnswer('not JSON');
       this.string();
@@ -156,12 +152,7 @@ class Scanner {
   }
 
   private array(depth: number): void {
-    if (depth > MAX_DEPTH) throw new MalformedBulkAnswer('nested too deep');
-    this.at++;
-    if (this.space() === CLOSE_ARRAY) {
-      this.at++;
-      return;
-    }
+    if (this.opened(CLOSE_ARRAY, depth)) return;
     for (;;) {
       this.value(depth);
       if (this.closes(CLOSE_ARRAY)) return;
@@ -169,7 +160,7 @@ class Scanner {
   }
 
   /** After a member: true past the closing byte, false past a comma; anything else is not JSON. */
-  private closes(closing: number): boolean {
+  closes(closing: number): boolean {
     const byte = this.space();
     this.at++;
     if (byte === closing) return true;
@@ -180,12 +171,8 @@ class Scanner {
   /** `items`: an array of `{ "<action>": { ... } }`; the start and end of each, in pairs. */
   items(): number[] {
     if (this.space() !== OPEN_ARRAY) throw new MalformedBulkAnswer('no items');
-    this.at++;
     const spans: number[] = [];
-    if (this.space() === CLOSE_ARRAY) {
-      this.at++;
-      return spans;
-    }
+    if (this.opened(CLOSE_ARRAY, 2)) return spans;
     for (;;) {
       this.space();
       const start = this.at;
