@@ -118,6 +118,8 @@ export interface EsStandIn {
   waitForRequest(predicate: (request: LoggedRequest) => boolean): Promise<LoggedRequest>;
   /** Clears the request log, the overlap counters and the histories (documents stay; writes in flight stay tracked). */
   resetLog(): void;
+  /** Empties every index holding more than `limit` documents; returns how many documents went. */
+  forgetDocumentsBeyond(limit: number): number;
   stop(): Promise<void>;
 }
 
@@ -270,6 +272,10 @@ class StandInServer implements EsStandIn {
     this.log.length = 0;
     this.detector.reset();
     this.writeHistory.reset();
+  }
+
+  forgetDocumentsBeyond(limit: number): number {
+    return this.store.forgetDocumentsBeyond(limit);
   }
 
   async stop(): Promise<void> {

@@ -119,6 +119,25 @@ describe('Elasticsearch stand-in', () => {
     expect(jsonOf(search)).toMatchObject({ hits: { total: { value: 1 }, hits: [{ _index: 'products-v1', _id: '1' }] } });
   });
 
+  it('empties only the indices past a document limit, and still counts an overlap with a write in flight then', async () => {
+    await Promise.all(['a', 'b', 'c'].map((id) => put(`/big/_doc/${id}`, { id })));
+    await put('/small/_doc/kept', { id: 'kept' });
+    const gate = standIn.gateDocument('big', 'a');
+    const inFlight = put('/big/_doc/a', { n: 1 });
+    await gate.arrived(1);
+
+    expect(standIn.forgetDocumentsBeyond(2)).toBe(3);
+    expect(standIn.documents('big').size).toBe(0);
+    expect(standIn.document('small', 'kept')?.source).toEqual({ id: 'kept' });
+
+    const racing = put('/big/_doc/a', { n: 2 });
+    await gate.arrived(2);
+    gate.release();
+    await Promise.all([inFlight, racing]);
+    expect(standIn.overlaps.count).toBe(1);
+    expect(standIn.documents('big').size).toBe(1);
+  });
+
   it('injects faults and refuses connections on demand', async () => {
     standIn.injectFault({ kind: 'reset-before-headers' });
     await expect(rawRequest(standIn.url, { path: '/' })).rejects.toThrow();

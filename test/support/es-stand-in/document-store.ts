@@ -150,6 +150,21 @@ export class DocumentStore {
     return this.indices.delete(index);
   }
 
+  /**
+   * Empties every index holding more than `limit` documents (documents and tombstones; the index and
+   * its sequence numbers stay). Returns how many documents went.
+   */
+  forgetDocumentsBeyond(limit: number): number {
+    let forgotten = 0;
+    for (const state of this.indices.values()) {
+      if (state.documents.size <= limit) continue;
+      forgotten += state.documents.size;
+      state.documents.clear();
+      state.tombstones.clear();
+    }
+    return forgotten;
+  }
+
   /** What the engine's version map says of `id` in the concrete `index` right now (null: nothing). */
   currentVersion(index: string, id: string): CurrentVersion | null {
     const state = this.indices.get(index);
