@@ -57,8 +57,8 @@ standIn.onRequest(async (request, res) => {
 
 /**
  * The bench never reads back what it writes, and its streams name fresh documents (millions in a
- * run): a store that kept them all grew the stand-in past 2 GB, and its garbage collections and map
- * growth became pauses in whichever way's slice they fell. An index past this many documents is
+ * run): a store that kept them all grew the stand-in past 2 GB, and its garbage collections became
+ * pauses in whichever way's slice they fell. An index past this many documents is
  * emptied; `write-uncontended`'s 100,000 ids stay.
  */
 const DOCUMENTS_KEPT_PER_INDEX = 100_000;
