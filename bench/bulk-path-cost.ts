@@ -7,9 +7,7 @@
  * comparable with each other, not with a whole request.
  */
 import { parseBulkBody, sliceBulkBody, type BulkItem } from '../src/classify/bulk-parser.js';
-import { keyString } from '../src/lock/lock-key.js';
-import type { LockKey } from '../src/lock/lock-engine.js';
-import type { KeyedBulkItem } from '../src/write/bulk-items.js';
+import { groupByKey, type KeyedBulkItem } from '../src/write/bulk-items.js';
 import type { BulkItemAnswer } from '../src/write/upstream-item.js';
 import { parseBulkResponse, renderBulkResponse } from '../src/write/bulk-response.js';
 
@@ -55,19 +53,7 @@ const steps: Record<string, () => void> = {
     keyed = items.map((item) => ({ item, key: item.id === null ? null : { index: item.index, id: item.id } }));
   },
   'group by key, distinct keys': () => {
-    const byKey = new Map<string, KeyedBulkItem[]>();
-    const keys: LockKey[] = [];
-    for (const k of keyed) {
-      if (k.key === null) continue;
-      const id = keyString(k.key);
-      const group = byKey.get(id);
-      if (group === undefined) {
-        byKey.set(id, [k]);
-        keys.push(k.key);
-      } else {
-        group.push(k);
-      }
-    }
+    groupByKey(keyed);
   },
   'slice two sub-bulks': () => {
     sliceBulkBody(body, items.slice(0, HALF));

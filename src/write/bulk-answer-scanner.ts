@@ -1,3 +1,4 @@
+import { itemFailed, type BulkItemResult } from './bulk-items.js';
 import { closingQuote } from './json-string-end.js';
 import { UpstreamItem } from './upstream-item.js';
 
@@ -76,9 +77,9 @@ function itemsOf(bytes: Buffer, spans: readonly number[], mayHaveFailed: boolean
   return items;
 }
 
+/** The scan has checked the item is one action with its result object. */
 function carriesError(bytes: Buffer, start: number, end: number): boolean {
-  const item = JSON.parse(bytes.toString('utf8', start, end)) as Record<string, unknown>;
-  return Object.values(item).some((result) => typeof result === 'object' && result !== null && 'error' in result);
+  return itemFailed(JSON.parse(bytes.toString('utf8', start, end)) as BulkItemResult);
 }
 
 class Scanner {

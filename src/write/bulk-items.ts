@@ -1,5 +1,6 @@
 import type { BulkItem } from '../classify/bulk-parser.js';
 import type { LockKey } from '../lock/lock-engine.js';
+import { keyString } from '../lock/lock-key.js';
 import { describeKey } from './lock-errors-http.js';
 
 /** The per-item result object of a `_bulk` response: `{ "<action>": { _index, _id, status, ... } }`. */
@@ -20,6 +21,39 @@ export function distinctKeys(items: readonly KeyedBulkItem[]): LockKey[] {
   const seen = new Map<string, LockKey>();
   for (const { key } of items) if (key !== null && !seen.has(keyId(key))) seen.set(keyId(key), key);
   return [...seen.values()];
+}
+
+/** Items grouped by document, keyed by `keyString`, in one pass. */
+export interface ItemsByKey {
+  readonly byKey: Map<string, KeyedBulkItem[]>;
+  /** The distinct keys in first-seen order. */
+  readonly keys: LockKey[];
+}
+
+/**
+ * Groups the keyed items by document. The distinct keys come out of the same pass: one key string
+ * per item, not two more for a separate de-duplication (a measurable share of a bulk's CPU per document).
+ */
+export function groupByKey(items: readonly KeyedBulkItem[]): ItemsByKey {
+  const byKey = new Map<string, KeyedBulkItem[]>();
+  const keys: LockKey[] = [];
+  for (const keyed of items) {
+    if (keyed.key === null) continue;
+    const id = keyString(keyed.key);
+    const group = byKey.get(id);
+    if (group === undefined) {
+      byKey.set(id, [keyed]);
+      keys.push(keyed.key);
+    } else {
+      group.push(keyed);
+    }
+  }
+  return { byKey, keys };
+}
+
+/** Whether an item's result carries an `error`, which makes a `_bulk` answer's `errors` true. */
+export function itemFailed(item: BulkItemResult): boolean {
+  return Object.values(item).some((result) => 'error' in result);
 }
 
 /** An item answered by the proxy itself (lock wait timeout, lock service down, upstream failure). */

@@ -1,6 +1,6 @@
 import { ProxyError } from '../errors/proxy-error.js';
 import { MalformedBulkAnswer, scanBulkAnswer, type ScannedBulkAnswer } from './bulk-answer-scanner.js';
-import type { BulkItemResult } from './bulk-items.js';
+import { itemFailed } from './bulk-items.js';
 import { type BulkItemAnswer, UpstreamItem } from './upstream-item.js';
 
 const COMMA = 0x2c;
@@ -36,7 +36,7 @@ export function renderBulkResponse(took: number, items: readonly BulkItemAnswer[
       length += item.byteLength;
       return;
     }
-    errors ||= carriesError(item);
+    errors ||= itemFailed(item);
     const bytes = Buffer.from(JSON.stringify(item));
     (written ??= [])[i] = bytes;
     length += bytes.length;
@@ -51,8 +51,4 @@ export function renderBulkResponse(took: number, items: readonly BulkItemAnswer[
   answer[at++] = CLOSE_ARRAY;
   answer[at++] = CLOSE_OBJECT;
   return answer;
-}
-
-function carriesError(item: BulkItemResult): boolean {
-  return Object.values(item).some((result) => 'error' in result);
 }

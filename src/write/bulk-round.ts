@@ -2,7 +2,7 @@ import { sliceBulkBody } from '../classify/bulk-parser.js';
 import { ProxyError } from '../errors/proxy-error.js';
 import type { HeldLock, LockKey } from '../lock/lock-engine.js';
 import { keyString } from '../lock/lock-key.js';
-import type { KeyedBulkItem } from './bulk-items.js';
+import { groupByKey, type KeyedBulkItem } from './bulk-items.js';
 import { parseBulkResponse } from './bulk-response.js';
 import { type BulkRun, recordFailure } from './bulk-run.js';
 import { lockTimeoutMs, ownerOf, forwardRequestOf } from './write-path-deps.js';
@@ -47,7 +47,7 @@ export async function runRound(run: BulkRun, pending: readonly KeyedBulkItem[], 
 const SUB_BULKS_AT_THE_CLUSTER = 2;
 
 class Round {
-  private readonly byKey = new Map<string, KeyedBulkItem[]>();
+  private readonly byKey: ReadonlyMap<string, KeyedBulkItem[]>;
   private unkeyed: KeyedBulkItem[];
   private readonly keys: LockKey[];
   private granted: HeldLock[] = [];
@@ -69,23 +69,9 @@ class Round {
     pending: readonly KeyedBulkItem[],
     private readonly firstRound: boolean,
   ) {
-    // The distinct keys come out of the same pass: one key string per item, not two more for a
-    // separate de-duplication (a measurable share of a bulk's CPU per document).
-    const keys: LockKey[] = [];
-    for (const keyed of pending) {
-      if (keyed.key === null) continue;
-      const id = keyString(keyed.key);
-      const items = this.byKey.get(id);
-      if (items === undefined) {
-        this.byKey.set(id, [keyed]);
-        keys.push(keyed.key);
-      } else {
-        items.push(keyed);
-      }
-    }
+    ({ byKey: this.byKey, keys: this.keys } = groupByKey(pending));
     this.unkeyed = pending.filter((keyed) => keyed.key === null);
-    this.keys = keys;
-    if (firstRound) run.documents = keys.length;
+    if (firstRound) run.documents = this.keys.length;
     this.oneAnswered = run.forwardedAnything;
     this.fenceable = run.deps.settings().proxy.fencing === 'on' ? fenceableItems(run.exchange.body, pending) : new Map();
   }
