@@ -28,14 +28,27 @@ async function readBody(req: IncomingMessage): Promise<Buffer> {
   return Buffer.concat(chunks);
 }
 
+/**
+ * Gives a lock just taken back when the response closes; false, and given back at once, when the
+ * client left while it was being taken: its `close` has fired already, and the lock would stay
+ * taken until the reference's session ended.
+ */
+function releasedOnClose(res: ServerResponse, release: () => void): boolean {
+  if (res.closed) {
+    release();
+    return false;
+  }
+  res.once('close', release);
+  return true;
+}
+
 /** A bulk's documents all locked in one transaction before `forward`, released in one after. */
 function lockingBulk(lock: ReferenceLock, forward: Handler, req: IncomingMessage, res: ServerResponse): void {
   readBody(req)
     .then(async (body) => {
       const documents = lock.documentsOfBulk(body.toString('utf8'));
       await lock.acquireAll(documents);
-      res.once('close', () => lock.releaseAll(documents));
-      forward(req, res, body);
+      if (releasedOnClose(res, () => lock.releaseAll(documents))) forward(req, res, body);
     })
     .catch(() => res.destroy());
 }
@@ -48,8 +61,7 @@ function locking(lock: ReferenceLock, forward: Handler): Handler {
     if (document === null) return forward(req, res);
     lock.acquire(document).then(
       () => {
-        res.once('close', () => lock.release(document));
-        forward(req, res);
+        if (releasedOnClose(res, () => lock.release(document))) forward(req, res);
       },
       () => res.destroy(),
     );

@@ -1,4 +1,4 @@
-import { createServer, type Server } from 'node:http';
+import { createServer, request, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, inject, it, vi } from 'vitest';
 import { numberField, spawnBenchChild, type BenchChild } from '../../../bench/child-process.js';
@@ -66,5 +66,26 @@ describe('the bench reference proxy with the least ZooKeeper lock', () => {
     expect(seen.find((request) => request.path === `/${index}/_doc/1`)).toEqual({ path: `/${index}/_doc/1`, locked: true });
     await vi.waitFor(async () => expect(await exists(lockNode(index, '1'))).toBe(false));
     expect(await exists(`${REFERENCE_LOCK_ROOT}/${encodeURIComponent(`${index}/1`)}`)).toBe(false);
+  });
+
+  it('gives the lock back when the client left while the lock was being taken', async () => {
+    const index = `ref-gone-${Date.now().toString(36)}`;
+    const document = `${REFERENCE_LOCK_ROOT}/${encodeURIComponent(`${index}/1`)}`;
+    // The test holds the document first: the reference's acquisition waits for it.
+    await zk.client.multi([
+      { type: 'create', path: document, mode: 'container' },
+      { type: 'create', path: `${document}/privateLock`, data: 'test', mode: 'ephemeral' },
+    ]);
+    const leaving = request({ host: '127.0.0.1', port: reference.info.port, method: 'PUT', path: `/${index}/_doc/1`, headers: { 'content-type': 'application/json' } });
+    const closed = new Promise<void>((resolve) => leaving.once('close', resolve));
+    leaving.on('error', () => undefined);
+    leaving.end('{"a":1}');
+    await vi.waitFor(() => expect(leaving.socket).not.toBeNull());
+    leaving.destroy();
+    await closed;
+    await zk.client.delete(`${document}/privateLock`);
+    // Taken after the client left: given back at once, never forwarded.
+    await vi.waitFor(async () => expect(await exists(document)).toBe(false), { timeout: 5_000 });
+    expect(seen.some((seenRequest) => seenRequest.path === `/${index}/_doc/1`)).toBe(false);
   });
 });
