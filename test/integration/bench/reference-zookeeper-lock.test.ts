@@ -78,9 +78,11 @@ describe('the bench reference proxy with the least ZooKeeper lock', () => {
     ]);
     const leaving = request({ host: '127.0.0.1', port: reference.info.port, method: 'PUT', path: `/${index}/_doc/1`, headers: { 'content-type': 'application/json' } });
     const closed = new Promise<void>((resolve) => leaving.once('close', resolve));
+    // Sent in full (the reference reads it and waits for the lock) before the client leaves.
+    const sent = new Promise<void>((resolve) => leaving.once('finish', resolve));
     leaving.on('error', () => undefined);
     leaving.end('{"a":1}');
-    await vi.waitFor(() => expect(leaving.socket).not.toBeNull());
+    await sent;
     leaving.destroy();
     await closed;
     await zk.client.delete(`${document}/privateLock`);
