@@ -12,14 +12,14 @@ export interface KeyedBulkItem {
   readonly key: LockKey | null;
 }
 
-export function keyId(key: LockKey): string {
-  return `${key.index}\u0000${key.id}`;
-}
-
 /** Distinct keys of the items, in first-seen order (the engine canonicalises the order). */
 export function distinctKeys(items: readonly KeyedBulkItem[]): LockKey[] {
   const seen = new Map<string, LockKey>();
-  for (const { key } of items) if (key !== null && !seen.has(keyId(key))) seen.set(keyId(key), key);
+  for (const { key } of items) {
+    if (key === null) continue;
+    const id = keyString(key);
+    if (!seen.has(id)) seen.set(id, key);
+  }
   return [...seen.values()];
 }
 

@@ -1,4 +1,5 @@
-import { keyId, type KeyedBulkItem } from '../bulk-items.js';
+import { keyString } from '../../lock/lock-key.js';
+import type { KeyedBulkItem } from '../bulk-items.js';
 
 /**
  * Splits a sub-bulk into waves sent one after the other: wave k holds the k-th item of each
@@ -10,7 +11,7 @@ export function bulkWaves(items: readonly KeyedBulkItem[]): KeyedBulkItem[][] {
   const waves: KeyedBulkItem[][] = [];
   const seen = new Map<string, number>();
   for (const keyed of items) {
-    const id = keyed.key === null ? null : keyId(keyed.key);
+    const id = keyed.key === null ? null : keyString(keyed.key);
     const wave = id === null ? 0 : (seen.get(id) ?? 0);
     if (id !== null) seen.set(id, wave + 1);
     (waves[wave] ??= []).push(keyed);
