@@ -4,7 +4,7 @@
  * holder watch, 2 ms held, both deleted in one transaction — done by L loops at once on one
  * session, N cycles per round, on a ZooKeeper of its own. Three ways alternate round by round in
  * one process: no watch, the watch as getData, the watch as exists. Prints µs of this process's
- * CPU per cycle, each round and the median. A measurement for docs/perf-notes/single-writes.md,
+ * CPU per cycle, each round and the median. A measurement for docs/performance.md,
  * not a test: only the ways' figures within one run compare.
  */
 import { setTimeout as sleep } from 'node:timers/promises';

@@ -10,7 +10,7 @@ export interface UpstreamForwarderOptions {
   readonly failures?: UpstreamFailures;
 }
 
-/** The forwarder the proxy uses: undici pools (docs/perf-notes/undici-or-agent.md says why). */
+/** The forwarder the proxy uses: undici pools (docs/performance.md says why). */
 export function createUpstreamForwarder(settings: Settings, options: UpstreamForwarderOptions = {}): UpstreamForwarder {
   return new UndiciUpstreamForwarder({
     pool: new HostPool(settings.elasticsearch.hosts),

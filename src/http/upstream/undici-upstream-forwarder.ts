@@ -25,7 +25,7 @@ type Opened =
   | { readonly kind: 'error'; readonly error: ProxyError; readonly reachedUpstream: boolean; readonly host: UpstreamHost | null };
 
 /**
- * Forwards requests over undici pools (docs/perf-notes/undici-or-agent.md says why, with the measurement). A
+ * Forwards requests over undici pools (docs/performance.md says why, with the measurement). A
  * host that could not even be connected to is skipped for the next one (each host at most once
  * per request); anything that fails after the request was handed to a connection is never
  * replayed, because Elasticsearch may have applied it.
