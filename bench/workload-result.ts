@@ -2,7 +2,7 @@ import type { BenchEnvironment } from './bench-environment.js';
 import type { BenchOptions, WorkloadName } from './bench-options.js';
 import { mergeLoadResults, runLoad, type LoadResult, type LoadSpec } from './load.js';
 
-/** A goal from issue 6, checked against a measured value; `met` is null when it could not be measured. */
+/** A goal the project set itself, checked against a measured value; `met` is null when it could not be measured. */
 export interface Target {
   readonly goal: string;
   readonly value: number | null;

@@ -12,11 +12,14 @@ export interface Chart {
   readonly svg: string;
 }
 
+/**
+ * Every ratio in these charts is a throughput ratio, better higher, as the figures table says of it;
+ * a time ratio (better lower) is never drawn turned into a speed, so each ratio keeps one direction
+ * wherever it is shown.
+ */
 interface RatioBar {
   readonly label: string;
   readonly figure: string;
-  /** Plot 1 / the figure (a time ratio shown as a speed ratio). */
-  readonly inverted?: boolean;
   /** The goal's threshold on the same scale, when there is one. */
   readonly target?: number;
   /** A reference measured beside the proxy, drawn apart from the proxy's own bars. */
@@ -32,7 +35,7 @@ const RATIO_BARS: readonly RatioBar[] = [
   { label: 'in-process lock write ÷ bare proxy', figure: 'in_process_throughput_vs_bare' },
   { label: 'hot documents, 1 proxy ÷ perfect lock', figure: 'hot_one_proxy_vs_perfect', target: 0.8 },
   { label: 'hot documents, 2 proxies ÷ perfect lock', figure: 'hot_two_proxies_vs_perfect', target: 0.8 },
-  { label: 'bulk of 1,000: speed ÷ straight', figure: 'bulk_time_vs_direct', inverted: true, target: 1 / 1.5 },
+  { label: '4 bulk streams ÷ least ZooKeeper lock', figure: 'streams_vs_least_lock', target: 0.85 },
   { label: 'fencing on ÷ off, uncontended writes', figure: 'fencing_write_throughput' },
 ];
 
@@ -48,20 +51,20 @@ export function renderCharts(report: BenchReport, kept: readonly HistoryRow[]): 
 }
 
 function throughputChart(kept: readonly HistoryRow[]): Chart {
-  const title = 'Throughput against the references (1 = as fast as the reference)';
+  const title = 'Throughput against the references (1 = as fast as the reference; higher is better)';
   const x = (ratio: number): number => LABEL_WIDTH + (Math.min(ratio, RATIO_MAX) / RATIO_MAX) * PLOT_WIDTH;
   const rows = RATIO_BARS.map((bar, i) => {
     const y = TOP + i * ROW_HEIGHT;
     const stats = statsOf(kept, bar.figure);
     const parts = [text(LABEL_WIDTH - 10, y + 17, bar.label, 'end')];
     if (stats === null) return [...parts, text(LABEL_WIDTH + 6, y + 17, 'not measured', 'start', 'muted')].join('');
-    const flip = (value: number): number => (bar.inverted === true ? 1 / value : value);
-    const median = flip(stats.median);
-    const [low, high] = [flip(stats.min), flip(stats.max)].sort((a, b) => a - b) as [number, number];
+    const { median, min: low, max: high } = stats;
     parts.push(rect(LABEL_WIDTH, y + 5, x(median) - LABEL_WIDTH, 16, bar.reference === true ? 'reference' : 'bar'));
     if (stats.n > 1) parts.push(line(x(low), y + 13, x(high), y + 13, 'range'));
     if (bar.target !== undefined) parts.push(line(x(bar.target), y + 2, x(bar.target), y + 24, 'target'));
-    parts.push(text(x(median) + 6, y + 17, `${median.toFixed(2)}x`, 'start'));
+    // The value stands right of everything drawn on its row, so no range or target line crosses it.
+    const clear = Math.max(x(median), stats.n > 1 ? x(high) : 0, bar.target === undefined ? 0 : x(bar.target));
+    parts.push(text(clear + 6, y + 17, `${median.toFixed(2)}x`, 'start'));
     return parts.join('');
   });
   const bottom = TOP + RATIO_BARS.length * ROW_HEIGHT;
@@ -130,17 +133,18 @@ function latencyChart(report: BenchReport): Chart {
   return chart('latency-open-loop.svg', title, 'dot: p50, bar: p50 to p99; grey: references', y + 30, [...axis, ...parts]);
 }
 
-const TREND_LINES: readonly { readonly label: string; readonly figure: string; readonly inverted?: boolean; readonly color: string }[] = [
+/** Red stays the targets' colour in every chart, so no series is drawn in it. */
+const TREND_LINES: readonly { readonly label: string; readonly figure: string; readonly color: string }[] = [
   { label: 'uncontended write ÷ bare proxy', figure: 'write_throughput_vs_bare', color: '#2f81f7' },
   { label: 'uncontended write ÷ least ZooKeeper lock', figure: 'write_throughput_vs_least_lock', color: '#8250df' },
   { label: 'hot documents, 1 proxy ÷ perfect lock', figure: 'hot_one_proxy_vs_perfect', color: '#1a7f37' },
-  { label: 'bulk of 1,000: speed ÷ straight', figure: 'bulk_time_vs_direct', inverted: true, color: '#bf8700' },
-  { label: 'search ÷ bare proxy', figure: 'search_throughput_vs_bare', color: '#cf222e' },
+  { label: '4 bulk streams ÷ least ZooKeeper lock', figure: 'streams_vs_least_lock', color: '#bf8700' },
+  { label: 'search ÷ bare proxy', figure: 'search_throughput_vs_bare', color: '#0a7ea4' },
 ];
 
 /** The headline ratios run by run over the runs kept: whether a change moved them, or the machine did. */
 function trendChart(kept: readonly HistoryRow[]): Chart {
-  const title = 'Throughput ratios over the runs kept';
+  const title = 'Throughput ratios over the runs kept (higher is better)';
   const plotTop = TOP + 10;
   const plotHeight = 200;
   const y = (ratio: number): number => plotTop + plotHeight - (Math.min(ratio, RATIO_MAX) / RATIO_MAX) * plotHeight;
@@ -150,12 +154,16 @@ function trendChart(kept: readonly HistoryRow[]): Chart {
   for (const tick of [0, 0.2, 0.4, 0.6, 0.8, 1, 1.2]) {
     parts.push(line(60, y(tick), WIDTH - 340, y(tick), tick === 1 ? 'one' : 'grid'), text(52, y(tick) + 4, tick.toFixed(1), 'end', 'muted'));
   }
-  kept.forEach((row, i) => parts.push(text(x(i), plotTop + plotHeight + 18, row.commit === '' ? `run ${i + 1}` : row.commit, 'middle', 'muted')));
+  // Runs of one commit are told apart by their number: the label is the run, the commit beneath it.
+  kept.forEach((row, i) => {
+    parts.push(text(x(i), plotTop + plotHeight + 18, `run ${i + 1}`, 'middle', 'muted'));
+    if (row.commit !== '') parts.push(text(x(i), plotTop + plotHeight + 32, row.commit, 'middle', 'muted'));
+  });
   TREND_LINES.forEach((trend, n) => {
     const points = kept.flatMap((row, i) => {
       const value = row.figures[trend.figure];
       if (typeof value !== 'number' || value === 0) return [];
-      return [`${fmt(x(i))},${fmt(y(trend.inverted === true ? 1 / value : value))}`];
+      return [`${fmt(x(i))},${fmt(y(value))}`];
     });
     if (points.length > 1) parts.push(`<polyline points="${points.join(' ')}" fill="none" stroke="${trend.color}" stroke-width="2"/>`);
     for (const point of points) {
@@ -165,8 +173,8 @@ function trendChart(kept: readonly HistoryRow[]): Chart {
     const legendY = plotTop + 10 + n * 22;
     parts.push(`<rect x="${WIDTH - 320}" y="${legendY - 9}" width="12" height="12" fill="${trend.color}"/>`, text(WIDTH - 301, legendY + 2, trend.label, 'start'));
   });
-  const subtitle = kept.length === 1 ? 'one run kept so far (n=1); each later run adds a point' : `the last ${kept.length} runs, oldest first, by commit`;
-  return chart('ratio-trend.svg', title, subtitle, plotTop + plotHeight + 36, parts);
+  const subtitle = kept.length === 1 ? 'one run kept so far (n=1); each later run adds a point' : `the last ${kept.length} runs, oldest first, each with its commit`;
+  return chart('ratio-trend.svg', title, subtitle, plotTop + plotHeight + 50, parts);
 }
 
 const STYLE = [

@@ -1,4 +1,5 @@
-import { BENCH_FIGURES, figureById, type FigureSection } from './bench-figures.js';
+import { BENCH_FIGURES, betterOf, figureById, type BenchFigure, type FigureSection } from './bench-figures.js';
+import { TARGET_FIGURES } from './target-figures.js';
 import { statsOf, type FigureStats, type HistoryRow } from './bench-history.js';
 import type { BenchReport } from './bench-report.js';
 import type { Chart } from './bench-charts.js';
@@ -36,7 +37,7 @@ export function renderBlock(name: BlockName, inputs: BlockInputs): string {
     case 'figures':
       return figuresBlock(inputs.kept);
     case 'targets':
-      return targetsBlock(inputs.report);
+      return targetsBlock(inputs.report, inputs.kept);
     case 'headline':
       return headlineBlock(inputs.kept);
   }
@@ -83,31 +84,50 @@ const SECTION_TITLES: Readonly<Record<FigureSection, string>> = {
 function figuresBlock(kept: readonly HistoryRow[]): string {
   const sections = [...new Set(BENCH_FIGURES.map((figure) => figure.section))];
   const n = kept.length;
-  const header = n > 1 ? `| figure | median | range (${n} runs) |` : '| figure | value (n=1) | range |';
+  const header = n > 1 ? `| figure | better | median of ${n} runs | range |` : '| figure | better | value (n=1) | range |';
   return sections
     .map((section) => {
       const rows = BENCH_FIGURES.filter((figure) => figure.section === section).map((figure) => {
         const stats = statsOf(kept, figure.id);
-        if (stats === null) return `| ${figure.label} | not measured | |`;
+        if (stats === null) return `| ${figure.label} | ${direction(figure)} | not measured | |`;
         const range = stats.n > 1 ? rangeOf(stats, figure.unit, ' – ') : '—';
-        return `| ${figure.label} | ${format(stats.median, figure.unit)} | ${range} |`;
+        return `| ${figure.label} | ${direction(figure)} | ${format(stats.median, figure.unit)} | ${range} |`;
       });
-      return [`**${SECTION_TITLES[section]}**`, '', header, '| --- | --- | --- |', ...rows, ''].join('\n');
+      return [`**${SECTION_TITLES[section]}**`, '', header, '| --- | --- | --- | --- |', ...rows, ''].join('\n');
     })
     .join('\n');
 }
 
-function targetsBlock(report: BenchReport): string {
-  const rows = Object.values(report.workloads).flatMap((workload) =>
-    workload.targets.map((target) => {
-      const value = target.value === null ? 'n/a' : String(target.value);
-      const met = target.met === null ? 'not measured' : target.met ? 'met' : '**not met**';
-      return `| ${target.goal} | ${value} | ${met} |`;
-    }),
-  );
-  const missed = Object.values(report.workloads).flatMap((workload) => workload.targets).filter((target) => target.met === false).length;
-  const total = Object.values(report.workloads).flatMap((workload) => workload.targets).length;
-  return [`${total - missed} of ${total} targets met in the latest run.`, '', '| target | latest run | |', '| --- | --- | --- |', ...rows, ''].join('\n');
+function direction(figure: BenchFigure): string {
+  const better = betterOf(figure);
+  return better === null ? '' : `${better === 'higher' ? '↑' : '↓'} ${better}`;
+}
+
+/**
+ * Targets are judged on the latest run. Where a figure of the tables above measures the same value,
+ * its median over the runs kept stands beside it, labelled, so one figure never shows two values
+ * without saying which is which.
+ */
+function targetsBlock(report: BenchReport, kept: readonly HistoryRow[]): string {
+  const targets = Object.values(report.workloads).flatMap((workload) => workload.targets);
+  const rows = targets.map((target) => {
+    const figureId = TARGET_FIGURES[target.goal];
+    const figure = figureId === undefined ? undefined : figureById(figureId);
+    const value = target.value === null ? 'n/a' : figure === undefined ? String(target.value) : format(target.value, figure.unit);
+    const stats = figure === undefined ? null : statsOf(kept, figure.id);
+    const median = figure === undefined || stats === null || stats.n < 2 ? '—' : format(stats.median, figure.unit);
+    const met = target.met === null ? 'not measured' : target.met ? 'met' : '**not met**';
+    return `| ${target.goal} | ${value} | ${median} | ${met} |`;
+  });
+  const missed = targets.filter((target) => target.met === false).length;
+  return [
+    `${targets.length - missed} of ${targets.length} targets met in the latest run.`,
+    '',
+    `| target | latest run | median of the ${kept.length} runs kept | latest run |`,
+    '| --- | --- | --- | --- |',
+    ...rows,
+    '',
+  ].join('\n');
 }
 
 function headlineBlock(kept: readonly HistoryRow[]): string {

@@ -14,6 +14,23 @@ export interface BenchFigure {
   readonly read: (report: BenchReport) => number | null;
 }
 
+/** Which way a figure is better, said beside it wherever it is shown; null for a check or a reference. */
+export type Better = 'higher' | 'lower' | null;
+
+/** Figures with no better direction: a check that the oracle sees races, and a reference's own wait. */
+const NO_DIRECTION: ReadonlySet<string> = new Set(['direct_overlaps', 'fifo_wait_p99_ms']);
+
+/**
+ * Throughput and documents per second are better higher; CPU, time, latency, waits, transactions and
+ * overlaps better lower. Read from the figure's id so that a new figure cannot be left without one.
+ */
+export function betterOf(figure: BenchFigure): Better {
+  if (NO_DIRECTION.has(figure.id)) return null;
+  if (/cpu|_ms$|time|p50|p99|single_bulk|transactions|overlaps|violations/.test(figure.id)) return 'lower';
+  if (/throughput|perfect|streams_|lock_hot|lock_spread/.test(figure.id)) return 'higher';
+  throw new Error(`bench figure ${figure.id} has no direction: name it or list it in NO_DIRECTION`);
+}
+
 export type FigureSection = 'safety' | 'edge' | 'open loop' | 'hot documents' | 'priority' | 'bulk' | 'fencing' | 'lock engine';
 
 const of = (workload: string, key: string) => (report: BenchReport) => summaryValue(report, workload, key);

@@ -3,7 +3,8 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { format, withBlocks, blockStart, blockEnd } from '../../../bench/docs/bench-doc-blocks.js';
 import { benchDocOutputs, BENCH_PATHS } from '../../../bench/docs/bench-docs.js';
-import { BENCH_FIGURES } from '../../../bench/docs/bench-figures.js';
+import { BENCH_FIGURES, betterOf, figureById } from '../../../bench/docs/bench-figures.js';
+import { TARGET_FIGURES } from '../../../bench/docs/target-figures.js';
 import { formatHistory, historyRowOf, keptRuns, parseHistory, RUNS_KEPT, statsOf, withRun } from '../../../bench/docs/bench-history.js';
 import { parseBenchReport, type BenchReport } from '../../../bench/docs/bench-report.js';
 import { renderCharts } from '../../../bench/docs/bench-charts.js';
@@ -45,6 +46,38 @@ describe('the generated benchmark documentation', () => {
     const median = (id: string): number => statsOf(kept, id)?.median ?? NaN;
     expect(headline).toContain(`${format(median('hot_one_proxy_vs_perfect'), 'x')}`);
     expect(headline).toContain(format(median('fencing_bulk_time'), 'x'));
+  });
+});
+
+describe('one value and one direction per figure', () => {
+  it('pairs each target only with a figure that measures the same value in the same run', () => {
+    const report = latest();
+    const goals = new Map(Object.values(report.workloads).flatMap((workload) => workload.targets.map((target) => [target.goal, target.value] as const)));
+    for (const [goal, id] of Object.entries(TARGET_FIGURES)) {
+      expect(goals.has(goal), goal).toBe(true);
+      const value = goals.get(goal);
+      const measured = figureById(id).read(report);
+      expect(value, goal).not.toBeNull();
+      expect(measured, id).not.toBeNull();
+      expect(Math.abs((measured ?? NaN) - (value ?? NaN)), `${goal} against ${id}`).toBeLessThan(0.0015);
+    }
+  });
+
+  it('says of every figure which way is better, except the race check and the FIFO reference', () => {
+    const none = BENCH_FIGURES.filter((figure) => betterOf(figure) === null).map((figure) => figure.id);
+    expect(none).toEqual(['direct_overlaps', 'fifo_wait_p99_ms']);
+    expect(betterOf(figureById('streams_single_bulk_vs_direct'))).toBe('lower');
+    expect(betterOf(figureById('bulk_time_vs_direct'))).toBe('lower');
+    expect(betterOf(figureById('streams_vs_least_lock'))).toBe('higher');
+  });
+
+  it('draws no chart series in the targets\' red, and labels every run of the trend apart', () => {
+    const kept = keptRuns(parseHistory(readFileSync(`${REPO}${BENCH_PATHS.history}`, 'utf8')));
+    const charts = renderCharts(latest(), kept);
+    const trend = charts.find((chart) => chart.file === 'ratio-trend.svg')?.svg ?? '';
+    expect(trend).not.toMatch(/(?:stroke|fill)="#cf222e"/);
+    const runLabels = [...trend.matchAll(/>run (\d+)</g)].map((match) => match[1]);
+    expect(new Set(runLabels).size).toBe(kept.length);
   });
 });
 
@@ -94,14 +127,27 @@ describe('the generated blocks', () => {
     const doc = `${blockStart('figures')}\n${blockEnd('figures')}\n${blockStart('headline')}\n${blockEnd('headline')}\n`;
     const inputs = (kept: typeof rows) => ({ report: latest(), kept, charts: renderCharts(latest(), kept), chartDir: 'benchmarks' });
     const two = withBlocks(doc, inputs(rows)) ?? '';
-    expect(two).toContain('| uncontended locked write: throughput ÷ the bare proxy | 0.80x | 0.70x – 0.90x |');
+    expect(two).toContain('| uncontended locked write: throughput ÷ the bare proxy | ↑ higher | 0.80x | 0.70x – 0.90x |');
     expect(two).toContain('0.80x [0.70x–0.90x] the throughput of a bare Node proxy');
     const one = withBlocks(doc, inputs(rows.slice(1))) ?? '';
-    expect(one).toContain('| uncontended locked write: throughput ÷ the bare proxy | 0.90x | — |');
+    expect(one).toContain('| uncontended locked write: throughput ÷ the bare proxy | ↑ higher | 0.90x | — |');
     expect(one).toContain('n=1');
-    expect(two).toContain('| overlapping writes through one proxy | 0 | 0 in every run |');
+    expect(two).toContain('| overlapping writes through one proxy | ↓ lower | 0 | 0 in every run |');
     expect(two).toContain('- **Safety**: 0 overlapping writes');
     expect(withBlocks('no markers', inputs(rows))).toBeNull();
+  });
+
+  it('writes each value right of its row\'s range and target lines', () => {
+    const rows = [0.6, 0.9].map((ratio, i) => historyRowOf(reportWith(`2026-01-0${i + 1}T00:00:00.000Z`, ratio), `c${i}`));
+    const [throughput] = renderCharts(latest(), rows);
+    const svg = throughput?.svg ?? '';
+    const label = /<text x="([\d.]+)"[^>]*>0\.75x<\/text>/.exec(svg);
+    const rangeEnds = [...svg.matchAll(/<line x1="[\d.]+" y1="([\d.]+)" x2="([\d.]+)" y2="[\d.]+" class="(?:range|target)"\/>/g)];
+    const labelY = /<text x="[\d.]+" y="([\d.]+)"[^>]*>0\.75x<\/text>/.exec(svg)?.[1];
+    const sameRow = rangeEnds.filter((match) => Math.abs(Number(match[1]) - (Number(labelY) - 4)) <= 12);
+    expect(label).not.toBeNull();
+    expect(sameRow.length).toBeGreaterThan(0);
+    for (const match of sameRow) expect(Number(label?.[1])).toBeGreaterThan(Number(match[2]));
   });
 
   it('draws the median bar and its range in the throughput chart', () => {
