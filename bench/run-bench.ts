@@ -1,5 +1,5 @@
 /**
- * `npm run bench -- [options]` (see bench-options.ts): every workload of issue 6, straight to the
+ * `npm run bench -- [options]` (see bench-options.ts): every workload, straight to the
  * Elasticsearch stand-in and through the proxy in the same run, each component in its own process.
  * Prints Markdown tables and writes the JSON result (default bench/results/latest.json).
  */
