@@ -157,6 +157,20 @@ describe('FileDeadLetterStore', () => {
     expect(listing.corruptLines[0]?.reason).toMatch(/^not JSON/);
   });
 
+  it('checks the end of the file before every append, not once per process: a line torn after the first append is closed too', async () => {
+    const store = new FileDeadLetterStore(dir);
+    const at = new Date('2026-11-21T10:00:00Z');
+    const first = createDeadLetterRecord(input(), at);
+    await store.append(first);
+    await appendFile(join(dir, 'dead-letter-2026-11-21.jsonl'), '{"type":"record","record":{"id":"dlq-torn","cre');
+
+    const next = createDeadLetterRecord(input(), at);
+    await store.append(next);
+    const listing = await store.list();
+    expect(listing.records.map((r) => r.id)).toEqual([first.id, next.id]);
+    expect(listing.corruptLines).toEqual([{ file: 'dead-letter-2026-11-21.jsonl', line: 2, reason: expect.stringMatching(/^not JSON/) }]);
+  });
+
   it('reports lines that are JSON but not entries, and ignores unrelated files', async () => {
     const store = new FileDeadLetterStore(dir);
     await store.append(createDeadLetterRecord(input(), new Date('2026-11-21T10:00:00Z')));
