@@ -4,12 +4,14 @@ import { parseDeadLetterLine, serializeDeadLetterLine, type DeadLetterLine } fro
 import type { DeadLetterRecord } from './dead-letter-record.js';
 import type { CorruptLine, DeadLetterListing, DeadLetterStore } from './dead-letter-store.js';
 
-const FILE_PATTERN = /^dead-letter-\d{4}-\d{2}-\d{2}\.jsonl$/;
+const FILE_PATTERN = /^dead-letter-\d{4}-\d{2}-\d{2}(\.replays)?\.jsonl$/;
 
 /**
  * The dead-letter queue as append-only JSON-lines files under one directory, one file per UTC day
  * (`dead-letter-2026-11-21.jsonl`). Appends from this process are serialised so lines never
- * interleave. A replay is recorded as a marker line, never by rewriting a record.
+ * interleave. A replay is recorded as a marker line, never by rewriting a record, in a file of its
+ * own (`dead-letter-2026-11-21.replays.jsonl`): `dlq replay` marks records while the proxy appends,
+ * and with one writer per file the cut-back below never touches a line another process wrote.
  *
  * An append is whole or not acknowledged: it resolves only once its whole line is written and
  * flushed to disk (`datasync`, and the directory for a new file). When any step fails (a full disk,
@@ -18,7 +20,7 @@ const FILE_PATTERN = /^dead-letter-\d{4}-\d{2}-\d{2}\.jsonl$/;
  * by a crash mid-write (nothing acknowledged it) is skipped and reported by `list`; every append
  * checks the file's end first and terminates such a line before writing its own.
  *
- * Several processes must not share one directory (appends are serialised per process only); use
+ * Several proxies must not share one directory (appends are serialised per process only); use
  * the Elasticsearch store to share a queue.
  */
 export class FileDeadLetterStore implements DeadLetterStore {
@@ -28,12 +30,12 @@ export class FileDeadLetterStore implements DeadLetterStore {
 
   append(record: DeadLetterRecord): Promise<void> {
     const createdAt = new Date(record.createdAt);
-    return this.enqueue({ type: 'record', record }, Number.isNaN(createdAt.getTime()) ? new Date() : createdAt);
+    return this.enqueue({ type: 'record', record }, fileNameFor(Number.isNaN(createdAt.getTime()) ? new Date() : createdAt));
   }
 
   async markReplayed(id: string, status: string, at: Date = new Date()): Promise<boolean> {
     if ((await this.get(id)) === null) return false;
-    await this.enqueue({ type: 'replayed', id, replayedAt: at.toISOString(), replayStatus: status }, at);
+    await this.enqueue({ type: 'replayed', id, replayedAt: at.toISOString(), replayStatus: status }, replayMarkerFileNameFor(at));
     return true;
   }
 
@@ -61,16 +63,16 @@ export class FileDeadLetterStore implements DeadLetterStore {
     };
   }
 
-  private enqueue(line: DeadLetterLine, at: Date): Promise<void> {
-    const write = this.tail.then(() => this.write(line, at));
+  private enqueue(line: DeadLetterLine, fileName: string): Promise<void> {
+    const write = this.tail.then(() => this.write(line, fileName));
     // The next append waits for this one whether it succeeded or not.
     this.tail = write.catch(() => undefined);
     return write;
   }
 
-  private async write(line: DeadLetterLine, at: Date): Promise<void> {
+  private async write(line: DeadLetterLine, fileName: string): Promise<void> {
     await ensureDirectory(this.dir);
-    const handle = await open(join(this.dir, fileNameFor(at)), 'a+');
+    const handle = await open(join(this.dir, fileName), 'a+');
     try {
       const { size } = await handle.stat();
       try {
@@ -157,6 +159,10 @@ async function ensureDirectory(dir: string): Promise<void> {
 
 export function fileNameFor(at: Date): string {
   return `dead-letter-${at.toISOString().slice(0, 10)}.jsonl`;
+}
+
+export function replayMarkerFileNameFor(at: Date): string {
+  return `dead-letter-${at.toISOString().slice(0, 10)}.replays.jsonl`;
 }
 
 /** Makes a newly created file's directory entry durable too. */
