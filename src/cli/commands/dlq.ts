@@ -159,7 +159,7 @@ async function replayEach(
     } catch (error) {
       const untried = records.length - index - 1;
       context.stderr.write(
-        `es-lock-proxy: dlq replay: could not send ${record.id} to ${options.proxyUrl.origin}: ${describeReplayFailure(error, options.proxyUrl)}\n`,
+        `es-lock-proxy: dlq replay: could not replay ${record.id} through ${options.proxyUrl.origin}: ${describeReplayFailure(error, options.proxyUrl)}\n`,
       );
       if (untried > 0) context.stderr.write(`dlq: ${untried} later record(s) not tried\n`);
       return 1;

@@ -131,7 +131,7 @@ describe('dlq replay through a proxy port that speaks HTTPS', () => {
     const refused = await dlq(proxy, 'replay', record.id, '--proxy', url, '--ca', pki.caFile);
     expect(refused.code).toBe(1);
     expect(errorLines(refused.stderr)).toEqual([
-      `es-lock-proxy: dlq replay: could not send ${record.id} to ${url}: tlsv13 alert certificate required (the proxy port may require a client certificate its CA signed: --cert and --key)`,
+      `es-lock-proxy: dlq replay: could not replay ${record.id} through ${url}: tlsv13 alert certificate required (the proxy port may require a client certificate its CA signed: --cert and --key)`,
     ]);
     expect(proxy.standIn.requests).toEqual([]);
     expect((await proxy.store.get(record.id))?.replayedAt).toBeNull();
@@ -150,7 +150,7 @@ describe('dlq replay through a proxy port that speaks HTTPS', () => {
 
     const run = await dlq(proxy, 'replay', record.id, '--proxy', url);
     expect(run.code).toBe(1);
-    expect(errorLines(run.stderr)).toEqual([`es-lock-proxy: dlq replay: could not send ${record.id} to ${url}: unable to verify the first certificate (pass the CA that signed the proxy's certificate with --ca)`]);
+    expect(errorLines(run.stderr)).toEqual([`es-lock-proxy: dlq replay: could not replay ${record.id} through ${url}: unable to verify the first certificate (pass the CA that signed the proxy's certificate with --ca)`]);
     expect(proxy.standIn.requests).toEqual([]);
     expect((await proxy.store.get(record.id))?.replayedAt).toBeNull();
   });
@@ -163,9 +163,17 @@ describe('dlq replay through a proxy port that speaks HTTPS', () => {
     const run = await dlq(proxy, 'replay', record.id, '--proxy', url);
     expect(run.code).toBe(1);
     expect(errorLines(run.stderr)).toEqual([
-      `es-lock-proxy: dlq replay: could not send ${record.id} to ${url}: socket hang up (if the proxy port speaks HTTPS, use an https:// URL)`,
+      `es-lock-proxy: dlq replay: could not replay ${record.id} through ${url}: socket hang up (if the proxy port speaks HTTPS, use an https:// URL)`,
     ]);
+
+    const later = await deadLettered(proxy, 'plain-later', { writer: 'never' });
+    const all = await dlq(proxy, 'replay', '--all', '--proxy', url);
+    expect(all.code).toBe(1);
+    expect(all.stderr).toContain(`could not replay ${record.id} through ${url}: socket hang up`);
+    expect(all.stderr).toContain('dlq: 1 later record(s) not tried\n');
+    expect(all.stderr).not.toContain(later.id);
     expect(proxy.standIn.requests).toEqual([]);
+    expect((await proxy.store.list()).records.map((each) => each.id)).toEqual([record.id, later.id]);
   });
 });
 
