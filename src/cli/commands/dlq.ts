@@ -3,15 +3,18 @@ import type { DeadLetterRecord } from '../../deadletter/dead-letter-record.js';
 import type { DeadLetterStore } from '../../deadletter/dead-letter-store.js';
 import type { DeadLetterLogger } from '../../deadletter/mirrored-dead-letter-store.js';
 import { openDeadLetterStore } from '../../deadletter/open-dead-letter-store.js';
-import { replayRecord } from '../../deadletter/replay.js';
-import { checkReplayCredentials, type ReplayCredentials } from '../../deadletter/replay-credentials.js';
+import { replayAgent, replayRecord, type ReplayResult, type ReplayTarget } from '../../deadletter/replay.js';
+import { describeReplayFailure } from '../../deadletter/replay-failure.js';
+import { checkReplayCredentials } from '../../deadletter/replay-credentials.js';
 import type { CliContext, Command, ExitCode } from '../cli-context.js';
 import { UsageError } from '../cli-context.js';
 import { parseCommandArgs } from '../parse-command-args.js';
+import { replayOptions, type ReplayOptions } from './dlq-replay-options.js';
 import { DEFAULT_CONFIG_FILE, SETTINGS_OPTIONS, settingsLoader } from '../settings-options.js';
 
 const USAGE = `Usage: es-lock-proxy dlq list [--all] [--config FILE]
-       es-lock-proxy dlq replay <id>|--all [--dry-run] [--proxy URL] [--header "Name: value" ...] [--authorize-anonymous] [--config FILE]
+       es-lock-proxy dlq replay <id>|--all [--dry-run] [--proxy URL] [--ca FILE] [--cert FILE --key FILE]
+                                [--header "Name: value" ...] [--authorize-anonymous] [--config FILE]
 
 Lists or replays the dead-letter queue (proxy.deadletter.dir; with proxy.deadletter.index set, the
 index every proxy instance shares, falling back to the local files when it cannot be read).
@@ -30,7 +33,12 @@ A record that arrived without credentials is not sent with yours unless you add
 Options:
   -c, --config FILE     properties file (default: ${DEFAULT_CONFIG_FILE})
   -s, --set key=value   override one key
-      --proxy URL       proxy to replay through (default: http://proxy.listen.host:proxy.listen.port)
+      --proxy URL       proxy to replay through, http:// or https:// (default: the configured
+                        proxy.listen.host and port, https:// when proxy.listen.tls.cert is set,
+                        127.0.0.1 when the proxy listens on every address)
+      --ca FILE         PEM CA certificate(s) to trust for an https:// proxy (default: the system's)
+      --cert FILE       PEM client certificate for a proxy port that requires one (mutual TLS)
+      --key FILE        its unencrypted PEM private key
       --header H        extra request header, repeatable
       --authorize-anonymous
                         also send your credential headers with records that arrived without credentials
@@ -53,6 +61,9 @@ async function runDlq(args: readonly string[], context: CliContext): Promise<Exi
     proxy: { type: 'string' },
     header: { type: 'string', multiple: true },
     'authorize-anonymous': { type: 'boolean' },
+    ca: { type: 'string' },
+    cert: { type: 'string' },
+    key: { type: 'string' },
   });
   if (values.help === true) {
     context.stdout.write(USAGE);
@@ -65,15 +76,10 @@ async function runDlq(args: readonly string[], context: CliContext): Promise<Exi
     throw new UsageError(action === undefined ? 'dlq: missing action (list or replay)' : `dlq: unknown action "${action}"`);
   }
   if (action === 'replay' && (id === undefined) === (values.all !== true)) throw new UsageError('dlq replay: give one record id or --all');
+  const options = action === 'replay' ? replayOptions(values, settings) : null;
   const store = openDeadLetterStore(settings, { logger: stderrLogger(context) });
   try {
-    if (action === 'list') return await listRecords(store, values.all === true, context);
-    const options = {
-      dryRun: values['dry-run'] === true,
-      proxyUrl: parseProxyUrl(values.proxy, settings),
-      extraHeaders: parseHeaders(values.header ?? []),
-      authorizeAnonymous: values['authorize-anonymous'] === true,
-    };
+    if (options === null) return await listRecords(store, values.all === true, context);
     return await replay(store, settings, id ?? null, options, context);
   } finally {
     await store.close();
@@ -99,11 +105,6 @@ async function listRecords(store: DeadLetterStore, includeReplayed: boolean, con
   return 0;
 }
 
-interface ReplayOptions extends ReplayCredentials {
-  readonly dryRun: boolean;
-  readonly proxyUrl: URL;
-}
-
 async function replay(
   store: DeadLetterStore,
   settings: Settings,
@@ -117,9 +118,30 @@ async function replay(
     return 1;
   }
   context.stderr.write('dlq: warning: replaying re-applies old writes over anything written since\n');
+  const agent = replayAgent(options.proxyUrl, options.tls);
+  try {
+    return await replayEach(records, id !== null, { proxyUrl: options.proxyUrl, lockHeader: settings.proxy.lockHeader, extraHeaders: options.extraHeaders, agent }, store, options, context);
+  } finally {
+    agent.destroy();
+  }
+}
+
+/**
+ * Replays the records in order. A record the proxy answered with an error is reported and the next
+ * one tried; a record that could not be sent at all (connection, TLS) stops the run, as every later
+ * one would fail the same way.
+ */
+async function replayEach(
+  records: readonly DeadLetterRecord[],
+  named: boolean,
+  target: ReplayTarget,
+  store: DeadLetterStore,
+  options: ReplayOptions,
+  context: CliContext,
+): Promise<ExitCode> {
   let failures = 0;
-  for (const record of records) {
-    if (record.replayedAt !== null && id !== null) context.stderr.write(`dlq: warning: ${record.id} was already replayed at ${record.replayedAt}\n`);
+  for (const [index, record] of records.entries()) {
+    if (record.replayedAt !== null && named) context.stderr.write(`dlq: warning: ${record.id} was already replayed at ${record.replayedAt}\n`);
     const credentials = checkReplayCredentials(record, options);
     if (credentials.kind === 'refuse') {
       context.stderr.write(`es-lock-proxy: dlq replay: refused ${credentials.message}\n`);
@@ -131,7 +153,17 @@ async function replay(
       context.stdout.write(`would replay ${describeRecord(record)} via ${options.proxyUrl.origin}\n`);
       continue;
     }
-    const result = await replayRecord(record, { proxyUrl: options.proxyUrl, lockHeader: settings.proxy.lockHeader, extraHeaders: options.extraHeaders });
+    let result: ReplayResult;
+    try {
+      result = await replayRecord(record, target);
+    } catch (error) {
+      const untried = records.length - index - 1;
+      context.stderr.write(
+        `es-lock-proxy: dlq replay: could not replay ${record.id} through ${options.proxyUrl.origin}: ${describeReplayFailure(error, options.proxyUrl)}\n`,
+      );
+      if (untried > 0) context.stderr.write(`dlq: ${untried} later record(s) not tried\n`);
+      return 1;
+    }
     const ok = result.status >= 200 && result.status < 300 && !bulkHadErrors(result.body);
     if (ok) await store.markReplayed(record.id, String(result.status));
     else failures++;
@@ -155,23 +187,4 @@ function bulkHadErrors(body: string): boolean {
   } catch {
     return false;
   }
-}
-
-function parseProxyUrl(value: string | undefined, settings: Settings): URL {
-  const text = value ?? `http://${settings.proxy.listenHost}:${settings.proxy.listenPort}`;
-  try {
-    return new URL(text);
-  } catch {
-    throw new UsageError(`dlq replay: --proxy ${text}: expected a URL like http://127.0.0.1:9201`);
-  }
-}
-
-function parseHeaders(values: readonly string[]): Record<string, string> {
-  const headers: Record<string, string> = {};
-  for (const value of values) {
-    const colon = value.indexOf(':');
-    if (colon <= 0) throw new UsageError(`dlq replay: --header ${value}: expected "Name: value"`);
-    headers[value.slice(0, colon).trim()] = value.slice(colon + 1).trim();
-  }
-  return headers;
 }

@@ -119,6 +119,35 @@ describe('FileDeadLetterStore', () => {
     expect(await store.get('nope')).toBeNull();
   });
 
+  it('writes replay markers to a file of their own, so the proxy is the only writer of its record files', async () => {
+    // `dlq replay` marks records while the proxy appends: were they one file, a failed append cut
+    // back by the proxy could take a marker with it, and a marker could land behind a torn line.
+    const proxy = new FileDeadLetterStore(dir);
+    const record = createDeadLetterRecord(input(), new Date('2026-11-21T10:00:00Z'));
+    await proxy.append(record);
+    const recordFile = await readFile(join(dir, 'dead-letter-2026-11-21.jsonl'), 'utf8');
+
+    const operator = new FileDeadLetterStore(dir);
+    expect(await operator.markReplayed(record.id, '200', new Date('2026-11-21T12:00:00Z'))).toBe(true);
+    expect(await readFile(join(dir, 'dead-letter-2026-11-21.jsonl'), 'utf8')).toBe(recordFile);
+    expect(JSON.parse(await readFile(join(dir, 'dead-letter-2026-11-21.replays.jsonl'), 'utf8'))).toEqual({
+      type: 'replayed',
+      id: record.id,
+      replayedAt: '2026-11-21T12:00:00.000Z',
+      replayStatus: '200',
+    });
+    expect(await proxy.get(record.id)).toMatchObject({ replayedAt: '2026-11-21T12:00:00.000Z', replayStatus: '200' });
+  });
+
+  it('still reads replay markers kept in the record files', async () => {
+    const store = new FileDeadLetterStore(dir);
+    const record = createDeadLetterRecord(input(), new Date('2026-11-21T10:00:00Z'));
+    await store.append(record);
+    await appendFile(join(dir, 'dead-letter-2026-11-21.jsonl'), `${JSON.stringify({ type: 'replayed', id: record.id, replayedAt: '2026-11-21T11:00:00.000Z', replayStatus: '201' })}\n`);
+    expect(await store.list()).toEqual({ records: [], corruptLines: [] });
+    expect(await store.get(record.id)).toMatchObject({ replayStatus: '201' });
+  });
+
   it('lists nothing (and creates nothing) before the first append', async () => {
     const store = new FileDeadLetterStore(dir);
     expect(await store.list()).toEqual({ records: [], corruptLines: [] });
@@ -155,6 +184,20 @@ describe('FileDeadLetterStore', () => {
     expect(listing.records.map((r) => r.id)).toEqual([kept.id, later.id]);
     expect(listing.corruptLines).toHaveLength(1);
     expect(listing.corruptLines[0]?.reason).toMatch(/^not JSON/);
+  });
+
+  it('checks the end of the file before every append, not once per process: a line torn after the first append is closed too', async () => {
+    const store = new FileDeadLetterStore(dir);
+    const at = new Date('2026-11-21T10:00:00Z');
+    const first = createDeadLetterRecord(input(), at);
+    await store.append(first);
+    await appendFile(join(dir, 'dead-letter-2026-11-21.jsonl'), '{"type":"record","record":{"id":"dlq-torn","cre');
+
+    const next = createDeadLetterRecord(input(), at);
+    await store.append(next);
+    const listing = await store.list();
+    expect(listing.records.map((r) => r.id)).toEqual([first.id, next.id]);
+    expect(listing.corruptLines).toEqual([{ file: 'dead-letter-2026-11-21.jsonl', line: 2, reason: expect.stringMatching(/^not JSON/) }]);
   });
 
   it('reports lines that are JSON but not entries, and ignores unrelated files', async () => {
