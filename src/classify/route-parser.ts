@@ -2,6 +2,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import { ProxyError } from '../errors/proxy-error.js';
 import { requestsCompatibleWith7 } from './compatibility.js';
 import { ELASTICSEARCH_ROUTES, type RouteHandler } from './es-routes.js';
+import { isPossibleOpenSearch1Type, OPENSEARCH_ROUTES } from './opensearch-routes.js';
 import { rawPathOf } from './path-segments.js';
 
 export type SingleWriteOp = 'index' | 'create' | 'update' | 'delete';
@@ -48,8 +49,62 @@ export function classifyRoute(method: string, rawUrl: string, headers: IncomingH
     throw new ProxyError('BAD_REQUEST', `request target [${rawUrl}] must be an absolute path starting with [/]`);
   }
   const version = requestsCompatibleWith7(headers) ? 'v7' : 'current';
+  const openSearch = openSearchClassification(upperMethod, rawPath, rawUrl);
   const resolution = ELASTICSEARCH_ROUTES.resolve(upperMethod, rawPath, version);
+  const elasticsearch = resolution.matched ? classificationOf(resolution.handler, resolution.params) : PASSTHROUGH;
+  return eitherWrite(elasticsearch, openSearch, `${upperMethod} ${rawUrl}`);
+}
+
+/**
+ * The write either cluster would make of the request. Where both would write, but not the same
+ * documents, no single lock covers the request: it is refused rather than forwarded half-locked.
+ */
+function eitherWrite(elasticsearch: RouteClassification, openSearch: RouteClassification, request: string): RouteClassification {
+  if (openSearch.kind === 'passthrough') return elasticsearch;
+  if (elasticsearch.kind === 'passthrough') return openSearch;
+  if (JSON.stringify(untyped(elasticsearch)) === JSON.stringify(untyped(openSearch))) return elasticsearch;
+  throw new ProxyError(
+    'AMBIGUOUS_WRITE_ROUTE',
+    `[${request}] is ${describe(elasticsearch)} on Elasticsearch but ${describe(openSearch)} on OpenSearch 1.x, and one lock cannot cover both; ` +
+      'send bulks to [/{index}/_bulk] and percent-encode an id that is an API name (such as [%5Fbulk])',
+  );
+}
+
+function untyped(route: RouteClassification): RouteClassification {
+  return 'typed' in route ? { ...route, typed: false } : route;
+}
+
+function describe(route: RouteClassification): string {
+  switch (route.kind) {
+    case 'single':
+      return `a write ([${route.op}]) of document [${route.id}] in [${route.index}]`;
+    case 'auto-id':
+      return `a write of a new document in [${route.index}]`;
+    case 'bulk':
+      return 'a bulk';
+    case 'by-query':
+      return `a [${route.op}]`;
+    case 'passthrough':
+      return 'no write';
+  }
+}
+
+/**
+ * The same request as OpenSearch routes it. The proxy does not know which of the two it fronts, so
+ * a request is a write when either would write it: locking a request one of them then refuses
+ * costs a lock, passing a write through unlocked would break the serialization.
+ */
+function openSearchClassification(method: string, rawPath: string, rawUrl: string): RouteClassification {
+  const resolution = OPENSEARCH_ROUTES.resolve(method, rawPath, 'current');
   if (!resolution.matched) return PASSTHROUGH;
+  if (resolution.handler.kind === 'streaming-bulk') {
+    throw new ProxyError(
+      'STREAMING_BULK_UNSUPPORTED',
+      `[${method} ${rawUrl}] is OpenSearch's streaming bulk, whose items cannot be locked before they are written; send them to [/_bulk] instead`,
+    );
+  }
+  const type = resolution.params.get('type');
+  if (type !== undefined && !isPossibleOpenSearch1Type(type) && resolution.handler.kind !== 'bulk') return PASSTHROUGH;
   return classificationOf(resolution.handler, resolution.params);
 }
 
@@ -67,6 +122,7 @@ function classificationOf(handler: RouteHandler, params: ReadonlyMap<string, str
       return { kind: 'bulk', defaultIndex: index, typed: handler.typed };
     case 'by-query':
       return { kind: 'by-query', op: handler.op, target: index };
+    case 'streaming-bulk':
     case 'other':
       return PASSTHROUGH;
   }

@@ -1,0 +1,78 @@
+import type { IncomingHttpHeaders } from 'node:http';
+import { describe, expect, it } from 'vitest';
+import { ProxyError } from '../../../src/errors/proxy-error.js';
+import { classifyRoute } from '../../../src/classify/route-parser.js';
+
+/*
+ * OpenSearch as a target. The streaming bulk (OpenSearch 2.17+) answers item by item while the
+ * request body still streams, so no lock can be taken for its documents before they are written:
+ * it is refused. OpenSearch 1.x serves the typed routes of Elasticsearch 7 with no header at all.
+ */
+
+const PLAIN: IncomingHttpHeaders = { 'content-type': 'application/json' };
+
+function refusal(method: string, url: string): ProxyError {
+  try {
+    classifyRoute(method, url, PLAIN);
+  } catch (error) {
+    if (error instanceof ProxyError) return error;
+    throw error;
+  }
+  throw new Error(`${method} ${url} was not refused`);
+}
+
+describe('the OpenSearch streaming bulk', () => {
+  it.each([
+    ['POST', '/_bulk/stream'],
+    ['PUT', '/_bulk/stream'],
+    ['POST', '/logs/_bulk/stream'],
+    ['PUT', '/logs/_bulk/stream?batch_size=10'],
+    ['POST', '/_bulk/stream/'],
+  ])('%s %s is refused with a client error', (method, url) => {
+    expect(refusal(method, url).code).toBe('STREAMING_BULK_UNSUPPORTED');
+  });
+});
+
+describe('OpenSearch 1.x typed writes, sent with no compatible-with header', () => {
+  it.each([
+    ['PUT', '/logs/event/1', { kind: 'single', op: 'index', index: 'logs', id: '1', typed: true }],
+    ['POST', '/logs/event/1', { kind: 'single', op: 'index', index: 'logs', id: '1', typed: true }],
+    ['DELETE', '/logs/event/1', { kind: 'single', op: 'delete', index: 'logs', id: '1', typed: true }],
+    ['PUT', '/logs/event/1/_create', { kind: 'single', op: 'create', index: 'logs', id: '1', typed: true }],
+    ['POST', '/logs/_doc/1/_create', { kind: 'single', op: 'create', index: 'logs', id: '1', typed: true }],
+    ['POST', '/logs/event/1/_update', { kind: 'single', op: 'update', index: 'logs', id: '1', typed: true }],
+    ['POST', '/logs/event/_bulk', { kind: 'bulk', defaultIndex: 'logs', typed: true }],
+    ['PUT', '/logs/event/_bulk', { kind: 'bulk', defaultIndex: 'logs', typed: true }],
+    ['POST', '/logs/event', { kind: 'auto-id', index: 'logs' }],
+  ])('%s %s is a write', (method, url, expected) => {
+    expect(classifyRoute(method, url, PLAIN)).toEqual(expected);
+  });
+
+  // OpenSearch 1.x refuses a mapping type starting with `_` other than `_doc`, so these are never
+  // typed writes there, and Elasticsearch 8/9 serves them as other APIs.
+  it.each([
+    ['POST', '/logs/_search'],
+    ['POST', '/logs/_refresh'],
+    ['PUT', '/logs/_settings/x'],
+    ['POST', '/logs/_fleet/_fleet_search'],
+    ['POST', '/logs/_search/point_in_time'],
+    ['POST', '/logs/_rollover/logs-000002'],
+  ])('%s %s passes through', (method, url) => {
+    expect(classifyRoute(method, url, PLAIN)).toEqual({ kind: 'passthrough' });
+  });
+});
+
+describe('a path Elasticsearch and OpenSearch 1.x route to different writes', () => {
+  it.each([
+    ['POST', '/logs/_doc/_bulk'],
+    ['PUT', '/logs/_doc/_bulk'],
+    ['POST', '/logs/_doc/_update_by_query'],
+    ['POST', '/logs/_doc/_delete_by_query'],
+  ])('%s %s is refused: one lock cannot cover both', (method, url) => {
+    expect(refusal(method, url).code).toBe('AMBIGUOUS_WRITE_ROUTE');
+  });
+
+  it('is the same write on both when the id is percent-encoded', () => {
+    expect(classifyRoute('POST', '/logs/_doc/%5Fbulk', PLAIN)).toEqual({ kind: 'single', op: 'index', index: 'logs', id: '_bulk', typed: false });
+  });
+});
