@@ -20,9 +20,20 @@ const STREAMING_BULK_ROUTES: readonly RouteRow[] = [
  */
 const TYPED_ROUTES_OF_OPENSEARCH_1: readonly RouteRow[] = COMPATIBLE_7_ROUTES.map(([methods, path, , handler]) => [methods, path, 'current', handler]);
 
+/**
+ * OpenSearch 1.x takes `_type` in the action lines of every bulk, typeless routes included
+ * (OpenSearch 1.3: server/src/main/java/org/opensearch/action/bulk/BulkRequestParser.java).
+ */
+const WRITE_ROUTES_OF_OPENSEARCH: readonly RouteRow[] = WRITE_ROUTES.map(([methods, path, version, handler]) => [
+  methods,
+  path,
+  version,
+  handler.kind === 'bulk' ? { kind: 'bulk', typed: true } : handler,
+]);
+
 function buildTrie(): RouteTrie<RouteHandler> {
   const trie = new RouteTrie<RouteHandler>(decodePathSegment);
-  for (const [methods, path, version, handler] of [...WRITE_ROUTES, ...TYPED_ROUTES_OF_OPENSEARCH_1, ...STREAMING_BULK_ROUTES]) {
+  for (const [methods, path, version, handler] of [...WRITE_ROUTES_OF_OPENSEARCH, ...TYPED_ROUTES_OF_OPENSEARCH_1, ...STREAMING_BULK_ROUTES]) {
     for (const method of methods) trie.add(method, path, version, handler);
   }
   return trie;

@@ -62,7 +62,10 @@ export function classifyRoute(method: string, rawUrl: string, headers: IncomingH
 function eitherWrite(elasticsearch: RouteClassification, openSearch: RouteClassification, request: string): RouteClassification {
   if (openSearch.kind === 'passthrough') return elasticsearch;
   if (elasticsearch.kind === 'passthrough') return openSearch;
-  if (JSON.stringify(untyped(elasticsearch)) === JSON.stringify(untyped(openSearch))) return elasticsearch;
+  if (JSON.stringify(untyped(elasticsearch)) === JSON.stringify(untyped(openSearch))) {
+    // A bulk takes `_type` in its action lines where either does (OpenSearch 1.x on every bulk route).
+    return elasticsearch.kind === 'bulk' && openSearch.kind === 'bulk' ? { ...elasticsearch, typed: elasticsearch.typed || openSearch.typed } : elasticsearch;
+  }
   throw new ProxyError(
     'AMBIGUOUS_WRITE_ROUTE',
     `[${request}] is ${describe(elasticsearch)} on Elasticsearch but ${describe(openSearch)} on OpenSearch 1.x, and one lock cannot cover both; ` +

@@ -63,6 +63,14 @@ describe.each(LOCK_BACKENDS)('OpenSearch 1.x behind two proxies ($name locks)', 
     expect(stack.standIn.maxConcurrentPerDocument).toBe(1);
     expect(stack.standIn.document('products', DOC)?.version).toBe(WRITES);
   });
+
+  it('takes a typeless bulk whose action lines name a `_type`, as OpenSearch 1.x does', async () => {
+    const body = ndjson([{ index: { _index: 'products', _type: 'event', _id: 'typed-line' } }, { n: 1 }]);
+    const response = await send(stack.urls[0] ?? '', 'POST', '/_bulk', body, { 'content-type': 'application/x-ndjson' });
+    expect(response.status).toBe(200);
+    expect(response.json).toMatchObject({ errors: false });
+    expect(stack.standIn.document('products', 'typed-line')?.source).toEqual({ n: 1 });
+  });
 });
 
 describe.each(LOCK_BACKENDS)('the OpenSearch 2.17 streaming bulk behind the proxy ($name locks)', (locks) => {

@@ -36,7 +36,8 @@ function expectedClassification(group: string, path: string): Expected {
     case 'delete':
       return single(group);
     case 'bulk':
-      return { kind: 'bulk', defaultIndex: index, typed: false };
+      // Typed: its action lines may name a `_type`, as OpenSearch 1.x takes on every bulk route.
+      return { kind: 'bulk', defaultIndex: index, typed: true };
     case 'bulk_stream':
       return { refused: 'STREAMING_BULK_UNSUPPORTED' };
     case 'update_by_query':

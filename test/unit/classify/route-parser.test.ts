@@ -147,19 +147,20 @@ describe('classifyRoute: the 7.x typed routes of Elasticsearch 8 (compatible-wit
 });
 
 describe('classifyRoute: auto-id, bulk and by-query', () => {
+  // `typed`: the bulk's action lines may name a `_type`, as OpenSearch 1.x takes on every bulk route.
   const rows: Row[] = [
     ['POST', '/products/_doc', PLAIN, { kind: 'auto-id', index: 'products' }],
     ['POST', '/products/_doc/', PLAIN, { kind: 'auto-id', index: 'products' }],
     ['POST', '/products/_doc?pipeline=p', PLAIN, { kind: 'auto-id', index: 'products' }],
-    ['POST', '/_bulk', PLAIN, { kind: 'bulk', defaultIndex: null, typed: false }],
-    ['PUT', '/_bulk', PLAIN, { kind: 'bulk', defaultIndex: null, typed: false }],
-    ['POST', '/_bulk/', PLAIN, { kind: 'bulk', defaultIndex: null, typed: false }],
-    ['POST', '/_bulk?refresh=wait_for', PLAIN, { kind: 'bulk', defaultIndex: null, typed: false }],
-    ['POST', '/products/_bulk', PLAIN, { kind: 'bulk', defaultIndex: 'products', typed: false }],
-    ['PUT', '/my%2Dproducts/_bulk', PLAIN, { kind: 'bulk', defaultIndex: 'my-products', typed: false }],
+    ['POST', '/_bulk', PLAIN, { kind: 'bulk', defaultIndex: null, typed: true }],
+    ['PUT', '/_bulk', PLAIN, { kind: 'bulk', defaultIndex: null, typed: true }],
+    ['POST', '/_bulk/', PLAIN, { kind: 'bulk', defaultIndex: null, typed: true }],
+    ['POST', '/_bulk?refresh=wait_for', PLAIN, { kind: 'bulk', defaultIndex: null, typed: true }],
+    ['POST', '/products/_bulk', PLAIN, { kind: 'bulk', defaultIndex: 'products', typed: true }],
+    ['PUT', '/my%2Dproducts/_bulk', PLAIN, { kind: 'bulk', defaultIndex: 'my-products', typed: true }],
     // Items may carry their own _index, so a bulk keeps even an unusable default index.
-    ['POST', '/_all/_bulk', PLAIN, { kind: 'bulk', defaultIndex: '_all', typed: false }],
-    ['POST', '//_bulk', PLAIN, { kind: 'bulk', defaultIndex: '', typed: false }],
+    ['POST', '/_all/_bulk', PLAIN, { kind: 'bulk', defaultIndex: '_all', typed: true }],
+    ['POST', '//_bulk', PLAIN, { kind: 'bulk', defaultIndex: '', typed: true }],
     ['POST', '/products/_update_by_query', PLAIN, { kind: 'by-query', op: 'update_by_query', target: 'products' }],
     ['POST', '/a,b/_delete_by_query?conflicts=proceed', PLAIN, { kind: 'by-query', op: 'delete_by_query', target: 'a,b' }],
     ['POST', '/_all/_update_by_query', PLAIN, { kind: 'by-query', op: 'update_by_query', target: '_all' }],
