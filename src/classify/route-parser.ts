@@ -21,18 +21,19 @@ const PASSTHROUGH: RouteClassification = Object.freeze({ kind: 'passthrough' });
 const WRITE_METHODS = new Set(['PUT', 'POST', 'DELETE']);
 
 /**
- * Recognises a document write the way Elasticsearch 8.x/9.x routes it.
+ * Recognises a document write the way Elasticsearch 8.x/9.x and OpenSearch 1.x to 3.x route it.
  *
  * - The raw path (before `?`) is split on `/` and only then are the route's wildcard segments
  *   percent-decoded (`%2F` stays inside an id). Splitting follows Elasticsearch's PathTrie: any
  *   number of trailing slashes is ignored, an interior `//` yields an empty segment that matches a
  *   wildcard (`POST //_bulk` is a bulk with an empty default index, exactly as Elasticsearch sees it).
  * - Route choice replays Elasticsearch's trie rules over the write routes and the non-write routes
- *   that share their shape, so `/idx/_doc/_bulk` is an index of id `_bulk` (not a bulk) and
- *   `PUT /idx/_settings/x` is not a write.
- * - The 7.x typed routes apply only when `compatible-with=7` is on Accept or Content-Type:
- *   Elasticsearch 8 registers them for REST API version 7 only (a plain request gets 400/405 from
- *   it, so passing that through is right), and 9.x has no typed routes at all.
+ *   that share their shape, so `PUT /idx/_settings/x` is not a write.
+ * - Elasticsearch 8 serves the 7.x typed routes only when `compatible-with=7` is on Accept or
+ *   Content-Type, 9.x not at all; OpenSearch 1.x serves them to every request. The request is read
+ *   both ways and is a write when either cluster would write (`eitherWrite`); OpenSearch's
+ *   streaming bulk is refused (STREAMING_BULK_UNSUPPORTED), and so is a path the two route to
+ *   different writes (`/idx/_doc/_bulk`: AMBIGUOUS_WRITE_ROUTE).
  * - A single-document or auto-id write whose index is empty or starts with `_` is passed through:
  *   Elasticsearch refuses such index names (and `/_snapshot/r/s`, `/_security/...` are APIs). Bulk
  *   routes keep such a default index: their items may name a real `_index` of their own.
