@@ -1,4 +1,5 @@
 import type { IncomingHttpHeaders } from 'node:http';
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { ProxyError } from '../../../src/errors/proxy-error.js';
 import { classifyRoute } from '../../../src/classify/route-parser.js';
@@ -74,5 +75,38 @@ describe('a path Elasticsearch and OpenSearch 1.x route to different writes', ()
 
   it('is the same write on both when the id is percent-encoded', () => {
     expect(classifyRoute('POST', '/logs/_doc/%5Fbulk', PLAIN)).toEqual({ kind: 'single', op: 'index', index: 'logs', id: '_bulk', typed: false });
+  });
+});
+
+/**
+ * OpenSearch 1.x's typed single-document writes, from its rules alone: a path of three segments
+ * `/{index}/{type}/{id}` (or four, ending in `_create` or `_update`), an index not starting with
+ * `_`, a type OpenSearch 1.x can store (no leading `_` unless `_doc`), and an id that is not one of
+ * the literal segments of its other typed routes (`/{index}/{type}/_bulk` and the by-query routes).
+ */
+const TYPED_ROUTE_LITERALS = new Set(['_bulk', '_update_by_query', '_delete_by_query', '_search', '_count', '_mapping', '_mget', '_msearch', '_validate', '_termvectors', '_mtermvectors', '_explain', '_source']);
+
+describe('OpenSearch 1.x typed writes, property', () => {
+  const index = fc.stringMatching(/^[a-z0-9][a-z0-9.+-]{0,20}$/);
+  const type = fc.oneof(fc.stringMatching(/^[a-zA-Z0-9][\w.-]{0,12}$/), fc.constant('_doc'));
+  const id = fc.string({ unit: 'grapheme', minLength: 1, maxLength: 40 }).filter((d) => !TYPED_ROUTE_LITERALS.has(d));
+  const write = fc.constantFrom(
+    { method: 'PUT', suffix: '', op: 'index' },
+    { method: 'POST', suffix: '', op: 'index' },
+    { method: 'DELETE', suffix: '', op: 'delete' },
+    { method: 'PUT', suffix: '/_create', op: 'create' },
+    { method: 'POST', suffix: '/_create', op: 'create' },
+    { method: 'POST', suffix: '/_update', op: 'update' },
+  );
+
+  it('locks every write OpenSearch 1.x would make, on the document it writes, with no header', () => {
+    fc.assert(
+      fc.property(index, type, id, write, (i, t, d, w) => {
+        const url = `/${encodeURIComponent(i)}/${encodeURIComponent(t)}/${encodeURIComponent(d)}${w.suffix}`;
+        const route = classifyRoute(w.method, url, PLAIN);
+        expect(route).toMatchObject({ kind: 'single', op: w.op, index: i, id: d });
+      }),
+      { numRuns: 400 },
+    );
   });
 });
