@@ -107,8 +107,11 @@ function openSearchClassification(method: string, rawPath: string, rawUrl: strin
       `[${method} ${rawUrl}] is OpenSearch's streaming bulk, whose items cannot be locked before they are written; send them to [/_bulk] instead`,
     );
   }
+  // A single write under a type OpenSearch 1.x cannot store writes nothing; a bulk's items and a
+  // by-query's documents may still be written (their own `_type`, the whole index), so they stay.
   const type = resolution.params.get('type');
-  if (type !== undefined && !isPossibleOpenSearch1Type(type) && resolution.handler.kind !== 'bulk') return PASSTHROUGH;
+  const single = resolution.handler.kind === 'single' || resolution.handler.kind === 'auto-id';
+  if (single && type !== undefined && !isPossibleOpenSearch1Type(type)) return PASSTHROUGH;
   return classificationOf(resolution.handler, resolution.params);
 }
 

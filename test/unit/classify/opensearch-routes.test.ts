@@ -45,6 +45,10 @@ describe('OpenSearch 1.x typed writes, sent with no compatible-with header', () 
     ['POST', '/logs/event/_bulk', { kind: 'bulk', defaultIndex: 'logs', typed: true }],
     ['PUT', '/logs/event/_bulk', { kind: 'bulk', defaultIndex: 'logs', typed: true }],
     ['POST', '/logs/event', { kind: 'auto-id', index: 'logs' }],
+    ['POST', '/logs/event/_update_by_query', { kind: 'by-query', op: 'update_by_query', target: 'logs' }],
+    // Whatever the URL's type, a bulk's items name their own and a by-query reaches the whole index.
+    ['POST', '/logs/_x/_bulk', { kind: 'bulk', defaultIndex: 'logs', typed: true }],
+    ['POST', '/logs/_x/_delete_by_query', { kind: 'by-query', op: 'delete_by_query', target: 'logs' }],
   ])('%s %s is a write', (method, url, expected) => {
     expect(classifyRoute(method, url, PLAIN)).toEqual(expected);
   });
