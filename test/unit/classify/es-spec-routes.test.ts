@@ -10,8 +10,9 @@ import { shadowingRoutes, shapeOf, unmodelledWriteRoutes, type SpecRoute } from 
 import { SPECIFICATIONS } from '../../support/es-spec-routes.generated.js';
 
 /*
- * Every path and method of Elasticsearch's REST API specification, sent as a client would send it,
- * plain and with compatible-with=7: the document-write APIs must be recognised as writes (by id:
+ * Every path and method of Elasticsearch's REST API specification of each supported release (the
+ * last 8.x and the newest 9.x branch), sent as a client would send it, plain and with
+ * compatible-with=7, 8 and 9: the document-write APIs must be recognised as writes (by id:
  * locked; auto-id: forwarded, nothing can collide), the by-query APIs as by-query (the by-query
  * policy, never a per-document lock), and every other API must pass through — a search or a
  * downsampling taken for a typed write would wait for a document lock, get 429 while the
