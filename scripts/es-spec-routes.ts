@@ -1,119 +1,111 @@
-import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { COMPATIBLE_7_ROUTES, WRITE_ROUTES, type Method } from '../src/classify/es-write-routes.js';
-import { shadowingRoutes, unmodelledWriteRoutes, type ShadowingRoute, type SpecRoute } from '../src/classify/route-shapes.js';
+import { COMPATIBLE_7_ROUTES, WRITE_ROUTES } from '../src/classify/es-write-routes.js';
+import { shadowingRoutes, unmodelledWriteRoutes, type ShadowingRoute, type SpecRoute, type VersionedSpec } from '../src/classify/route-shapes.js';
+import { readSpecification } from './es-spec-reader.js';
 
 /*
- * Regenerates, from Elasticsearch's REST API specification (`specification/_json_spec/` of
+ * Regenerates, from Elasticsearch's REST API specification (the `specification/` folder of
  * elastic/elasticsearch-specification, one branch per minor version), the routes the classifier
  * must know so that a non-write request is not taken for a document write, and the full route
- * list the classifier's test walks. The same files are in elastic/elasticsearch under
- * `rest-api-spec/src/main/resources/rest-api-spec/api/` at each release tag. Usage:
+ * lists the classifier's test walks. Give every release the proxy supports: a route shadows a
+ * write route only where each of them has it. Usage:
  *
- *   npm run spec:routes -- <dir of the JSON files> --version 8.19 [--source elastic/elasticsearch-specification@<commit>]
+ *   npm run spec:routes -- 8.19=<8.19 checkout>/specification 9.5=<9.5 checkout>/specification \
+ *     [--source 8.19=elastic/elasticsearch-specification@<commit>] [--source 9.5=…]
  */
 
 const SHADOWING_OUTPUT = 'src/classify/es-spec-shadowing-routes.generated.ts';
 const ALL_ROUTES_OUTPUT = 'test/support/es-spec-routes.generated.ts';
-const METHODS: ReadonlySet<string> = new Set<Method>(['GET', 'HEAD', 'PUT', 'POST', 'DELETE']);
 
-interface SpecFile {
-  readonly [api: string]: { readonly url: { readonly paths: ReadonlyArray<{ readonly path: string; readonly methods: readonly string[] }> } };
+interface GeneratedSpec extends VersionedSpec {
+  readonly routes: SpecRoute[];
+  readonly source: string;
+  readonly format: string;
 }
 
 function main(): void {
-  const { values, positionals } = parseArgs({
-    allowPositionals: true,
-    options: { version: { type: 'string' }, source: { type: 'string', default: 'elastic/elasticsearch-specification' } },
+  const { values, positionals } = parseArgs({ allowPositionals: true, options: { source: { type: 'string', multiple: true, default: [] } } });
+  if (positionals.length === 0) {
+    throw new Error('usage: npm run spec:routes -- <major.minor>=<specification dir> … [--source <major.minor>=<repository@commit>]');
+  }
+  const sources = new Map(values.source.map((pair) => splitPair(pair)));
+  const specs = positionals.map((pair) => {
+    const [version, dir] = splitPair(pair);
+    const { routes, format } = readSpecification(dir);
+    return { version, routes, format, source: sources.get(version) ?? 'elastic/elasticsearch-specification' };
   });
-  const [dir] = positionals;
-  if (dir === undefined || values.version === undefined) {
-    throw new Error('usage: npm run spec:routes -- <specification/_json_spec dir> --version <major.minor> [--source <repository@commit>]');
-  }
-  const spec = readSpec(dir);
   const writeRows = [...WRITE_ROUTES, ...COMPATIBLE_7_ROUTES];
-  const unmodelled = unmodelledWriteRoutes(spec, writeRows);
-  if (unmodelled.length > 0) {
-    throw new Error(`the specification has write routes src/classify/es-write-routes.ts does not serve:\n  ${unmodelled.join('\n  ')}`);
-  }
-  const header = { version: values.version, source: values.source };
-  const shadowing = shadowingRoutes(spec, writeRows);
-  writeFileSync(SHADOWING_OUTPUT, renderShadowing(header, shadowing));
-  writeFileSync(ALL_ROUTES_OUTPUT, renderAllRoutes(header, spec));
-  const pairs = spec.reduce((sum, route) => sum + route.methods.length, 0);
-  console.error(`${values.version}: ${new Set(spec.map((r) => r.api)).size} APIs, ${pairs} path and method pairs, ${shadowing.length} shadowing paths`);
-}
-
-function readSpec(dir: string): SpecRoute[] {
-  const routes: SpecRoute[] = [];
-  // `_common.json` (in elastic/elasticsearch's copy of the files) holds the parameters every API takes, no route.
-  for (const file of readdirSync(dir).filter((name) => name.endsWith('.json') && name !== '_common.json').sort()) {
-    const parsed = JSON.parse(readFileSync(join(dir, file), 'utf8')) as SpecFile;
-    for (const [api, definition] of Object.entries(parsed)) {
-      for (const { path, methods } of definition.url.paths) routes.push({ api, path: checkedPath(file, path), methods: methods.map((m) => checkedMethod(file, m)) });
+  for (const spec of specs) {
+    const unmodelled = unmodelledWriteRoutes(spec.routes, writeRows);
+    if (unmodelled.length > 0) {
+      throw new Error(`${spec.version} has write routes src/classify/es-write-routes.ts does not serve:\n  ${unmodelled.join('\n  ')}`);
     }
   }
-  if (routes.length === 0) throw new Error(`no API definitions in ${dir}`);
-  return routes;
+  const shadowing = shadowingRoutes(specs, writeRows);
+  writeFileSync(SHADOWING_OUTPUT, renderShadowing(specs, shadowing));
+  writeFileSync(ALL_ROUTES_OUTPUT, renderAllRoutes(specs));
+  for (const spec of specs) {
+    const pairs = spec.routes.reduce((sum, route) => sum + route.methods.length, 0);
+    console.error(`${spec.version} (${spec.format}): ${new Set(spec.routes.map((r) => r.api)).size} APIs, ${pairs} path and method pairs`);
+  }
+  console.error(`${shadowing.length} shadowing rows (${shadowing.filter((r) => r.version === 'v7').length} for compatible-with=7 only)`);
 }
 
-function checkedMethod(file: string, method: string): Method {
-  if (!METHODS.has(method)) throw new Error(`${file}: unexpected method ${method}`);
-  return method as Method;
+function splitPair(pair: string): [string, string] {
+  const at = pair.indexOf('=');
+  if (at <= 0 || !/^\d+\.\d+$/.test(pair.slice(0, at))) throw new Error(`expected <major.minor>=<value>, got ${pair}`);
+  return [pair.slice(0, at), pair.slice(at + 1)];
 }
 
-/** The generated files quote paths with single quotes and no escapes. */
-function checkedPath(file: string, path: string): string {
-  if (!/^\/[\w{}./,-]*$/.test(path)) throw new Error(`${file}: unexpected path ${path}`);
-  return path;
-}
-
-interface Header {
-  readonly version: string;
-  readonly source: string;
-}
-
-function renderShadowing(header: Header, routes: readonly ShadowingRoute[]): string {
-  const rows = routes.map((r) => `  [[${r.methods.map(quote).join(', ')}], ${quote(r.path)}, ${quote(r.apis.join(' '))}],`);
+function renderShadowing(specs: readonly GeneratedSpec[], routes: readonly ShadowingRoute[]): string {
+  const rows = routes.map((r) => `  [[${r.methods.map(quote).join(', ')}], ${quote(r.path)}, ${quote(r.version)}, ${quote(r.apis.join(' '))}],`);
   return [
-    generatedBanner(header),
+    generatedBanner(specs),
+    `import type { RouteVersion } from './es-route-trie.js';`,
     `import type { Method } from './es-write-routes.js';`,
     '',
-    `export const SPEC_VERSION = ${quote(header.version)};`,
+    `export const SPEC_VERSIONS: readonly string[] = [${specs.map((s) => quote(s.version)).join(', ')}];`,
     '',
     '/**',
-    ' * Every non-write route of the specification that a request could match as well as a write route',
+    ' * Every non-write route of the specifications that a request could match as well as a write route',
     " * (current or compatible-with=7): Elasticsearch's trie prefers their literal segments, so the",
-    ' * classifier registers them to route such requests where Elasticsearch does.',
+    ' * classifier registers them to route such requests where Elasticsearch does. `current`: in every',
+    ' * release listed; `v7`: in every 8.x release listed, for compatible-with=7 requests only.',
     ' */',
-    'export const SPEC_SHADOWING_ROUTES: ReadonlyArray<readonly [methods: readonly Method[], path: string, apis: string]> = [',
+    'export const SPEC_SHADOWING_ROUTES: ReadonlyArray<readonly [methods: readonly Method[], path: string, version: RouteVersion, apis: string]> = [',
     ...rows,
     '];',
     '',
   ].join('\n');
 }
 
-function renderAllRoutes(header: Header, routes: readonly SpecRoute[]): string {
-  const rows = routes.map((r) => `  [${quote(r.api)}, ${quote(r.path)}, [${r.methods.map(quote).join(', ')}]],`);
+function renderAllRoutes(specs: readonly GeneratedSpec[]): string {
+  const blocks = specs.flatMap((spec) => [
+    `  {`,
+    `    version: ${quote(spec.version)},`,
+    `    routes: [`,
+    ...spec.routes.map((r) => `      [${quote(r.api)}, ${quote(r.path)}, [${r.methods.map(quote).join(', ')}]],`),
+    `    ],`,
+    `  },`,
+  ]);
   return [
-    generatedBanner(header),
+    generatedBanner(specs),
     `import type { Method } from '../../src/classify/es-write-routes.js';`,
     '',
-    `export const SPEC_VERSION = ${quote(header.version)};`,
-    '',
-    '/** Every path of every API of the specification, with its methods. */',
-    'export const SPEC_ROUTES: ReadonlyArray<readonly [api: string, path: string, methods: readonly Method[]]> = [',
-    ...rows,
+    '/** Every path of every API of each specification, with its methods. */',
+    'export const SPECIFICATIONS: ReadonlyArray<{ readonly version: string; readonly routes: ReadonlyArray<readonly [api: string, path: string, methods: readonly Method[]]> }> = [',
+    ...blocks,
     '];',
     '',
   ].join('\n');
 }
 
-function generatedBanner({ version, source }: Header): string {
+function generatedBanner(specs: readonly GeneratedSpec[]): string {
   return [
-    `// Generated by scripts/es-spec-routes.ts from Elasticsearch's REST API specification ${version}`,
-    `// (${source}, specification/_json_spec). Do not edit: regenerate with \`npm run spec:routes\`.`,
+    "// Generated by scripts/es-spec-routes.ts from Elasticsearch's REST API specifications:",
+    ...specs.map((s) => `//   ${s.version}: ${s.source} (specification/, read from its ${s.format === 'typescript' ? 'TypeScript definitions' : '_json_spec folder'})`),
+    '// Do not edit: regenerate with `npm run spec:routes`.',
   ].join('\n');
 }
 

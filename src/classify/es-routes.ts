@@ -16,7 +16,7 @@ export type { RouteHandler } from './es-write-routes.js';
  * Elasticsearch treats as a non-write; a route listed here that Elasticsearch lacks could hide a
  * write, which is why the list comes from the specification and from nowhere else.
  */
-const SHADOWING_ROUTES: readonly RouteRow[] = SPEC_SHADOWING_ROUTES.map(([methods, path]) => [methods, unnamedWildcards(path), 'current', OTHER]);
+const SHADOWING_ROUTES: readonly RouteRow[] = SPEC_SHADOWING_ROUTES.map(([methods, path, version]) => [methods, unnamedWildcards(path), version, OTHER]);
 
 function unnamedWildcards(path: string): string {
   return path.replace(/\{[^}]*\}/g, '{}');

@@ -6,6 +6,7 @@ export type RouteHandler =
   | { readonly kind: 'auto-id'; readonly typed: boolean }
   | { readonly kind: 'bulk'; readonly typed: boolean }
   | { readonly kind: 'by-query'; readonly op: 'update_by_query' | 'delete_by_query' | 'reindex' }
+  | { readonly kind: 'streaming-bulk' }
   | { readonly kind: 'other' };
 
 export type Method = 'GET' | 'HEAD' | 'PUT' | 'POST' | 'DELETE';

@@ -2,6 +2,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import { ProxyError } from '../errors/proxy-error.js';
 import { requestsCompatibleWith7 } from './compatibility.js';
 import { ELASTICSEARCH_ROUTES, type RouteHandler } from './es-routes.js';
+import { isPossibleOpenSearch1Type, OPENSEARCH_ROUTES } from './opensearch-routes.js';
 import { rawPathOf } from './path-segments.js';
 
 export type SingleWriteOp = 'index' | 'create' | 'update' | 'delete';
@@ -20,18 +21,19 @@ const PASSTHROUGH: RouteClassification = Object.freeze({ kind: 'passthrough' });
 const WRITE_METHODS = new Set(['PUT', 'POST', 'DELETE']);
 
 /**
- * Recognises a document write the way Elasticsearch 8.x/9.x routes it.
+ * Recognises a document write the way Elasticsearch 8.x/9.x and OpenSearch 1.x to 3.x route it.
  *
  * - The raw path (before `?`) is split on `/` and only then are the route's wildcard segments
  *   percent-decoded (`%2F` stays inside an id). Splitting follows Elasticsearch's PathTrie: any
  *   number of trailing slashes is ignored, an interior `//` yields an empty segment that matches a
  *   wildcard (`POST //_bulk` is a bulk with an empty default index, exactly as Elasticsearch sees it).
  * - Route choice replays Elasticsearch's trie rules over the write routes and the non-write routes
- *   that share their shape, so `/idx/_doc/_bulk` is an index of id `_bulk` (not a bulk) and
- *   `PUT /idx/_settings/x` is not a write.
- * - The 7.x typed routes apply only when `compatible-with=7` is on Accept or Content-Type:
- *   Elasticsearch 8 registers them for REST API version 7 only (a plain request gets 400/405 from
- *   it, so passing that through is right), and 9.x has no typed routes at all.
+ *   that share their shape, so `PUT /idx/_settings/x` is not a write.
+ * - Elasticsearch 8 serves the 7.x typed routes only when `compatible-with=7` is on Accept or
+ *   Content-Type, 9.x not at all; OpenSearch 1.x serves them to every request. The request is read
+ *   both ways and is a write when either cluster would write (`eitherWrite`); OpenSearch's
+ *   streaming bulk is refused (STREAMING_BULK_UNSUPPORTED), and so is a path the two route to
+ *   different writes (`/idx/_doc/_bulk`: AMBIGUOUS_WRITE_ROUTE).
  * - A single-document or auto-id write whose index is empty or starts with `_` is passed through:
  *   Elasticsearch refuses such index names (and `/_snapshot/r/s`, `/_security/...` are APIs). Bulk
  *   routes keep such a default index: their items may name a real `_index` of their own.
@@ -48,8 +50,68 @@ export function classifyRoute(method: string, rawUrl: string, headers: IncomingH
     throw new ProxyError('BAD_REQUEST', `request target [${rawUrl}] must be an absolute path starting with [/]`);
   }
   const version = requestsCompatibleWith7(headers) ? 'v7' : 'current';
+  const openSearch = openSearchClassification(upperMethod, rawPath, rawUrl);
   const resolution = ELASTICSEARCH_ROUTES.resolve(upperMethod, rawPath, version);
+  const elasticsearch = resolution.matched ? classificationOf(resolution.handler, resolution.params) : PASSTHROUGH;
+  return eitherWrite(elasticsearch, openSearch, `${upperMethod} ${rawUrl}`);
+}
+
+/**
+ * The write either cluster would make of the request. Where both would write, but not the same
+ * documents, no single lock covers the request: it is refused rather than forwarded half-locked.
+ */
+function eitherWrite(elasticsearch: RouteClassification, openSearch: RouteClassification, request: string): RouteClassification {
+  if (openSearch.kind === 'passthrough') return elasticsearch;
+  if (elasticsearch.kind === 'passthrough') return openSearch;
+  if (JSON.stringify(untyped(elasticsearch)) === JSON.stringify(untyped(openSearch))) {
+    // A bulk takes `_type` in its action lines where either does (OpenSearch 1.x on every bulk route).
+    return elasticsearch.kind === 'bulk' && openSearch.kind === 'bulk' ? { ...elasticsearch, typed: elasticsearch.typed || openSearch.typed } : elasticsearch;
+  }
+  throw new ProxyError(
+    'AMBIGUOUS_WRITE_ROUTE',
+    `[${request}] is ${describe(elasticsearch)} on Elasticsearch but ${describe(openSearch)} on OpenSearch 1.x, and one lock cannot cover both; ` +
+      'send bulks to [/{index}/_bulk] and percent-encode an id that is an API name (such as [%5Fbulk])',
+  );
+}
+
+function untyped(route: RouteClassification): RouteClassification {
+  return 'typed' in route ? { ...route, typed: false } : route;
+}
+
+function describe(route: RouteClassification): string {
+  switch (route.kind) {
+    case 'single':
+      return `a write ([${route.op}]) of document [${route.id}] in [${route.index}]`;
+    case 'auto-id':
+      return `a write of a new document in [${route.index}]`;
+    case 'bulk':
+      return 'a bulk';
+    case 'by-query':
+      return `a [${route.op}]`;
+    case 'passthrough':
+      return 'no write';
+  }
+}
+
+/**
+ * The same request as OpenSearch routes it. The proxy does not know which of the two it fronts, so
+ * a request is a write when either would write it: locking a request one of them then refuses
+ * costs a lock, passing a write through unlocked would break the serialization.
+ */
+function openSearchClassification(method: string, rawPath: string, rawUrl: string): RouteClassification {
+  const resolution = OPENSEARCH_ROUTES.resolve(method, rawPath, 'current');
   if (!resolution.matched) return PASSTHROUGH;
+  if (resolution.handler.kind === 'streaming-bulk') {
+    throw new ProxyError(
+      'STREAMING_BULK_UNSUPPORTED',
+      `[${method} ${rawUrl}] is OpenSearch's streaming bulk, whose items cannot be locked before they are written; send them to [/_bulk] instead`,
+    );
+  }
+  // A single write under a type OpenSearch 1.x cannot store writes nothing; a bulk's items and a
+  // by-query's documents may still be written (their own `_type`, the whole index), so they stay.
+  const type = resolution.params.get('type');
+  const single = resolution.handler.kind === 'single' || resolution.handler.kind === 'auto-id';
+  if (single && type !== undefined && !isPossibleOpenSearch1Type(type)) return PASSTHROUGH;
   return classificationOf(resolution.handler, resolution.params);
 }
 
@@ -67,6 +129,7 @@ function classificationOf(handler: RouteHandler, params: ReadonlyMap<string, str
       return { kind: 'bulk', defaultIndex: index, typed: handler.typed };
     case 'by-query':
       return { kind: 'by-query', op: handler.op, target: index };
+    case 'streaming-bulk':
     case 'other':
       return PASSTHROUGH;
   }

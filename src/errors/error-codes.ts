@@ -22,6 +22,17 @@ export const ERROR_CODES = {
    * to parse the compressed bytes; 415 names the actual cause.
    */
   UNSUPPORTED_CONTENT_ENCODING: { status: 415, type: 'unsupported_content_encoding_exception' },
+  /**
+   * OpenSearch's streaming bulk answers each item while the request body is still arriving, so the
+   * proxy cannot lock a document before OpenSearch writes it: refused, never passed through unlocked.
+   */
+  STREAMING_BULK_UNSUPPORTED: { status: 400, type: 'illegal_argument_exception' },
+  /**
+   * A path that Elasticsearch and OpenSearch route to different writes (`POST /logs/_doc/_bulk`: an
+   * index of id `_bulk` on Elasticsearch 8 and 9, a bulk on OpenSearch 1.x). One lock cannot cover
+   * both, and the proxy does not know which cluster it fronts.
+   */
+  AMBIGUOUS_WRITE_ROUTE: { status: 400, type: 'illegal_argument_exception' },
   REQUEST_TIMEOUT: { status: 408, type: 'request_timeout_exception' },
   BY_QUERY_REJECTED: { status: 403, type: 'security_exception' },
   LOCK_TIMEOUT: { status: 429, type: 'lock_wait_timeout_exception' },

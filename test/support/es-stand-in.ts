@@ -39,6 +39,12 @@ export interface EsStandInOptions {
   readonly version?: string;
   /** `index.gc_deletes`: how long a delete tombstone keeps its version (default 60 s, as Elasticsearch). */
   readonly gcDeletesMs?: number;
+  /**
+   * Which cluster's routes it serves (default Elasticsearch 8): OpenSearch 1.x serves the typed
+   * routes to every request, with no compatible-with header; OpenSearch 2.17 adds the streaming
+   * bulk (`/_bulk/stream`), served here as a bulk whose items are applied together.
+   */
+  readonly distribution?: 'elasticsearch-8' | 'opensearch-1' | 'opensearch-2.17';
 }
 
 export interface LoggedRequest {
@@ -133,6 +139,7 @@ class StandInServer implements EsStandIn {
   writeLatencyMs: number;
   readLatencyMs: number;
   private readonly version: string;
+  private readonly distribution: NonNullable<EsStandInOptions['distribution']>;
   private readonly store: DocumentStore;
   private readonly detector = new OverlapDetector();
   private readonly writeHistory = new WriteHistory();
@@ -152,6 +159,7 @@ class StandInServer implements EsStandIn {
     this.writeLatencyMs = options.writeLatencyMs ?? 0;
     this.readLatencyMs = options.readLatencyMs ?? 0;
     this.version = options.version ?? '8.15.0';
+    this.distribution = options.distribution ?? 'elasticsearch-8';
     this.store = new DocumentStore({ gcDeletesMs: options.gcDeletesMs ?? 60_000 });
     this.server = createServer((req, res) => {
       this.handle(req, res).catch((error: unknown) => {
@@ -321,7 +329,8 @@ class StandInServer implements EsStandIn {
       query,
       body: entry.body,
       version: this.version,
-      compatibleWith7: requestsCompatibleWith7(entry.headers),
+      compatibleWith7: this.distribution === 'opensearch-1' || requestsCompatibleWith7(entry.headers),
+      streamingBulk: this.distribution === 'opensearch-2.17',
     });
     const request: StandInRequest = { method: entry.method, url: entry.url, segments, query, headers: req.headers, body: entry.body, writeKeys: plan.writeKeys };
 

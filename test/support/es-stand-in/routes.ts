@@ -16,6 +16,8 @@ export interface RouteInput {
   readonly version: string;
   /** REST compatibility mode (`compatible-with=7` on Accept or Content-Type): Elasticsearch 8 serves the typed routes only then. */
   readonly compatibleWith7: boolean;
+  /** OpenSearch 2.17's `/_bulk/stream` and `/{index}/_bulk/stream`. */
+  readonly streamingBulk?: boolean;
 }
 
 /** What Elasticsearch 8's RestCompatibleVersionHelper reads from the media-type headers. */
@@ -56,6 +58,7 @@ export function planRoute(store: DocumentStore, input: RouteInput): RoutePlan {
   const [first, second, third, fourth] = segments;
   if (first === undefined) return read(() => clusterInfo(input.version));
   if (first === '_bulk' && second === undefined && isMethod(method, 'POST', 'PUT')) return bulkPlan(store, input, undefined);
+  if (first === '_bulk' && isStreamingBulk(input, second, third)) return bulkPlan(store, input, undefined);
   if (first === '_mget' && second === undefined && isMethod(method, 'GET', 'POST')) return read(() => multiGet(store, undefined, body, query));
   if (first === '_search' && second === undefined) return read(() => search(store, undefined, body, query));
   if (first === '_refresh' || second === '_refresh') return read(() => ({ status: 200, body: { _shards: { total: 1, successful: 1, failed: 0 } } }));
@@ -68,6 +71,7 @@ export function planRoute(store: DocumentStore, input: RouteInput): RoutePlan {
   if (second === undefined) return indexLevel(store, index, input);
   if (second === '_alias' && third === undefined && isMethod(method, 'GET', 'HEAD')) return read(() => store.aliasesOfName(index));
   if (second === '_bulk' && third === undefined && isMethod(method, 'POST', 'PUT')) return bulkPlan(store, input, index);
+  if (second === '_bulk' && isStreamingBulk(input, third, fourth)) return bulkPlan(store, input, index);
   if (second === '_mget' && third === undefined && isMethod(method, 'GET', 'POST')) return read(() => multiGet(store, index, body, query));
   if (second === '_search' || second === '_count') return read(() => search(store, index, body, query, second === '_count'));
   if (second === '_update_by_query' && isMethod(method, 'POST')) return byQuery(store, index, 'updated');
@@ -219,4 +223,8 @@ function withType(type: string, result: OperationResult): OperationResult {
 
 function isMethod(method: string, ...allowed: string[]): boolean {
   return allowed.includes(method);
+}
+
+function isStreamingBulk(input: RouteInput, stream: string | undefined, after: string | undefined): boolean {
+  return input.streamingBulk === true && stream === 'stream' && after === undefined && isMethod(input.method, 'POST', 'PUT');
 }

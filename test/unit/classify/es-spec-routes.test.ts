@@ -2,29 +2,30 @@ import type { IncomingHttpHeaders } from 'node:http';
 import { describe, expect, it } from 'vitest';
 import { RouteTrie, type Resolution, type RouteVersion } from '../../../src/classify/es-route-trie.js';
 import { ELASTICSEARCH_ROUTES } from '../../../src/classify/es-routes.js';
-import { SPEC_SHADOWING_ROUTES, SPEC_VERSION as SHADOWING_SPEC_VERSION } from '../../../src/classify/es-spec-shadowing-routes.generated.js';
+import { SPEC_SHADOWING_ROUTES, SPEC_VERSIONS as SHADOWING_SPEC_VERSIONS } from '../../../src/classify/es-spec-shadowing-routes.generated.js';
 import { COMPATIBLE_7_ROUTES, MODELLED_SPEC_APIS, OTHER, WRITE_ROUTES, type RouteHandler } from '../../../src/classify/es-write-routes.js';
 import { decodePathSegment } from '../../../src/classify/path-segments.js';
 import { classifyRoute, type RouteClassification } from '../../../src/classify/route-parser.js';
 import { shadowingRoutes, shapeOf, unmodelledWriteRoutes, type SpecRoute } from '../../../src/classify/route-shapes.js';
-import { SPEC_ROUTES, SPEC_VERSION } from '../../support/es-spec-routes.generated.js';
+import { SPECIFICATIONS } from '../../support/es-spec-routes.generated.js';
 
 /*
- * Every path and method of Elasticsearch's REST API specification, sent as a client would send it,
- * plain and with compatible-with=7: the document-write APIs must be recognised as writes (by id:
+ * Every path and method of Elasticsearch's REST API specification of each supported release (the
+ * last 8.x and the newest 9.x branch), sent as a client would send it, plain and with
+ * compatible-with=7, 8 and 9: the document-write APIs must be recognised as writes (by id:
  * locked; auto-id: forwarded, nothing can collide), the by-query APIs as by-query (the by-query
  * policy, never a per-document lock), and every other API must pass through — a search or a
  * downsampling taken for a typed write would wait for a document lock, get 429 while the
  * "document" is held and fail while ZooKeeper is down.
  */
 
-const spec: readonly SpecRoute[] = SPEC_ROUTES.map(([api, path, methods]) => ({ api, path, methods }));
+const specs = SPECIFICATIONS.map(({ version, routes }) => ({ version, routes: routes.map(([api, path, methods]): SpecRoute => ({ api, path, methods })) }));
 
 const PLAIN: IncomingHttpHeaders = { accept: 'application/json', 'content-type': 'application/json' };
-const COMPAT_7: IncomingHttpHeaders = {
-  accept: 'application/vnd.elasticsearch+json; compatible-with=7',
-  'content-type': 'application/vnd.elasticsearch+json; compatible-with=7',
-};
+const compatibleWith = (major: number): IncomingHttpHeaders => ({
+  accept: `application/vnd.elasticsearch+json; compatible-with=${major}`,
+  'content-type': `application/vnd.elasticsearch+json; compatible-with=${major}`,
+});
 
 const INDEX = 'products';
 const ID = '42';
@@ -72,7 +73,8 @@ function expectedClassification(api: string, path: string): RouteClassification 
     case 'delete':
       return single(api);
     case 'bulk':
-      return { kind: 'bulk', defaultIndex: index, typed: false };
+      // Typed: its action lines may name a `_type`, as OpenSearch 1.x takes on every bulk route.
+      return { kind: 'bulk', defaultIndex: index, typed: true };
     case 'update_by_query':
     case 'delete_by_query':
     case 'reindex':
@@ -86,7 +88,7 @@ function single(op: 'index' | 'create' | 'update' | 'delete'): RouteClassificati
   return { kind: 'single', op, index: INDEX, id: ID, typed: false };
 }
 
-function misclassified(headers: IncomingHttpHeaders): string[] {
+function misclassified(spec: readonly SpecRoute[], headers: IncomingHttpHeaders): string[] {
   const wrong: string[] = [];
   for (const { api, path, methods } of spec) {
     for (const method of methods) {
@@ -101,33 +103,35 @@ function misclassified(headers: IncomingHttpHeaders): string[] {
   return wrong;
 }
 
-describe(`classifyRoute over every route of Elasticsearch's REST API specification ${SPEC_VERSION}`, () => {
+describe.each(specs)("classifyRoute over every route of Elasticsearch's REST API specification $version", ({ routes }) => {
   it('walks the whole specification', () => {
-    expect(new Set(spec.map((route) => route.api)).size).toBeGreaterThan(500);
-    expect(spec.reduce((pairs, route) => pairs + route.methods.length, 0)).toBeGreaterThan(800);
+    expect(new Set(routes.map((route) => route.api)).size).toBeGreaterThan(500);
+    expect(routes.reduce((pairs, route) => pairs + route.methods.length, 0)).toBeGreaterThan(800);
   });
 
   it('takes exactly the document writes of a plain request for writes', () => {
-    expect(misclassified(PLAIN)).toEqual([]);
+    expect(misclassified(routes, PLAIN)).toEqual([]);
   });
 
-  it('takes exactly the document writes of a compatible-with=7 request for writes', () => {
-    expect(misclassified(COMPAT_7)).toEqual([]);
+  it.each([7, 8, 9])('takes exactly the document writes of a compatible-with=%i request for writes', (major) => {
+    expect(misclassified(routes, compatibleWith(major))).toEqual([]);
   });
 
   it('serves every path and method the specification gives a write API', () => {
-    expect(unmodelledWriteRoutes(spec, WRITE_ROUTES)).toEqual([]);
+    expect(unmodelledWriteRoutes(routes, WRITE_ROUTES)).toEqual([]);
   });
+});
 
-  it('routes by the shadowing list generated from this same specification and today’s write tables', () => {
-    expect(SHADOWING_SPEC_VERSION).toBe(SPEC_VERSION);
-    const derived = shadowingRoutes(spec, [...WRITE_ROUTES, ...COMPATIBLE_7_ROUTES]).map((r) => [r.methods, r.path, r.apis.join(' ')]);
+describe('the generated shadowing list', () => {
+  it('comes from the same specifications and today’s write tables', () => {
+    expect(SHADOWING_SPEC_VERSIONS).toEqual(specs.map((spec) => spec.version));
+    const derived = shadowingRoutes(specs, [...WRITE_ROUTES, ...COMPATIBLE_7_ROUTES]).map((r) => [r.methods, r.path, r.version, r.apis.join(' ')]);
     expect(SPEC_SHADOWING_ROUTES).toEqual(derived);
   });
 });
 
 /** The write routes and every route of the specification: Elasticsearch's router as far as the specification knows it. */
-function wholeSpecificationTrie(): RouteTrie<RouteHandler> {
+function wholeSpecificationTrie(spec: readonly SpecRoute[]): RouteTrie<RouteHandler> {
   const trie = new RouteTrie<RouteHandler>(decodePathSegment);
   for (const [methods, path, version, handler] of [...WRITE_ROUTES, ...COMPATIBLE_7_ROUTES]) for (const m of methods) trie.add(m, path, version, handler);
   const registered = new Set<string>();
@@ -148,7 +152,7 @@ function wholeSpecificationTrie(): RouteTrie<RouteHandler> {
  * padded to each write route's length, its parameters filled with the write route's literals or
  * with index names, type names and ids that look like API names.
  */
-function meetingPaths(): Set<string> {
+function meetingPaths(spec: readonly SpecRoute[]): Set<string> {
   const writeShapes = [...WRITE_ROUTES, ...COMPATIBLE_7_ROUTES].map(([, path]) => shapeOf(path));
   const fills = ['products', 'doc', '_doc', '_all', '_bulk', '_create', '_update', '_source'];
   const paths = new Set<string>();
@@ -169,23 +173,28 @@ function meetingPaths(): Set<string> {
   return paths;
 }
 
+/** Elasticsearch 8 serves compatible-with=7 requests; 9 refuses them. */
+function routeVersionsOf(version: string): RouteVersion[] {
+  return version.startsWith('8.') ? ['current', 'v7'] : ['current'];
+}
+
 function writeOrPass(resolution: Resolution<RouteHandler>): string {
   if (!resolution.matched || resolution.handler.kind === 'other') return 'pass';
   return JSON.stringify([resolution.handler, [...resolution.params]]);
 }
 
-describe('the generated shadowing list', () => {
+describe.each(specs)('the generated shadowing list against $version', ({ version, routes }) => {
   it('picks the same writes as a router holding every route of the specification', () => {
-    const whole = wholeSpecificationTrie();
-    const paths = meetingPaths();
+    const whole = wholeSpecificationTrie(routes);
+    const paths = meetingPaths(routes);
     expect(paths.size).toBeGreaterThan(10_000);
     const differing: string[] = [];
     for (const path of paths) {
       for (const method of ['PUT', 'POST', 'DELETE']) {
-        for (const version of ['current', 'v7'] satisfies RouteVersion[]) {
-          const listed = writeOrPass(ELASTICSEARCH_ROUTES.resolve(method, path, version));
-          const everything = writeOrPass(whole.resolve(method, path, version));
-          if (listed !== everything) differing.push(`${method} ${path} (${version}): ${listed}, whole specification: ${everything}`);
+        for (const routeVersion of routeVersionsOf(version)) {
+          const listed = writeOrPass(ELASTICSEARCH_ROUTES.resolve(method, path, routeVersion));
+          const everything = writeOrPass(whole.resolve(method, path, routeVersion));
+          if (listed !== everything) differing.push(`${method} ${path} (${routeVersion}): ${listed}, whole specification: ${everything}`);
         }
       }
     }

@@ -35,7 +35,8 @@ describe('classifyRoute: 8.x/9.x single-document writes', () => {
     ['DELETE', '/products/_doc/42', PLAIN, single('delete', 'products', '42')],
     ['DELETE', '/products/_doc/42', {}, single('delete', 'products', '42')],
     ['put', '/products/_doc/42', PLAIN, single('index', 'products', '42')],
-    ['PUT', '/products/_doc/_bulk', PLAIN, single('index', 'products', '_bulk')],
+    // Encoded, `_bulk` stays an id for OpenSearch 1.x too (see the OpenSearch tests for the plain spelling).
+    ['PUT', '/products/_doc/%5Fbulk', PLAIN, single('index', 'products', '_bulk')],
     ['PUT', '/products/_doc/_search', PLAIN, single('index', 'products', '_search')],
     ['PUT', '/.kibana/_doc/x', PLAIN, single('index', '.kibana', 'x')],
     ['PUT', '/logs-*/_doc/1', PLAIN, single('index', 'logs-*', '1')],
@@ -61,8 +62,9 @@ describe('classifyRoute: percent-decoding of segments after splitting', () => {
     ['PUT', '/products/_doc/a%%b', PLAIN, single('index', 'products', 'a%b')],
     ['PUT', '/products/_doc/a%3Fb', PLAIN, single('index', 'products', 'a?b')],
     ['PUT', '/my%2Dindex/_doc/1', PLAIN, single('index', 'my-index', '1')],
-    // `%5F` is decoded only after the route is chosen: literal segments compare raw, as in ES.
-    ['PUT', '/products/%5Fdoc/1', PLAIN, PASS],
+    // `%5F` is decoded only after the route is chosen: literal segments compare raw, as in ES, so
+    // Elasticsearch 8/9 have no route for it, while OpenSearch 1.x takes it for a typed write of type `_doc`.
+    ['PUT', '/products/%5Fdoc/1', PLAIN, single('index', 'products', '1', true)],
     ['PUT', '/%5Fsecurity/_doc/1', PLAIN, PASS],
   ];
   it.each(rows)('%s %s', (method, url, headers, expected) => {
@@ -104,7 +106,7 @@ describe('classifyRoute: percent-decoding of segments after splitting', () => {
   });
 });
 
-describe('classifyRoute: 7.x typed routes need compatible-with=7', () => {
+describe('classifyRoute: the 7.x typed routes of Elasticsearch 8 (compatible-with=7) and OpenSearch 1.x (any request)', () => {
   const rows: Row[] = [
     ['PUT', '/products/doc/42', COMPAT_7, single('index', 'products', '42', true)],
     ['POST', '/products/doc/42', COMPAT_7, single('index', 'products', '42', true)],
@@ -127,14 +129,17 @@ describe('classifyRoute: 7.x typed routes need compatible-with=7', () => {
     ['POST', '/products/_cache/x', COMPAT_7, single('index', 'products', 'x', true)],
     ['PUT', '/products/doc/a%2Fb', COMPAT_7, single('index', 'products', 'a/b', true)],
     ['PUT', '/products/8/9', { 'content-type': 'application/vnd.elasticsearch+x-ndjson;compatible-with="7"' }, single('index', 'products', '9', true)],
-    // Without compatible-with=7 Elasticsearch 8 has no handler (400/405): not a write.
-    ['PUT', '/products/doc/42', PLAIN, PASS],
-    ['PUT', '/products/doc/42', COMPAT_8, PASS],
-    ['PUT', '/products/doc/42', { accept: 'application/vnd.elasticsearch+json;compatible-with=70' }, PASS],
-    ['DELETE', '/products/doc/42', PLAIN, PASS],
-    ['POST', '/products/doc/42/_update', PLAIN, PASS],
-    ['POST', '/products/doc/_bulk', PLAIN, PASS],
-    ['POST', '/products/doc', PLAIN, PASS],
+    // Without compatible-with=7 Elasticsearch 8 has no handler (400/405), but OpenSearch 1.x writes them.
+    ['PUT', '/products/doc/42', PLAIN, single('index', 'products', '42', true)],
+    ['PUT', '/products/doc/42', COMPAT_8, single('index', 'products', '42', true)],
+    ['PUT', '/products/doc/42', { accept: 'application/vnd.elasticsearch+json;compatible-with=70' }, single('index', 'products', '42', true)],
+    ['DELETE', '/products/doc/42', PLAIN, single('delete', 'products', '42', true)],
+    ['POST', '/products/doc/42/_update', PLAIN, single('update', 'products', '42', true)],
+    ['POST', '/products/doc/_bulk', PLAIN, { kind: 'bulk', defaultIndex: 'products', typed: true }],
+    ['POST', '/products/doc', PLAIN, { kind: 'auto-id', index: 'products' }],
+    // A mapping type starting with `_` (other than `_doc`) is never a type OpenSearch 1.x writes.
+    ['PUT', '/products/_refresh/1', PLAIN, PASS],
+    ['DELETE', '/products/_cache/x', PLAIN, PASS],
   ];
   it.each(rows)('%s %s %j', (method, url, headers, expected) => {
     expect(classifyRoute(method, url, headers)).toEqual(expected);
@@ -142,19 +147,20 @@ describe('classifyRoute: 7.x typed routes need compatible-with=7', () => {
 });
 
 describe('classifyRoute: auto-id, bulk and by-query', () => {
+  // `typed`: the bulk's action lines may name a `_type`, as OpenSearch 1.x takes on every bulk route.
   const rows: Row[] = [
     ['POST', '/products/_doc', PLAIN, { kind: 'auto-id', index: 'products' }],
     ['POST', '/products/_doc/', PLAIN, { kind: 'auto-id', index: 'products' }],
     ['POST', '/products/_doc?pipeline=p', PLAIN, { kind: 'auto-id', index: 'products' }],
-    ['POST', '/_bulk', PLAIN, { kind: 'bulk', defaultIndex: null, typed: false }],
-    ['PUT', '/_bulk', PLAIN, { kind: 'bulk', defaultIndex: null, typed: false }],
-    ['POST', '/_bulk/', PLAIN, { kind: 'bulk', defaultIndex: null, typed: false }],
-    ['POST', '/_bulk?refresh=wait_for', PLAIN, { kind: 'bulk', defaultIndex: null, typed: false }],
-    ['POST', '/products/_bulk', PLAIN, { kind: 'bulk', defaultIndex: 'products', typed: false }],
-    ['PUT', '/my%2Dproducts/_bulk', PLAIN, { kind: 'bulk', defaultIndex: 'my-products', typed: false }],
+    ['POST', '/_bulk', PLAIN, { kind: 'bulk', defaultIndex: null, typed: true }],
+    ['PUT', '/_bulk', PLAIN, { kind: 'bulk', defaultIndex: null, typed: true }],
+    ['POST', '/_bulk/', PLAIN, { kind: 'bulk', defaultIndex: null, typed: true }],
+    ['POST', '/_bulk?refresh=wait_for', PLAIN, { kind: 'bulk', defaultIndex: null, typed: true }],
+    ['POST', '/products/_bulk', PLAIN, { kind: 'bulk', defaultIndex: 'products', typed: true }],
+    ['PUT', '/my%2Dproducts/_bulk', PLAIN, { kind: 'bulk', defaultIndex: 'my-products', typed: true }],
     // Items may carry their own _index, so a bulk keeps even an unusable default index.
-    ['POST', '/_all/_bulk', PLAIN, { kind: 'bulk', defaultIndex: '_all', typed: false }],
-    ['POST', '//_bulk', PLAIN, { kind: 'bulk', defaultIndex: '', typed: false }],
+    ['POST', '/_all/_bulk', PLAIN, { kind: 'bulk', defaultIndex: '_all', typed: true }],
+    ['POST', '//_bulk', PLAIN, { kind: 'bulk', defaultIndex: '', typed: true }],
     ['POST', '/products/_update_by_query', PLAIN, { kind: 'by-query', op: 'update_by_query', target: 'products' }],
     ['POST', '/a,b/_delete_by_query?conflicts=proceed', PLAIN, { kind: 'by-query', op: 'delete_by_query', target: 'a,b' }],
     ['POST', '/_all/_update_by_query', PLAIN, { kind: 'by-query', op: 'update_by_query', target: '_all' }],
@@ -252,7 +258,6 @@ describe('classifyRoute: everything else passes through', () => {
     ['PUT', '/products/_update_by_query'],
     ['PUT', '/_reindex'],
     ['POST', '/_reindex/x'],
-    ['PUT', '/products/_doc/1/_create'],
     ['POST', '/products/_doc/1/extra/segments'],
     ['POST', '/products//_doc/1'],
     ['PUT', '/products/_doc//1'],

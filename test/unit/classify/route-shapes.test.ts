@@ -31,11 +31,35 @@ describe('shadowingRoutes', () => {
       { api: 'inference.put_openai', path: '/_inference/{task_type}/{openai_inference_id}', methods: ['PUT'] },
       { api: 'search', path: '/{index}/_search/template/x/y', methods: ['POST'] },
     ];
-    expect(shadowingRoutes(spec, WRITE_ROWS)).toEqual([
-      { apis: ['inference.put', 'inference.put_openai'], path: '/_inference/{task_type}/{inference_id}', methods: ['PUT'] },
-      { apis: ['exists', 'get'], path: '/{index}/_doc/{id}', methods: ['GET', 'HEAD'] },
-      { apis: ['fleet.search'], path: '/{index}/_fleet/_fleet_search', methods: ['GET', 'POST'] },
+    expect(shadowingRoutes([{ version: '8.19', routes: spec }], WRITE_ROWS)).toEqual([
+      { apis: ['inference.put', 'inference.put_openai'], path: '/_inference/{task_type}/{inference_id}', methods: ['PUT'], version: 'current' },
+      { apis: ['exists', 'get'], path: '/{index}/_doc/{id}', methods: ['GET', 'HEAD'], version: 'current' },
+      { apis: ['fleet.search'], path: '/{index}/_fleet/_fleet_search', methods: ['GET', 'POST'], version: 'current' },
     ]);
+  });
+
+  it('keeps a route for every request only where every release has it, and for compatible-with=7 where every 8.x release has it', () => {
+    const shared: SpecRoute = { api: 'fleet.search', path: '/{index}/_fleet/_fleet_search', methods: ['POST'] };
+    const removedIn9: SpecRoute = { api: 'indices.unfreeze', path: '/{index}/_unfreeze', methods: ['POST'] };
+    const addedIn9: SpecRoute = { api: 'indices.remove_block', path: '/{index}/_block/{block}', methods: ['DELETE'] };
+    const addedIn819: SpecRoute = { api: 'streams.logs_enable', path: '/_streams/logs/_enable', methods: ['POST'] };
+    const specs = [
+      { version: '8.18', routes: [shared, removedIn9] },
+      { version: '8.19', routes: [shared, removedIn9, addedIn819] },
+      { version: '9.5', routes: [shared, addedIn9, addedIn819] },
+    ];
+    expect(shadowingRoutes(specs, WRITE_ROWS)).toEqual([
+      { apis: ['fleet.search'], path: '/{index}/_fleet/_fleet_search', methods: ['POST'], version: 'current' },
+      { apis: ['indices.unfreeze'], path: '/{index}/_unfreeze', methods: ['POST'], version: 'v7' },
+    ]);
+  });
+
+  it('merges a path whose methods differ in where they exist into one row per version', () => {
+    const specs = [
+      { version: '8.19', routes: [{ api: 'indices.add_block', path: '/{index}/_block/{block}', methods: ['PUT'] }] as SpecRoute[] },
+      { version: '9.5', routes: [{ api: 'indices.add_block', path: '/{index}/_block/{block}', methods: ['PUT'] }, { api: 'indices.remove_block', path: '/{index}/_block/{block}', methods: ['DELETE'] }] as SpecRoute[] },
+    ];
+    expect(shadowingRoutes(specs, WRITE_ROWS)).toEqual([{ apis: ['indices.add_block'], path: '/{index}/_block/{block}', methods: ['PUT'], version: 'current' }]);
   });
 });
 
