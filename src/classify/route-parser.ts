@@ -1,6 +1,6 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { ProxyError } from '../errors/proxy-error.js';
-import { requestsCompatibleWith7 } from './compatibility.js';
+import { routeVersionOf } from './compatibility.js';
 import { ELASTICSEARCH_ROUTES, type RouteHandler } from './es-routes.js';
 import { rawPathOf } from './path-segments.js';
 
@@ -29,9 +29,10 @@ const WRITE_METHODS = new Set(['PUT', 'POST', 'DELETE']);
  * - Route choice replays Elasticsearch's trie rules over the write routes and the non-write routes
  *   that share their shape, so `/idx/_doc/_bulk` is an index of id `_bulk` (not a bulk) and
  *   `PUT /idx/_settings/x` is not a write.
- * - The 7.x typed routes apply only when `compatible-with=7` is on Accept or Content-Type:
- *   Elasticsearch 8 registers them for REST API version 7 only (a plain request gets 400/405 from
- *   it, so passing that through is right), and 9.x has no typed routes at all.
+ * - The 7.x typed routes apply only when the request asks for REST API version 7 as
+ *   Elasticsearch reads Accept and Content-Type (`routeVersionOf`): Elasticsearch 8 registers them
+ *   for version 7 only (a plain request gets 400/405 from it, so passing that through is right),
+ *   and 9.x has no typed routes at all.
  * - A single-document or auto-id write whose index is empty or starts with `_` is passed through:
  *   Elasticsearch refuses such index names (and `/_snapshot/r/s`, `/_security/...` are APIs). Bulk
  *   routes keep such a default index: their items may name a real `_index` of their own.
@@ -47,8 +48,7 @@ export function classifyRoute(method: string, rawUrl: string, headers: IncomingH
     // Absolute-form or `*` targets: a forwarder might normalise them into a write path we never classified.
     throw new ProxyError('BAD_REQUEST', `request target [${rawUrl}] must be an absolute path starting with [/]`);
   }
-  const version = requestsCompatibleWith7(headers) ? 'v7' : 'current';
-  const resolution = ELASTICSEARCH_ROUTES.resolve(upperMethod, rawPath, version);
+  const resolution = ELASTICSEARCH_ROUTES.resolve(upperMethod, rawPath, routeVersionOf(headers));
   if (!resolution.matched) return PASSTHROUGH;
   return classificationOf(resolution.handler, resolution.params);
 }
