@@ -321,7 +321,7 @@ class StandInServer implements EsStandIn {
       query,
       body: entry.body,
       version: this.version,
-      compatibleWith7: requestsCompatibleWith7(entry.headers),
+      compatibleWith7: requestsCompatibleWith7(entry.headers, entry.body.length > 0),
     });
     const request: StandInRequest = { method: entry.method, url: entry.url, segments, query, headers: req.headers, body: entry.body, writeKeys: plan.writeKeys };
 
