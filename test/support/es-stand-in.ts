@@ -2,7 +2,7 @@ import { once } from 'node:events';
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { DocumentStore, type StoredDocument } from './es-stand-in/document-store.js';
+import { DocumentStore, storedId, type StoredDocument } from './es-stand-in/document-store.js';
 import { GateSet, type Gate } from './es-stand-in/gates.js';
 import { OverlapDetector, type OverlapReport, type PendingWrite } from './es-stand-in/overlap-detector.js';
 import { decodeRequestBody } from './es-stand-in/request-decompression.js';
@@ -208,7 +208,7 @@ class StandInServer implements EsStandIn {
   }
 
   history(index: string, id: string): readonly AppliedWrite[] {
-    return this.writeHistory.history(`${this.store.writeIndexOf(index)}/${id}`);
+    return this.writeHistory.history(`${this.store.writeIndexOf(index)}/${storedId(id)}`);
   }
 
   appliedOverlaps(): readonly AppliedOverlap[] {
