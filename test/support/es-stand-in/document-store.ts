@@ -224,5 +224,5 @@ function escapeRegExp(text: string): string {
  * surrogates are one document, as in Elasticsearch's single-shard index.
  */
 export function storedId(requestId: string): string {
-  return storedIdBytes(requestId).toString('utf8');
+  return /[\ud800-\udfff]/.test(requestId) ? storedIdBytes(requestId).toString('utf8') : requestId;
 }
