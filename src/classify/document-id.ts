@@ -10,7 +10,9 @@ import type { LockKey } from '../lock/lock-engine.js';
  * as U+FFFD). Ids that differ only in their unpaired surrogates (`\ud800`, `\udc00`, `\ufffd`) are
  * therefore one document to it, and get one lock key here. (Without routing, Elasticsearch picks
  * the shard from the id's UTF-16 code units, so in an index of several shards they may also land
- * on different shards: one key for them then locks more than needed, never less.)
+ * on different shards: one key for them then locks more than needed, never less.) For the same
+ * reason a read that must find the document a write targets (a fence's `_mget`) sends the id as the
+ * client wrote it; only the lock key is the stored form. Dead-letter records carry the lock keys.
  *
  * The length limit counts differently: server/src/main/java/org/elasticsearch/action/DocWriteRequest.java
  * (validateDocIdLength, called by IndexRequest.validate and UpdateRequest.validate, not by
