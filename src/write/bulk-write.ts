@@ -85,7 +85,8 @@ function report(run: BulkRun, outcome: LockOutcome, documents: number): void {
 /**
  * Each item's lock key: the document Elasticsearch writes (`documentKey`). Items without an id are
  * auto-generated and cannot collide, so they carry no key. An indexed id Elasticsearch refuses as too
- * long fails the whole bulk there before anything runs (BulkRequest.validate collects every item's
+ * long fails the whole bulk there before anything runs (Elasticsearch:
+ * server/src/main/java/org/elasticsearch/action/bulk/BulkRequest.java, validate, collects every item's
  * IndexRequest/UpdateRequest.validate), so it is answered here the same way, nothing forwarded.
  */
 async function keyItems(deps: WritePathDeps, items: readonly BulkItem[]): Promise<KeyedBulkItem[]> {
