@@ -66,6 +66,22 @@ export function idTooLongMessage(action: DocumentAction, id: string): string | n
 }
 
 /**
+ * The largest id (stored bytes) the proxy locks. Elasticsearch takes a delete of any id, but a lock
+ * node's name holds up to three characters per byte, and ZooKeeper refuses a request over
+ * jute.maxbuffer (1 MiB by default): a larger id could not be locked, so it is refused, never
+ * forwarded unlocked. No document can have such an id (indexing one is refused above 512 bytes).
+ */
+export const MAX_LOCKABLE_ID_BYTES = 64 * 1024;
+
+/** The proxy's 400 for an id it cannot lock, or null (the id is not echoed: it is large). */
+export function unlockableId(id: string): ProxyError | null {
+  if (id.length <= MAX_LOCKABLE_ID_BYTES / 3) return null;
+  const bytes = Buffer.byteLength(storedId(id), 'utf8');
+  if (bytes <= MAX_LOCKABLE_ID_BYTES) return null;
+  return new ProxyError('BAD_REQUEST', `an id of ${bytes} bytes is too long to lock (at most ${MAX_LOCKABLE_ID_BYTES})`, { meta: { bytes } });
+}
+
+/**
  * The answer Elasticsearch gives to a request whose ids it refuses (ActionRequestValidationException:
  * the messages numbered from 1, each ending in `;`). Nothing of that request is written, so the proxy
  * answers it without forwarding or locking anything.

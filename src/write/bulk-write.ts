@@ -1,5 +1,5 @@
 import { parseBulkBody, sliceBulkBody, type BulkItem } from '../classify/bulk-parser.js';
-import { documentKey, idsTooLong, idTooLongMessage } from '../classify/document-id.js';
+import { documentKey, idsTooLong, idTooLongMessage, unlockableId } from '../classify/document-id.js';
 import { checkBulkContentType } from '../classify/content-type.js';
 import type { Priority } from '../lock/lock-engine.js';
 import { backOff, giveUp, retriesAfterTimeout } from './background-retry.js';
@@ -103,8 +103,13 @@ async function keyItems(deps: WritePathDeps, items: readonly BulkItem[]): Promis
 function refuseIdsTooLong(items: readonly BulkItem[]): void {
   const messages: string[] = [];
   for (const item of items) {
-    const message = item.id === null ? null : idTooLongMessage(item.action, item.id);
+    if (item.id === null) continue;
+    const message = idTooLongMessage(item.action, item.id);
     if (message !== null) messages.push(message);
+    else {
+      const unlockable = unlockableId(item.id);
+      if (unlockable !== null) throw unlockable;
+    }
   }
   if (messages.length > 0) throw idsTooLong(messages);
 }

@@ -1,5 +1,5 @@
 import { parsePriority } from '../classify/priority-header.js';
-import { idsTooLong, idTooLongMessage } from '../classify/document-id.js';
+import { idsTooLong, idTooLongMessage, unlockableId } from '../classify/document-id.js';
 import { ProxyError } from '../errors/proxy-error.js';
 import type { Priority } from '../lock/lock-engine.js';
 import { handleBulkWrite } from './bulk-write.js';
@@ -36,6 +36,8 @@ async function dispatch(deps: WritePathDeps, exchange: WriteRequest, route: Writ
       // Elasticsearch refuses such an id before anything is written: answered here, nothing locked or forwarded.
       const tooLong = idTooLongMessage(route.op, route.id);
       if (tooLong !== null) throw idsTooLong([tooLong]);
+      const unlockable = unlockableId(route.id);
+      if (unlockable !== null) throw unlockable;
       return handleSingleWrite(deps, exchange, { op: route.op, index: route.index, id: route.id }, priority);
     }
     case 'bulk':

@@ -76,3 +76,15 @@ describe('the document a write is locked on', () => {
     expect(harness.forwarder.sent).toHaveLength(0);
   });
 });
+
+describe('ids too long to lock', () => {
+  it('refuses a bulk deleting an id over 64 KiB with 400: Elasticsearch takes it, but no lock could hold it', async () => {
+    harness = startWritePath();
+    const body = ndjson([{ delete: { _index: 'p', _id: 'd'.repeat(65_537) } }, { delete: { _index: 'p', _id: 'fine' } }]);
+    const res = await harness.write('POST', '/_bulk', { body, headers: NDJSON });
+    expect(res.statusCode).toBe(400);
+    expect(res.json()).toMatchObject({ error: { type: 'illegal_argument_exception', reason: expect.stringContaining('65537 bytes') }, status: 400 });
+    expect(res.json().error.reason.length).toBeLessThan(300);
+    expect(harness.forwarder.sent).toHaveLength(0);
+  });
+});
