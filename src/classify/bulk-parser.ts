@@ -13,7 +13,7 @@ export interface BulkItem {
   readonly action: BulkAction;
   /** `_index` of the line, else the path's index. */
   readonly index: string;
-  /** `null` for index/create without `_id` (auto-generated, cannot collide). May exceed 512 bytes: see `exceedsIdLimit`. */
+  /** `null` for index/create without `_id` (auto-generated, cannot collide); as written, see `document-id.ts` for the document it names. */
   readonly id: string | null;
   /** 1-based line number of the action line, counting blank lines, as in Elasticsearch's messages. */
   readonly line: number;
@@ -117,19 +117,6 @@ function lineRanges(items: readonly BulkItem[]): Array<[number, number]> {
     if (item.sourceLineStart !== null && item.sourceLineEnd !== null) add(item.sourceLineStart, item.sourceLineEnd + 1);
   }
   return ranges;
-}
-
-/** Elasticsearch's limit on `_id` (IndexRequest.validate): 512 bytes of UTF-8. */
-export const MAX_ID_BYTES = 512;
-
-/**
- * Whether Elasticsearch will refuse this id as too long. The parser does not refuse it itself (Elasticsearch
- * decides whether that fails the item or the request); locking such an item is always safe, but the
- * lock layer must cope with long ids (e.g. hash them into node names).
- */
-export function exceedsIdLimit(id: string): boolean {
-  // A UTF-16 code unit takes at most 3 bytes in UTF-8: a short id needs no count (a native call per item).
-  return id.length * 3 > MAX_ID_BYTES && Buffer.byteLength(id, 'utf8') > MAX_ID_BYTES;
 }
 
 function nextNewline(body: Buffer, from: number): number {

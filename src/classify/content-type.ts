@@ -74,7 +74,8 @@ function bulkContentTypeOf({ type, parameters }: ParsedMediaType): BulkContentTy
   let compatibleWith: number | null = null;
   for (const [name, value] of parameters) {
     if (name === 'charset' && value.toLowerCase() === 'utf-8') continue;
-    if (name === 'compatible-with' && isVendor && /^[0-9]{1,3}$/.test(value)) {
+    // XContentType registers `\d+` for the vendor types; the version itself is read as a byte (compatibility.ts).
+    if (name === 'compatible-with' && isVendor && /^[0-9]+$/.test(value)) {
       compatibleWith = Number(value);
       continue;
     }

@@ -1,6 +1,6 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { ProxyError } from '../errors/proxy-error.js';
-import { requestsCompatibleWith7 } from './compatibility.js';
+import { routeVersionOf } from './compatibility.js';
 import { ELASTICSEARCH_ROUTES, type RouteHandler } from './es-routes.js';
 import { isPossibleOpenSearch1Type, OPENSEARCH_ROUTES } from './opensearch-routes.js';
 import { rawPathOf } from './path-segments.js';
@@ -29,11 +29,12 @@ const WRITE_METHODS = new Set(['PUT', 'POST', 'DELETE']);
  *   wildcard (`POST //_bulk` is a bulk with an empty default index, exactly as Elasticsearch sees it).
  * - Route choice replays Elasticsearch's trie rules over the write routes and the non-write routes
  *   that share their shape, so `PUT /idx/_settings/x` is not a write.
- * - Elasticsearch 8 serves the 7.x typed routes only when `compatible-with=7` is on Accept or
- *   Content-Type, 9.x not at all; OpenSearch 1.x serves them to every request. The request is read
- *   both ways and is a write when either cluster would write (`eitherWrite`); OpenSearch's
- *   streaming bulk is refused (STREAMING_BULK_UNSUPPORTED), and so is a path the two route to
- *   different writes (`/idx/_doc/_bulk`: AMBIGUOUS_WRITE_ROUTE).
+ * - The 7.x typed routes apply when the request asks for REST API version 7 as Elasticsearch reads
+ *   Accept and Content-Type (`routeVersionOf`): Elasticsearch 8 registers them for version 7 only,
+ *   9.x not at all; OpenSearch 1.x serves them to every request. The request is read both ways and
+ *   is a write when either cluster would write (`eitherWrite`); OpenSearch's streaming bulk is
+ *   refused (STREAMING_BULK_UNSUPPORTED), and so is a path the two route to different writes
+ *   (`/idx/_doc/_bulk`: AMBIGUOUS_WRITE_ROUTE).
  * - A single-document or auto-id write whose index is empty or starts with `_` is passed through:
  *   Elasticsearch refuses such index names (and `/_snapshot/r/s`, `/_security/...` are APIs). Bulk
  *   routes keep such a default index: their items may name a real `_index` of their own.
@@ -49,7 +50,7 @@ export function classifyRoute(method: string, rawUrl: string, headers: IncomingH
     // Absolute-form or `*` targets: a forwarder might normalise them into a write path we never classified.
     throw new ProxyError('BAD_REQUEST', `request target [${rawUrl}] must be an absolute path starting with [/]`);
   }
-  const version = requestsCompatibleWith7(headers) ? 'v7' : 'current';
+  const version = routeVersionOf(headers);
   const openSearch = openSearchClassification(upperMethod, rawPath, rawUrl);
   const resolution = ELASTICSEARCH_ROUTES.resolve(upperMethod, rawPath, version);
   const elasticsearch = resolution.matched ? classificationOf(resolution.handler, resolution.params) : PASSTHROUGH;

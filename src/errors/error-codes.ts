@@ -9,6 +9,8 @@ export const ERROR_CODES = {
   BAD_LOCK_HEADER: { status: 400, type: 'illegal_argument_exception' },
   BAD_BULK_BODY: { status: 400, type: 'illegal_argument_exception' },
   BAD_JSON: { status: 400, type: 'parse_exception' },
+  /** An indexed or updated id over 512 bytes (as Java counts them): Elasticsearch refuses the whole request so. */
+  ID_TOO_LONG: { status: 400, type: 'action_request_validation_exception' },
   /** Elasticsearch answers 406 for a body whose Content-Type it cannot read (RestController). */
   UNSUPPORTED_CONTENT_TYPE: { status: 406, type: 'media_type_header_exception' },
   BODY_TOO_LARGE: { status: 413, type: 'content_too_long_exception' },

@@ -1,4 +1,5 @@
-import { exceedsIdLimit, parseBulkBody, sliceBulkBody, type BulkItem } from '../classify/bulk-parser.js';
+import { parseBulkBody, sliceBulkBody, type BulkItem } from '../classify/bulk-parser.js';
+import { documentKey, idsTooLong, idTooLongMessage, unlockableId } from '../classify/document-id.js';
 import { checkBulkContentType } from '../classify/content-type.js';
 import type { Priority } from '../lock/lock-engine.js';
 import { backOff, giveUp, retriesAfterTimeout } from './background-retry.js';
@@ -82,18 +83,35 @@ function report(run: BulkRun, outcome: LockOutcome, documents: number): void {
 }
 
 /**
- * Items without an id (auto-generated) and with an id Elasticsearch rejects as too long cannot
- * collide with another write, so they carry no key and are forwarded without a lock.
+ * Each item's lock key: the document Elasticsearch writes (`documentKey`). Items without an id are
+ * auto-generated and cannot collide, so they carry no key. An indexed id Elasticsearch refuses as too
+ * long fails the whole bulk there before anything runs (Elasticsearch:
+ * server/src/main/java/org/elasticsearch/action/bulk/BulkRequest.java, validate, collects every item's
+ * IndexRequest/UpdateRequest.validate), so it is answered here the same way, nothing forwarded.
  */
 async function keyItems(deps: WritePathDeps, items: readonly BulkItem[]): Promise<KeyedBulkItem[]> {
-  const lockable = (item: BulkItem): item is BulkItem & { id: string } => item.id !== null && !exceedsIdLimit(item.id);
+  refuseIdsTooLong(items);
   const names = new Set<string>();
-  for (const item of items) if (lockable(item)) names.add(item.index);
+  for (const item of items) if (item.id !== null) names.add(item.index);
   const lockIndices = new Map(await Promise.all([...names].map(async (name) => [name, await deps.aliases.lockIndexFor(name)] as const)));
   return items.map((item) => ({
     item,
-    key: lockable(item) ? { index: lockIndices.get(item.index) ?? item.index, id: item.id } : null,
+    key: item.id === null ? null : documentKey(lockIndices.get(item.index) ?? item.index, item.id),
   }));
+}
+
+function refuseIdsTooLong(items: readonly BulkItem[]): void {
+  const messages: string[] = [];
+  for (const item of items) {
+    if (item.id === null) continue;
+    const message = idTooLongMessage(item.action, item.id);
+    if (message !== null) messages.push(message);
+    else {
+      const unlockable = unlockableId(item.id);
+      if (unlockable !== null) throw unlockable;
+    }
+  }
+  if (messages.length > 0) throw idsTooLong(messages);
 }
 
 async function runRounds(run: BulkRun): Promise<RoundsEnd> {

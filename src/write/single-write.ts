@@ -9,6 +9,7 @@ import { DONE, errorOutcome, type WriteOutcome } from './write-outcome.js';
 import { forwardRequestOf, type WritePathDeps } from './write-path-deps.js';
 import type { WriteRequest } from './write-request.js';
 import type { SingleWriteOp } from '../classify/route-parser.js';
+import { documentKey } from '../classify/document-id.js';
 import { forwardFenced, singleFenceableAction, type SingleFenceTarget } from './fencing/fenced-single-write.js';
 
 export interface SingleWriteTarget {
@@ -31,7 +32,7 @@ export async function handleSingleWrite(
   priority: Priority,
 ): Promise<WriteOutcome> {
   const names = await deps.aliases.resolveName(target.index);
-  const key: LockKey = { index: names.lockIndex, id: target.id };
+  const key: LockKey = documentKey(names.lockIndex, target.id);
   const report = singleWriteReporter(deps.observer, exchange, key, priority);
   let acquired;
   try {
@@ -60,7 +61,8 @@ export async function handleSingleWrite(
     // Checked again at the moment the request is handed to the upstream socket: a connect can take
     // long enough for the lock to be lost, or its link suspended, meanwhile.
     const usableAtHandOver = (): ProxyError | null => (lock.usable() ? null : lockNotUsableAtHandOver(key));
-    const fenceTarget = { op: target.op, readIndex: names.readIndex, lockIndex: key.index, id: key.id };
+    // The fence reads the id as the client sent it: Elasticsearch routes a read by the id's own characters.
+    const fenceTarget = { op: target.op, readIndex: names.readIndex, lockIndex: key.index, id: target.id };
     const answer = await forwardWrite(deps, exchange, lock, fenceTarget, usableAtHandOver);
     releaseInBackground(deps, lock);
     if (answer.kind === 'upstream') upstreamStatus = answer.upstream.status;

@@ -1,5 +1,5 @@
 import { parsePriority } from '../classify/priority-header.js';
-import { exceedsIdLimit } from '../classify/bulk-parser.js';
+import { idsTooLong, idTooLongMessage, unlockableId } from '../classify/document-id.js';
 import { ProxyError } from '../errors/proxy-error.js';
 import type { Priority } from '../lock/lock-engine.js';
 import { handleBulkWrite } from './bulk-write.js';
@@ -32,10 +32,14 @@ function priorityOf(deps: WritePathDeps, exchange: WriteRequest): Priority {
 
 async function dispatch(deps: WritePathDeps, exchange: WriteRequest, route: WriteRoute, priority: Priority): Promise<WriteOutcome> {
   switch (route.kind) {
-    case 'single':
-      // Elasticsearch rejects ids over 512 bytes without writing anything: no lock to take.
-      if (exceedsIdLimit(route.id)) return forwardUnlocked(deps, exchange);
+    case 'single': {
+      // Elasticsearch refuses such an id before anything is written: answered here, nothing locked or forwarded.
+      const tooLong = idTooLongMessage(route.op, route.id);
+      if (tooLong !== null) throw idsTooLong([tooLong]);
+      const unlockable = unlockableId(route.id);
+      if (unlockable !== null) throw unlockable;
       return handleSingleWrite(deps, exchange, { op: route.op, index: route.index, id: route.id }, priority);
+    }
     case 'bulk':
       return handleBulkWrite(deps, exchange, route, priority);
     case 'auto-id':

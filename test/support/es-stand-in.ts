@@ -2,7 +2,7 @@ import { once } from 'node:events';
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { DocumentStore, type StoredDocument } from './es-stand-in/document-store.js';
+import { DocumentStore, storedId, type StoredDocument } from './es-stand-in/document-store.js';
 import { GateSet, type Gate } from './es-stand-in/gates.js';
 import { OverlapDetector, type OverlapReport, type PendingWrite } from './es-stand-in/overlap-detector.js';
 import { decodeRequestBody } from './es-stand-in/request-decompression.js';
@@ -216,7 +216,7 @@ class StandInServer implements EsStandIn {
   }
 
   history(index: string, id: string): readonly AppliedWrite[] {
-    return this.writeHistory.history(`${this.store.writeIndexOf(index)}/${id}`);
+    return this.writeHistory.history(`${this.store.writeIndexOf(index)}/${storedId(id)}`);
   }
 
   appliedOverlaps(): readonly AppliedOverlap[] {
@@ -329,7 +329,7 @@ class StandInServer implements EsStandIn {
       query,
       body: entry.body,
       version: this.version,
-      compatibleWith7: this.distribution === 'opensearch-1' || requestsCompatibleWith7(entry.headers),
+      compatibleWith7: this.distribution === 'opensearch-1' || requestsCompatibleWith7(entry.headers, entry.body.length > 0),
       streamingBulk: this.distribution === 'opensearch-2.17',
     });
     const request: StandInRequest = { method: entry.method, url: entry.url, segments, query, headers: req.headers, body: entry.body, writeKeys: plan.writeKeys };

@@ -1,3 +1,4 @@
+import { storedIdBytes } from '../elasticsearch-rules.js';
 import { indexNotFound, type JsonObject, type OperationResult } from './es-errors.js';
 import { PRIMARY_TERM, type CurrentVersion } from './version-rules.js';
 
@@ -126,7 +127,8 @@ export class DocumentStore {
   }
 
   /** The live document (an index, alias or data stream name resolves to its write index). */
-  document(index: string, id: string): StoredDocument | undefined {
+  document(index: string, requestId: string): StoredDocument | undefined {
+    const id = storedId(requestId);
     return this.indices.get(this.writeIndexOf(index))?.documents.get(id);
   }
 
@@ -166,7 +168,8 @@ export class DocumentStore {
   }
 
   /** What the engine's version map says of `id` in the concrete `index` right now (null: nothing). */
-  currentVersion(index: string, id: string): CurrentVersion | null {
+  currentVersion(index: string, requestId: string): CurrentVersion | null {
+    const id = storedId(requestId);
     const state = this.indices.get(index);
     const live = state?.documents.get(id);
     if (live !== undefined) return { version: live.version, seqNo: live.seqNo, primaryTerm: live.primaryTerm, deleted: false };
@@ -180,7 +183,8 @@ export class DocumentStore {
   }
 
   /** Stores `source` as `id`'s new revision with the next sequence number (creates the index). */
-  put(index: string, id: string, source: JsonObject, version: number): StoredDocument {
+  put(index: string, requestId: string, source: JsonObject, version: number): StoredDocument {
+    const id = storedId(requestId);
     const state = this.state(index);
     const stored = { source, version, seqNo: this.nextSeqNo(state), primaryTerm: PRIMARY_TERM };
     state.tombstones.delete(id);
@@ -189,7 +193,8 @@ export class DocumentStore {
   }
 
   /** Deletes `id` (present or not), leaving a tombstone with `version` and the next sequence number. */
-  tombstone(index: string, id: string, version: number): { readonly seqNo: number; readonly primaryTerm: number } {
+  tombstone(index: string, requestId: string, version: number): { readonly seqNo: number; readonly primaryTerm: number } {
+    const id = storedId(requestId);
     const state = this.state(index);
     const tombstone = { version, seqNo: this.nextSeqNo(state), primaryTerm: PRIMARY_TERM, deletedAt: this.now() };
     state.documents.delete(id);
@@ -212,4 +217,12 @@ export class DocumentStore {
 
 function escapeRegExp(text: string): string {
   return text.replace(/[.+?^${}()|[\]\\]/g, '\\$&');
+}
+
+/**
+ * Documents are kept under the id Lucene stores (Uid.encodeId): ids that differ only in unpaired
+ * surrogates are one document, as in Elasticsearch's single-shard index.
+ */
+export function storedId(requestId: string): string {
+  return /[\ud800-\udfff]/.test(requestId) ? storedIdBytes(requestId).toString('utf8') : requestId;
 }

@@ -1,3 +1,4 @@
+import { javaUtf8Length } from '../elasticsearch-rules.js';
 import { isJsonObject, type JsonObject } from './es-errors.js';
 import { casValidationErrors, MATCH_ANY, MATCH_DELETED, UNASSIGNED_PRIMARY_TERM, UNASSIGNED_SEQ_NO, type Conditions } from './version-rules.js';
 
@@ -75,8 +76,9 @@ function updateValidation(write: DocumentWrite): string[] {
   return [...errors, ...idLengthErrors(write.id)];
 }
 
+/** DocWriteRequest.validateDocIdLength counts `id.getBytes(UTF_8)`: an unpaired surrogate is one byte (`?`). */
 function idLengthErrors(id: string): string[] {
-  const bytes = Buffer.byteLength(id, 'utf8');
+  const bytes = javaUtf8Length(id);
   return bytes > MAX_ID_BYTES ? [`id [${id}] is too long, must be no longer than ${MAX_ID_BYTES} bytes but was: ${bytes}`] : [];
 }
 

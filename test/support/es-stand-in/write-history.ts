@@ -1,3 +1,4 @@
+import { storedId } from './document-store.js';
 import type { DocumentWrite, WriteAction } from './document-write.js';
 import type { JsonObject } from './es-errors.js';
 import type { WriteOutcome } from './write-engine.js';
@@ -114,7 +115,8 @@ export class WriteHistory {
       order: this.applied,
       index: write.index,
       id: write.id,
-      key: `${write.index}/${write.id}`,
+      // One document per id Lucene stores: ids differing only in unpaired surrogates share a history.
+      key: `${write.index}/${storedId(write.id)}`,
       request,
       item,
       action: write.action,

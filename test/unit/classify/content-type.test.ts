@@ -12,6 +12,8 @@ describe('checkBulkContentType', () => {
     ['application/vnd.elasticsearch+json;compatible-with=8', { mediaType: 'application/vnd.elasticsearch+json', compatibleWith: 8 }],
     ['application/vnd.elasticsearch+x-ndjson; compatible-with=9', { mediaType: 'application/vnd.elasticsearch+x-ndjson', compatibleWith: 9 }],
     ['application/vnd.elasticsearch+x-ndjson; compatible-with=7; charset=utf-8', { mediaType: 'application/vnd.elasticsearch+x-ndjson', compatibleWith: 7 }],
+    // The vendor types take `\d+` (XContentType's VERSION_PATTERN), read as a byte: leading zeros are fine.
+    ['application/vnd.elasticsearch+x-ndjson; compatible-with=0007', { mediaType: 'application/vnd.elasticsearch+x-ndjson', compatibleWith: 7 }],
   ])('accepts %s', (header, expected) => {
     expect(checkBulkContentType(header, 10)).toEqual(expected);
   });

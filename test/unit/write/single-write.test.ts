@@ -205,14 +205,6 @@ describe('single-document writes', () => {
     expect(harness.timeline).toEqual([]);
   });
 
-  it('forwards an id Elasticsearch will refuse as too long without taking a lock', async () => {
-    harness = startWritePath();
-    const res = await harness.write('PUT', `/products/_doc/${'x'.repeat(513)}`, { body: {} });
-    expect(res.statusCode).toBe(201);
-    expect(harness.forwarder.sent[0]!.checkedAtHandOver).toBe(false);
-    expect(harness.timeline.filter((event) => event.startsWith('grant'))).toEqual([]);
-  });
-
   describe('aliases', () => {
     it('keys a write to the write index of an alias on the alias, so it waits for writes through the alias', async () => {
       harness = startWritePath();
