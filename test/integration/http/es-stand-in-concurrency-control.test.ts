@@ -302,6 +302,36 @@ describe('Elasticsearch stand-in: optimistic concurrency control', () => {
     expect(standIn.requests.length).toBe(before + 1);
   });
 
+  it('fails a whole _bulk with 400 x_content_parse_exception when an action line names a field twice, a null one too', async () => {
+    const body = ['{"index":{"_index":"bulk-dup","_id":"a","if_seq_no":null,"if_seq_no":0,"if_primary_term":1}}', '{"v":1}', ''].join('\n');
+    const response = await rawRequest(standIn.url, { method: 'POST', path: '/_bulk', headers: { 'content-type': 'application/x-ndjson' }, body });
+    expect(response.status).toBe(400);
+    expect(jsonOf(response)).toEqual(wrapped(400, { type: 'x_content_parse_exception', reason: "[1:69] Duplicate field 'if_seq_no'" }));
+    expect(standIn.history('bulk-dup', 'a')).toEqual([]);
+  });
+
+  it('takes a null metadata value as absent, whatever its key, as BulkRequestParser skips VALUE_NULL', async () => {
+    const index = freshIndex();
+    await send(index, ['PUT', '/{i}/_doc/a', { v: 0 }]);
+    const nulls = '"routing":null,"op_type":null,"version":null,"version_type":null,"if_seq_no":null,"if_primary_term":null,"retry_on_conflict":null,"pipeline":null,"not_a_parameter":null';
+    const body = [
+      `{"index":{"_index":"${index}","_id":"a",${nulls}}}`,
+      '{"v":1}',
+      `{"index":{"_index":"${index}","_id":"b",${nulls}}}`,
+      '{"v":1}',
+      `{"update":{"_index":"${index}","_id":"a",${nulls}}}`,
+      '{"doc":{"w":1}}',
+      `{"delete":{"_index":"${index}","_id":"b",${nulls}}}`,
+      '',
+    ].join('\n');
+    const response = await rawRequest(standIn.url, { method: 'POST', path: '/_bulk', headers: { 'content-type': 'application/x-ndjson' }, body });
+    expect(response.status).toBe(200);
+    const statuses = (jsonOf(response) as { items: Record<string, { status: number; result: string }>[] }).items.map((item) => Object.entries(item).map(([action, { status, result }]) => `${action} ${status} ${result}`)[0]);
+    expect(statuses).toEqual(['index 200 updated', 'index 201 created', 'update 200 updated', 'delete 200 deleted']);
+    expect(standIn.document(index, 'a')?.source).toEqual({ v: 1, w: 1 });
+    expect(standIn.document(index, 'b')).toBeUndefined();
+  });
+
   it('forgets a delete tombstone after gc_deletes: an external version below it is accepted then', async () => {
     const shortGc = await startEsStandIn({ gcDeletesMs: 50 });
     try {

@@ -5,6 +5,7 @@ import { MATCH_ANY } from './version-rules.js';
 import { applyWrite, type WriteOutcome } from './write-engine.js';
 import { parseConditions, parseInt32, rawConditionsOfMeta } from './write-params.js';
 import { autoId } from './single-writes.js';
+import { duplicateFieldOf } from './strict-json.js';
 
 /** One action of a `_bulk`, in request order. */
 export interface BulkEntry {
@@ -37,7 +38,8 @@ const METADATA_KEYS = new Set([
 ]);
 
 /**
- * Parses and validates an NDJSON bulk body as `BulkRequestParser` and `BulkRequest.validate` do:
+ * Parses and validates an NDJSON bulk body as `BulkRequestParser` and `BulkRequest.validate` do
+ * (Elasticsearch: server/src/main/java/org/elasticsearch/action/bulk/BulkRequestParser.java):
  * a malformed line or a value that does not parse fails the whole request (400
  * illegal_argument_exception), and so does any item's validation error (400
  * action_request_validation_exception listing every message). An index/create item with an empty
@@ -82,15 +84,21 @@ function parseActionLine(text: string, line: number, compatibleWith7: boolean): 
     return { failure: illegalArgument(`Malformed action/metadata line [${line}], expected field [create], [delete], [index] or [update] but found [${action}]`) };
   }
   if (extra.length > 0) return { failure: illegalArgument(`Malformed action/metadata line [${line}], expected END_OBJECT but found [FIELD_NAME]`) };
+  const duplicate = duplicateFieldOf(text);
+  if (duplicate !== null) return { failure: errorResult(400, { type: 'x_content_parse_exception', reason: `[${duplicate.line}:${duplicate.column}] Duplicate field '${duplicate.name}'` }) };
   const meta = parsed[action];
   if (!isJsonObject(meta)) return { failure: illegalArgument(`Malformed action/metadata line [${line}], expected START_OBJECT but found [${tokenOf(meta)}]`) };
+  const given: JsonObject = {};
   for (const [key, value] of Object.entries(meta)) {
+    // A null value is skipped before its key is looked at: the field counts as absent, an unknown key too.
+    if (value === null) continue;
     if (!METADATA_KEYS.has(key) && !(key === '_type' && compatibleWith7)) return { failure: illegalArgument(`Action/metadata line [${line}] contains an unknown parameter [${key}]`) };
     if ((isJsonObject(value) || Array.isArray(value)) && key !== '_source' && key !== 'dynamic_templates') {
       return { failure: illegalArgument(`Malformed action/metadata line [${line}], expected a simple value for field [${key}] but found [${tokenOf(value)}]`) };
     }
+    given[key] = value;
   }
-  return { action, meta, line };
+  return { action, meta: given, line };
 }
 
 function isAction(name: string): name is ActionHeader['action'] {
