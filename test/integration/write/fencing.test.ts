@@ -118,6 +118,37 @@ describe.each(LOCK_BACKENDS)('fenced writes ($name locks)', (locks) => {
     expect(stack.standIn.history('waves', 'a').map((write) => write.result)).toEqual(['created', 'updated', 'deleted']);
   });
 
+  it('writes the fence in place of a null metadata value, which Elasticsearch takes as absent, never beside it', async () => {
+    for (const id of ['a', 'c', 'd']) expect((await send(url, 'PUT', `/nulls/_doc/${id}`, { v: 0 })).status).toBe(201);
+    stack.standIn.resetLog();
+    const lines = [
+      '{"index":{"_index":"nulls","_id":"a","if_seq_no":null,"if_primary_term":null}}',
+      '{"v":1}',
+      '{"index":{"_index":"nulls","_id":"b","op_type":null}}',
+      '{"v":1}',
+      '{"index":{"_index":"nulls","_id":"c","version":null,"version_type":null,"routing":null,"if_seq_no":null}}',
+      '{"v":1}',
+      '{"update":{"_index":"nulls","_id":"d","if_primary_term":null,"retry_on_conflict":null}}',
+      '{"doc":{"w":1}}',
+    ];
+    const answer = await send(url, 'POST', '/_bulk', `${lines.join('\n')}\n`, NDJSON);
+    expect(answer.status).toBe(200);
+    expect((answer.json.items as Record<string, { status: number }>[]).map((item) => Object.entries(item).map(([key, value]) => `${key} ${value.status}`)[0])).toEqual([
+      'index 200',
+      'index 201',
+      'index 200',
+      'update 200',
+    ]);
+    expect(['a', 'b', 'c', 'd'].map((id) => stack.standIn.document('nulls', id)?.source)).toEqual([{ v: 1 }, { v: 1 }, { v: 1 }, { v: 0, w: 1 }]);
+    const sent = stack.standIn.requests.filter((request) => request.url.startsWith('/_bulk')).flatMap((request) => request.body.toString().split('\n').filter((line) => line.includes('"_id"')));
+    expect(sent.map((line) => line.replace(/"if_seq_no":\d+/, '"if_seq_no":S'))).toEqual([
+      '{"index":{"_index":"nulls","_id":"a","if_seq_no":S,"if_primary_term":1}}',
+      '{"index":{"_index":"nulls","_id":"b","op_type":"create"}}',
+      '{"index":{"if_primary_term":1,"_index":"nulls","_id":"c","version":null,"version_type":null,"routing":null,"if_seq_no":S}}',
+      '{"update":{"if_seq_no":S,"_index":"nulls","_id":"d","if_primary_term":1,"retry_on_conflict":null}}',
+    ]);
+  });
+
   it('reads through an alias at its write index', async () => {
     stack.standIn.defineAlias('rolled', 'rolled-000002', ['rolled-000001']);
     stack.standIn.resetLog();
