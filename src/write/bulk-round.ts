@@ -5,6 +5,7 @@ import { keyString } from '../lock/lock-key.js';
 import { groupByKey, type KeyedBulkItem } from './bulk-items.js';
 import { parseBulkResponse } from './bulk-response.js';
 import { type BulkRun, recordFailure } from './bulk-run.js';
+import { recordRefusal } from './sub-bulk-refusal.js';
 import { lockTimeoutMs, ownerOf, forwardRequestOf } from './write-path-deps.js';
 import { isLockTimeout, lockNotUsableAtHandOver } from './lock-errors-http.js';
 import { answeredAsSent } from './fencing/bulk-answer-rename.js';
@@ -270,6 +271,7 @@ function lostError(key: LockKey): ProxyError {
 /**
  * Forwards items as a sub-bulk and records their results by position. Resolves 'answered' when
  * Elasticsearch rejected the first call as a whole: the client then sees Elasticsearch's answer.
+ * A later call rejected as a whole answers its items with the refusal (sub-bulk-refusal.ts).
  */
 async function forwardSubset(run: BulkRun, items: readonly KeyedBulkItem[], beforeSend: BeforeSend, fenced?: FencedBody): Promise<'ok' | 'answered'> {
   const body = fenced?.body ?? sliceBulkBody(run.exchange.body, items.map((keyed) => keyed.item));
@@ -278,7 +280,11 @@ async function forwardSubset(run: BulkRun, items: readonly KeyedBulkItem[], befo
   try {
     const upstream = await run.deps.forwarder.exchange(forwardRequestOf(run.exchange, run.deps.settings(), { body, mergesAnswer: true, beforeSend }));
     run.lastUpstreamStatus = upstream.status;
-    if (upstream.status >= 300 && firstUpstreamCall) {
+    if (upstream.status >= 300) {
+      if (!firstUpstreamCall) {
+        recordRefusal(run, items, upstream);
+        return 'ok';
+      }
       run.refusal = upstream;
       return 'answered';
     }

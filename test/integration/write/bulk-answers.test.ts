@@ -1,0 +1,91 @@
+import type { ServerResponse } from 'node:http';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { HeldLock } from '../../../src/lock/lock-engine.js';
+import { LOCK_BACKENDS } from '../../support/lock-backends.js';
+import { eventually, startWriteStack, type WriteStack } from '../../support/write-stack.js';
+import { BACKGROUND, ndjson, send } from './write-client.js';
+
+const OWNER = { host: 'test', pid: process.pid, requestId: 'blocker' };
+const NDJSON = { 'content-type': 'application/x-ndjson' };
+
+/** Whole-request refusals Elasticsearch answers a `_bulk` with, in its REST error shape. */
+const REFUSALS = [
+  {
+    status: 429,
+    error: {
+      type: 'es_rejected_execution_exception',
+      reason: 'rejected execution of coordinating operation [coordinating_and_primary_bytes=0, replica_bytes=0, all_bytes=0, coordinating_operation_bytes=52, max_coordinating_and_primary_bytes=0]',
+    },
+  },
+  { status: 503, error: { type: 'cluster_block_exception', reason: 'blocked by: [SERVICE_UNAVAILABLE/2/no master];' } },
+  { status: 403, error: { type: 'security_exception', reason: 'action [indices:data/write/bulk] is unauthorized for user [writer]' } },
+] as const;
+
+function refuse(res: ServerResponse, status: number, error: Record<string, unknown>): void {
+  res.writeHead(status, { 'content-type': 'application/json', 'X-elastic-product': 'Elasticsearch' });
+  res.end(JSON.stringify({ error: { root_cause: [error], ...error }, status }));
+}
+
+type Item = Record<string, { _id: string; status: number; error?: Record<string, unknown> }>;
+
+/** How the merged answer of a bulk whose later sub-bulks fail looks to the official bulk helpers. */
+describe.each(LOCK_BACKENDS)('bulk answers of sub-bulks ($name locks)', (backend) => {
+  const locks = backend.name;
+  let stack: WriteStack;
+  let url: string;
+  beforeAll(async () => {
+    stack = await startWriteStack({ ...backend.stackLocks(), settings: { lock: { foregroundTimeoutMs: 10_000, backgroundTimeoutMs: 10_000 } } });
+    url = stack.urls[0]!;
+  });
+  afterAll(() => stack?.close());
+
+  const subBulks = (): number => stack.standIn.requests.filter((request) => request.url === '/_bulk').length;
+
+  /**
+   * Sends [a, held, b] while `held` is locked by somebody else: a and b go as the first sub-bulk;
+   * once it is answered, `onLater` sees the second one (held's) and may answer it itself.
+   */
+  async function bulkWithLaterSubBulk(index: string, onLater: (res: ServerResponse) => boolean) {
+    const blocker: HeldLock = await stack.proxies[0]!.locks.acquire({ index, id: 'held' }, 'foreground', { timeoutMs: 5_000, owner: OWNER });
+    const before = subBulks();
+    const body = ndjson([{ index: { _index: index, _id: 'a' } }, { n: 0 }, { index: { _index: index, _id: 'held' } }, { n: 1 }, { index: { _index: index, _id: 'b' } }, { n: 2 }]);
+    const answer = send(url, 'POST', '/_bulk', body, { ...NDJSON, ...BACKGROUND });
+    await eventually(() => stack.standIn.requests.filter((request) => request.url === '/_bulk').slice(before)[0]?.status != null);
+    const stop = stack.standIn.onRequest((request, res) => request.url === '/_bulk' && onLater(res));
+    try {
+      await blocker.release();
+      return await answer;
+    } finally {
+      stop();
+    }
+  }
+
+  it.each(REFUSALS)('a later sub-bulk refused whole with $status is answered per item with $status and Elasticsearch\'s error; nothing of it is written', async ({ status, error }) => {
+    const index = `refused-${locks}-${status}`;
+    const response = await bulkWithLaterSubBulk(index, (res) => {
+      refuse(res, status, error);
+      return true;
+    });
+    expect(response.status).toBe(200);
+    expect(response.json.errors).toBe(true);
+    expect(response.json.items).toEqual([
+      { index: expect.objectContaining({ _id: 'a', status: 201 }) },
+      { index: { _index: index, _id: 'held', status, error } },
+      { index: expect.objectContaining({ _id: 'b', status: 201 }) },
+    ]);
+    expect(stack.standIn.document(index, 'held')).toBeUndefined();
+    expect([stack.standIn.document(index, 'a')?.source, stack.standIn.document(index, 'b')?.source]).toEqual([{ n: 0 }, { n: 2 }]);
+  });
+
+  it('a later sub-bulk whose connection broke stays 502 upstream_connection_reset_exception per item (it may have been applied)', async () => {
+    const index = `reset-${locks}`;
+    const response = await bulkWithLaterSubBulk(index, (res) => {
+      res.socket?.destroy();
+      return true;
+    });
+    expect(response.status).toBe(200);
+    const items = response.json.items as Item[];
+    expect(items.map((item) => item.index!.status)).toEqual([201, 502, 201]);
+    expect(items[1]!.index!.error).toMatchObject({ type: 'upstream_connection_reset_exception' });
+  });
+});
