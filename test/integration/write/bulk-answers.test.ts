@@ -1,4 +1,5 @@
 import type { ServerResponse } from 'node:http';
+import { Client } from '@elastic/elasticsearch';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { HeldLock } from '../../../src/lock/lock-engine.js';
 import { LOCK_BACKENDS } from '../../support/lock-backends.js';
@@ -87,5 +88,41 @@ describe.each(LOCK_BACKENDS)('bulk answers of sub-bulks ($name locks)', (backend
     const items = response.json.items as Item[];
     expect(items.map((item) => item.index!.status)).toEqual([201, 502, 201]);
     expect(items[1]!.index!.error).toMatchObject({ type: 'upstream_connection_reset_exception' });
+  });
+
+  it('the official client\'s helpers.bulk retries the items of a sub-bulk refused with 429 and ends with every document written', async () => {
+    const index = `helper-${locks}`;
+    const blocker: HeldLock = await stack.proxies[0]!.locks.acquire({ index, id: 'held' }, 'foreground', { timeoutMs: 5_000, owner: OWNER });
+    const [rejected] = REFUSALS;
+    let refusals = 0;
+    const stop = stack.standIn.onRequest((request, res) => {
+      if (refusals > 0 || request.url !== '/_bulk' || !request.body.toString().includes('"held"')) return false;
+      refusals += 1;
+      refuse(res, rejected.status, rejected.error);
+      return true;
+    });
+    const client = new Client({ node: url, maxRetries: 0 });
+    const ids = ['a', 'held', 'b', 'c'];
+    const before = subBulks();
+    try {
+      const helper = client.helpers.bulk({
+        datasource: ids.map((id) => ({ id, from: 'helper' })),
+        onDocument: (doc) => ({ index: { _index: index, _id: doc.id } }),
+        retries: 3,
+        wait: 50,
+      });
+      // The free documents' sub-bulk is answered; then `held` is handed over and its sub-bulk refused.
+      await eventually(() => stack.standIn.requests.filter((request) => request.url === '/_bulk').slice(before)[0]?.status != null);
+      await blocker.release();
+      const result = await helper;
+      // `retry` counts the retried NDJSON lines: held's action and source.
+      expect(result).toMatchObject({ total: ids.length, successful: ids.length, failed: 0, retry: 2 });
+    } finally {
+      stop();
+      await client.close();
+    }
+    expect(refusals).toBe(1);
+    for (const id of ids) expect(stack.standIn.document(index, id)?.source).toEqual({ id, from: 'helper' });
+    expect(stack.standIn.history(index, 'held')).toHaveLength(1);
   });
 });
