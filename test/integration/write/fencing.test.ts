@@ -149,6 +149,16 @@ describe.each(LOCK_BACKENDS)('fenced writes ($name locks)', (locks) => {
     ]);
   });
 
+  it('fences a bulk index whose op_type is not exactly "create": Elasticsearch indexes it', async () => {
+    expect((await send(url, 'PUT', '/optype/_doc/x', { v: 0 })).status).toBe(201);
+    stack.standIn.resetLog();
+    const answer = await send(url, 'POST', '/_bulk', '{"index":{"_index":"optype","_id":"x","op_type":"CREATE"}}\n{"v":1}\n', NDJSON);
+    expect(answer.json.items).toMatchObject([{ index: { status: 200, result: 'updated' } }]);
+    expect(stack.standIn.document('optype', 'x')?.source).toEqual({ v: 1 });
+    const sent = stack.standIn.requests.filter((request) => request.url.startsWith('/_bulk')).map((request) => request.body.toString());
+    expect(sent).toEqual([expect.stringMatching(/^\{"index":\{"if_seq_no":\d+,"if_primary_term":1,"_index":"optype","_id":"x","op_type":"CREATE"\}\}\n/)]);
+  });
+
   it('reads through an alias at its write index', async () => {
     stack.standIn.defineAlias('rolled', 'rolled-000002', ['rolled-000001']);
     stack.standIn.resetLog();
