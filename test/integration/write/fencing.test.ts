@@ -159,6 +159,30 @@ describe.each(LOCK_BACKENDS)('fenced writes ($name locks)', (locks) => {
     expect(sent).toEqual([expect.stringMatching(/^\{"index":\{"if_seq_no":\d+,"if_primary_term":1,"_index":"optype","_id":"x","op_type":"CREATE"\}\}\n/)]);
   });
 
+  it('a later wave Elasticsearch refuses as a whole answers its items with the refusal, not 502', async () => {
+    stack.standIn.resetLog();
+    const error = { type: 'es_rejected_execution_exception', reason: 'rejected execution of coordinating operation' };
+    let bulks = 0;
+    const refuse = stack.standIn.onRequest((request, res) => {
+      if (!request.url.startsWith('/_bulk') || ++bulks !== 2) return false;
+      res.writeHead(429, { 'content-type': 'application/json', 'X-elastic-product': 'Elasticsearch' });
+      res.end(JSON.stringify({ error: { root_cause: [error], ...error }, status: 429 }));
+      return true;
+    });
+    try {
+      const answer = await send(url, 'POST', '/_bulk', ndjson([{ index: { _index: 'wave-refused', _id: 'a' } }, { v: 1 }, { index: { _index: 'wave-refused', _id: 'a' } }, { v: 2 }]), NDJSON);
+      expect(answer.status).toBe(200);
+      expect(answer.json.items).toEqual([
+        { index: expect.objectContaining({ _id: 'a', status: 201 }) },
+        { index: { _index: 'wave-refused', _id: 'a', status: 429, error } },
+      ]);
+    } finally {
+      refuse();
+    }
+    expect(bulks).toBe(2);
+    expect(stack.standIn.document('wave-refused', 'a')?.source).toEqual({ v: 1 });
+  });
+
   it('reads through an alias at its write index', async () => {
     stack.standIn.defineAlias('rolled', 'rolled-000002', ['rolled-000001']);
     stack.standIn.resetLog();
