@@ -38,6 +38,11 @@ export function duplicateFieldOf(text: string): DuplicateField | null {
   return null;
 }
 
+/** Jackson's message as Elasticsearch's XContentParseException gives it: `[line:column] Duplicate field 'name'`. */
+export function duplicateReason(duplicate: DuplicateField): string {
+  return `[${duplicate.line}:${duplicate.column}] Duplicate field '${duplicate.name}'`;
+}
+
 function closingQuote(text: string, open: number): number {
   for (let at = open + 1; at < text.length; at++) {
     if (text[at] === '\\') at++;
