@@ -1,4 +1,7 @@
+import { execFile } from 'node:child_process';
 import type { ServerResponse } from 'node:http';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
 import { Client } from '@elastic/elasticsearch';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { HeldLock } from '../../../src/lock/lock-engine.js';
@@ -7,6 +10,10 @@ import { eventually, startWriteStack, type WriteStack } from '../../support/writ
 import { BACKGROUND, ndjson, send } from './write-client.js';
 
 const OWNER = { host: 'test', pid: process.pid, requestId: 'blocker' };
+const run = promisify(execFile);
+const PYTHON_BULK = fileURLToPath(new URL('../../support/python/bulk_retries.py', import.meta.url));
+/** Debian's interpreter, where `apt-get install python3-elasticsearch` puts the client (.ci/run installs it). */
+const PYTHON = '/usr/bin/python3';
 const NDJSON = { 'content-type': 'application/x-ndjson' };
 
 /** Whole-request refusals Elasticsearch answers a `_bulk` with, in its REST error shape. */
@@ -123,6 +130,34 @@ describe.each(LOCK_BACKENDS)('bulk answers of sub-bulks ($name locks)', (backend
     }
     expect(refusals).toBe(1);
     for (const id of ids) expect(stack.standIn.document(index, id)?.source).toEqual({ id, from: 'helper' });
+    expect(stack.standIn.history(index, 'held')).toHaveLength(1);
+  });
+
+  it('the Python client\'s helpers.streaming_bulk (max_retries) retries them too', async () => {
+    const index = `python-${locks}`;
+    const blocker: HeldLock = await stack.proxies[0]!.locks.acquire({ index, id: 'held' }, 'foreground', { timeoutMs: 5_000, owner: OWNER });
+    const [rejected] = REFUSALS;
+    let refusals = 0;
+    const stop = stack.standIn.onRequest((request, res) => {
+      if (refusals > 0 || request.url !== '/_bulk' || !request.body.toString().includes('"held"')) return false;
+      refusals += 1;
+      refuse(res, rejected.status, rejected.error);
+      return true;
+    });
+    const ids = ['a', 'held', 'b'];
+    const before = subBulks();
+    try {
+      const client = run(PYTHON, [PYTHON_BULK, url, index, ids.join(',')], { timeout: 60_000 });
+      await eventually(() => stack.standIn.requests.filter((request) => request.url === '/_bulk').slice(before)[0]?.status != null, 30_000);
+      await blocker.release();
+      const output = JSON.parse((await client).stdout) as { version: string; results: { ok: boolean; status: number }[] };
+      expect(output.version).toMatch(/^7\.1[4-9]\./);
+      expect(output.results).toEqual(ids.map(() => expect.objectContaining({ ok: true })));
+    } finally {
+      stop();
+    }
+    expect(refusals).toBe(1);
+    for (const id of ids) expect(stack.standIn.document(index, id)?.source).toEqual({ id, from: 'python' });
     expect(stack.standIn.history(index, 'held')).toHaveLength(1);
   });
 });
