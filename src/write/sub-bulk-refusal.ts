@@ -12,12 +12,29 @@ type JsonRecord = Record<string, unknown>;
  * 429s (and, in Python, whatever `retry_on_status` names), never 502s. A reset or a timeout is
  * not a refusal: its items stay 502/504, for they may have been applied.
  */
-export function recordRefusal(run: BulkRun, items: readonly KeyedBulkItem[], upstream: UpstreamResponse): void {
-  const error = refusalError(upstream);
-  for (const keyed of items) run.results.set(keyed.item.position, refusedItem(keyed, upstream.status, error));
+export interface SubBulkRefusal {
+  readonly status: number;
+  readonly error: JsonRecord;
 }
 
-function refusedItem(keyed: KeyedBulkItem, status: number, error: JsonRecord): BulkItemResult {
+/** How one sub-bulk (or fenced wave) sent to Elasticsearch ended. */
+export type SubBulkOutcome =
+  /** Its items have their results. */
+  | 'ok'
+  /** The first call of the request was refused whole: the client gets that answer (`run.refusal`). */
+  | 'answered'
+  /** A later call was refused whole: its items have the refusal. */
+  | { readonly refused: SubBulkRefusal };
+
+export function refusalOf(upstream: UpstreamResponse): SubBulkRefusal {
+  return { status: upstream.status, error: refusalError(upstream) };
+}
+
+export function recordRefusal(run: BulkRun, items: readonly KeyedBulkItem[], refusal: SubBulkRefusal): void {
+  for (const keyed of items) run.results.set(keyed.item.position, refusedItem(keyed, refusal));
+}
+
+function refusedItem(keyed: KeyedBulkItem, { status, error }: SubBulkRefusal): BulkItemResult {
   return { [keyed.item.action]: { _index: keyed.item.index, _id: keyed.item.id, status, error } };
 }
 
