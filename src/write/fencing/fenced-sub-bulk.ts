@@ -9,6 +9,7 @@ import type { FenceableItem } from './fenceable-item.js';
 import { fencedBulkBody, type FencedBody } from './fenced-bulk-body.js';
 import { bulkWaves } from './bulk-waves.js';
 import { MAX_FENCED_TRIES } from './fenced-single-write.js';
+import { RejectedDocuments } from './rejected-documents.js';
 import { conflictOfItem } from './version-conflict.js';
 
 /** Sends items as one sub-bulk with the given body under the given locks (bulk-round.ts). */
@@ -34,13 +35,16 @@ type Fences = Map<number, { readonly fenceable: FenceableItem; readonly fence: F
  * reported. A failed read answers the items not sent yet with 503 `fencing_unavailable_exception`.
  * A wave Elasticsearch refuses as a whole ends the sub-bulk: the waves after it get the same
  * refusal, unsent — a document's later item applied before its refused one, which the client
- * retries, would end under it, against the client's order.
+ * retries, would end under it, against the client's order. For the same reason a document whose
+ * item was rejected (429, 503) has its later items answered with that rejection, unsent.
  */
 export async function forwardFencedSubBulk(sub: FencedSubBulk): Promise<SubBulkOutcome> {
   const waves = bulkWaves(sub.items);
+  const rejected = new RejectedDocuments();
   for (const [n, wave] of waves.entries()) {
     try {
-      const outcome = await sendWave(sub, wave);
+      const outcome = await sendWave(sub, rejected.holdBack(sub.run, wave));
+      rejected.note(sub.run, wave);
       if (outcome === 'answered') return outcome;
       if (outcome !== 'ok') {
         recordRefusal(sub.run, waves.slice(n + 1).flat(), outcome.refused);

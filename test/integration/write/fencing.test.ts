@@ -186,6 +186,35 @@ describe.each(LOCK_BACKENDS)('fenced writes ($name locks)', (locks) => {
     expect(stack.standIn.document('wave-refused', 'a')?.source).toEqual({ v: 1 });
   });
 
+  it('holds back the later items of a document whose item Elasticsearch rejected with 429, as its shard would have', async () => {
+    stack.standIn.resetLog();
+    const error = { type: 'es_rejected_execution_exception', reason: 'rejected execution of primary operation' };
+    let bulks = 0;
+    // The second wave carries a's second item and b's: the cluster rejects a's shard only.
+    const reject = stack.standIn.onRequest((request, res) => {
+      if (!request.url.startsWith('/_bulk') || ++bulks !== 2) return false;
+      const items = request.body.toString().split('\n').filter((line) => line.includes('"_id"')).map((line) => {
+        const id = (Object.values(JSON.parse(line) as Record<string, { _id: string }>)[0]!)._id;
+        return id === 'a' ? { index: { _index: 'wave-429', _id: 'a', status: 429, error } } : { index: { _index: 'wave-429', _id: id, _version: 2, result: 'updated', status: 200 } };
+      });
+      res.writeHead(200, { 'content-type': 'application/json', 'X-elastic-product': 'Elasticsearch' });
+      res.end(JSON.stringify({ took: 1, errors: true, items }));
+      return true;
+    });
+    try {
+      const a = { index: { _index: 'wave-429', _id: 'a' } };
+      const b = { index: { _index: 'wave-429', _id: 'b' } };
+      const answer = await send(url, 'POST', '/_bulk', ndjson([a, { v: 1 }, b, { v: 1 }, a, { v: 2 }, b, { v: 2 }, a, { v: 3 }]), NDJSON);
+      expect((answer.json.items as Record<string, { status: number }>[]).map((item) => item.index!.status)).toEqual([201, 201, 429, 200, 429]);
+      expect((answer.json.items as Record<string, { error?: unknown }>[])[4]!.index!.error).toEqual(error);
+    } finally {
+      reject();
+    }
+    // a's third item was not sent: retried after its second, it lands after it, as the client ordered.
+    expect(bulks).toBe(2);
+    expect(stack.standIn.document('wave-429', 'a')?.source).toEqual({ v: 1 });
+  });
+
   it('reads through an alias at its write index', async () => {
     stack.standIn.defineAlias('rolled', 'rolled-000002', ['rolled-000001']);
     stack.standIn.resetLog();
