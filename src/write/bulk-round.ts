@@ -5,6 +5,7 @@ import { keyString } from '../lock/lock-key.js';
 import { groupByKey, type KeyedBulkItem } from './bulk-items.js';
 import { parseBulkResponse } from './bulk-response.js';
 import { type BulkRun, recordFailure } from './bulk-run.js';
+import { recordRefusal, refusalOf, type SubBulkOutcome } from './sub-bulk-refusal.js';
 import { lockTimeoutMs, ownerOf, forwardRequestOf } from './write-path-deps.js';
 import { isLockTimeout, lockNotUsableAtHandOver } from './lock-errors-http.js';
 import { answeredAsSent } from './fencing/bulk-answer-rename.js';
@@ -183,7 +184,7 @@ class Round {
   }
 
   /** As they came, or fenced wave by wave when any of them needs a fence (fencing/fenced-sub-bulk.ts). */
-  private forwardItems(items: readonly KeyedBulkItem[], locks: readonly HeldLock[]): Promise<'ok' | 'answered'> {
+  private forwardItems(items: readonly KeyedBulkItem[], locks: readonly HeldLock[]): Promise<SubBulkOutcome> {
     if (!items.some((keyed) => this.fenceable.has(keyed.item.position))) return forwardSubset(this.run, items, vouchedFor(locks));
     return forwardFencedSubBulk({
       run: this.run,
@@ -270,17 +271,23 @@ function lostError(key: LockKey): ProxyError {
 /**
  * Forwards items as a sub-bulk and records their results by position. Resolves 'answered' when
  * Elasticsearch rejected the first call as a whole: the client then sees Elasticsearch's answer.
+ * A later call rejected as a whole answers its items with the refusal (sub-bulk-refusal.ts).
  */
-async function forwardSubset(run: BulkRun, items: readonly KeyedBulkItem[], beforeSend: BeforeSend, fenced?: FencedBody): Promise<'ok' | 'answered'> {
+async function forwardSubset(run: BulkRun, items: readonly KeyedBulkItem[], beforeSend: BeforeSend, fenced?: FencedBody): Promise<SubBulkOutcome> {
   const body = fenced?.body ?? sliceBulkBody(run.exchange.body, items.map((keyed) => keyed.item));
   const firstUpstreamCall = !run.forwardedAnything;
   run.forwardedAnything = true;
   try {
     const upstream = await run.deps.forwarder.exchange(forwardRequestOf(run.exchange, run.deps.settings(), { body, mergesAnswer: true, beforeSend }));
     run.lastUpstreamStatus = upstream.status;
-    if (upstream.status >= 300 && firstUpstreamCall) {
-      run.refusal = upstream;
-      return 'answered';
+    if (upstream.status >= 300) {
+      if (firstUpstreamCall) {
+        run.refusal = upstream;
+        return 'answered';
+      }
+      const refused = refusalOf(upstream);
+      recordRefusal(run, items, refused);
+      return { refused };
     }
     const parsed = parseBulkResponse(upstream.body, items.length);
     run.took += parsed.took;

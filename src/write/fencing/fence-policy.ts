@@ -17,11 +17,26 @@ const OWN_CONCURRENCY_CONTROL: readonly string[] = ['if_seq_no', 'if_primary_ter
 /** The parameters of one write that matter here: query parameters, or a bulk action line's metadata. */
 export type ParamLookup = (name: string) => string | undefined;
 
+/** Whether an `op_type` value makes an index a create, as Elasticsearch reads it where it came from. */
+export type OpTypeRule = (value: string) => boolean;
+
+/** A query's `op_type`, in any case (Elasticsearch: server/src/main/java/org/elasticsearch/action/index/IndexRequest.java, `opType(String)`). */
+export const QUERY_OP_TYPE: OpTypeRule = (value) => value.toLowerCase() === 'create';
+
+/**
+ * A bulk item's `op_type`, exactly: any other value ("CREATE", "bogus") makes an index
+ * (Elasticsearch: server/src/main/java/org/elasticsearch/action/bulk/BulkRequestParser.java, `create("create".equals(opType))`).
+ */
+export const BULK_OP_TYPE: OpTypeRule = (value) => value === 'create';
+
 /** The fenceable action of a write, or `null` when it is forwarded unfenced. `updateBody` only for updates. */
-export function fenceableAction(action: BulkAction, param: ParamLookup, updateBody: () => Buffer | null): FenceableAction | null {
+export function fenceableAction(action: BulkAction, param: ParamLookup, updateBody: () => Buffer | null, opTypeCreates: OpTypeRule): FenceableAction | null {
   if (action === 'create') return null;
   if (OWN_CONCURRENCY_CONTROL.some((name) => param(name) !== undefined)) return null;
-  if (action === 'index') return param('op_type')?.toLowerCase() === 'create' ? null : 'index';
+  if (action === 'index') {
+    const opType = param('op_type');
+    return opType !== undefined && opTypeCreates(opType) ? null : 'index';
+  }
   if (action === 'delete') return 'delete';
   if (retriesOnConflict(param('retry_on_conflict'))) return null;
   return updateCannotBeFenced(updateBody()) ? null : 'update';

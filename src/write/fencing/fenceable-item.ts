@@ -1,7 +1,7 @@
 import type { KeyedBulkItem } from '../bulk-items.js';
 import type { FenceableAction } from './fence.js';
 import { readActionMetadata, type ActionMetadata } from './action-metadata.js';
-import { fenceableAction } from './fence-policy.js';
+import { BULK_OP_TYPE, fenceableAction } from './fence-policy.js';
 
 /** A bulk item the proxy fences, with what its action line already says. */
 export interface FenceableItem {
@@ -20,7 +20,7 @@ export function fenceableItems(body: Buffer, items: readonly KeyedBulkItem[]): M
     const meta = readActionMetadata(body, item.actionLineStart, item.actionLineEnd);
     const sourceLine = (): Buffer | null =>
       item.sourceLineStart === null || item.sourceLineEnd === null ? null : body.subarray(item.sourceLineStart, item.sourceLineEnd);
-    const action = fenceableAction(item.action, (name) => meta.values.get(name)?.text, sourceLine);
+    const action = fenceableAction(item.action, (name) => meta.values.get(name)?.text, sourceLine, BULK_OP_TYPE);
     if (action !== null) fenceable.set(item.position, { keyed, action, meta, routing: meta.values.get('routing')?.text ?? null });
   }
   return fenceable;

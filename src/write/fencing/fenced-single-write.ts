@@ -5,7 +5,7 @@ import type { HeldLock } from '../../lock/lock-engine.js';
 import type { WriteRequest } from '../write-request.js';
 import type { WritePathDeps } from '../write-path-deps.js';
 import { fenceFor, type FenceableAction } from './fence.js';
-import { fenceableAction } from './fence-policy.js';
+import { fenceableAction, QUERY_OP_TYPE } from './fence-policy.js';
 import { fencedUrl } from './query-fence.js';
 import { conflictOfAnswer } from './version-conflict.js';
 
@@ -27,7 +27,7 @@ export type SendTo = (url: string) => Promise<UpstreamResponse>;
 /** The action to fence, or null when the write goes as it came (see fence-policy.ts). */
 export function singleFenceableAction(exchange: WriteRequest, op: SingleWriteOp): FenceableAction | null {
   const params = queryParams(exchange.req.url ?? '/');
-  return fenceableAction(op, (name) => params.get(name), () => exchange.body);
+  return fenceableAction(op, (name) => params.get(name), () => exchange.body, QUERY_OP_TYPE);
 }
 
 /**

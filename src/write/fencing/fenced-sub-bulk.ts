@@ -3,15 +3,17 @@ import type { HeldLock, LockKey } from '../../lock/lock-engine.js';
 import { keyString } from '../../lock/lock-key.js';
 import type { KeyedBulkItem } from '../bulk-items.js';
 import { recordFailure, type BulkRun } from '../bulk-run.js';
+import { recordRefusal, type SubBulkOutcome } from '../sub-bulk-refusal.js';
 import { fenceFor, type Fence } from './fence.js';
 import type { FenceableItem } from './fenceable-item.js';
 import { fencedBulkBody, type FencedBody } from './fenced-bulk-body.js';
 import { bulkWaves } from './bulk-waves.js';
 import { MAX_FENCED_TRIES } from './fenced-single-write.js';
+import { RejectedDocuments } from './rejected-documents.js';
 import { conflictOfItem } from './version-conflict.js';
 
 /** Sends items as one sub-bulk with the given body under the given locks (bulk-round.ts). */
-export type SendSubBulk = (items: readonly KeyedBulkItem[], fenced: FencedBody, locks: readonly HeldLock[]) => Promise<'ok' | 'answered'>;
+export type SendSubBulk = (items: readonly KeyedBulkItem[], fenced: FencedBody, locks: readonly HeldLock[]) => Promise<SubBulkOutcome>;
 
 export interface FencedSubBulk {
   readonly run: BulkRun;
@@ -31,12 +33,23 @@ type Fences = Map<number, { readonly fenceable: FenceableItem; readonly fence: F
  * refused with 409 under a still-usable lock are read and sent again (at most MAX_FENCED_TRIES
  * tries), and those refused after their lock was lost are the stale writes the fence stopped:
  * reported. A failed read answers the items not sent yet with 503 `fencing_unavailable_exception`.
+ * A wave Elasticsearch refuses as a whole ends the sub-bulk: the waves after it get the same
+ * refusal, unsent — a document's later item applied before its refused one, which the client
+ * retries, would end under it, against the client's order. For the same reason a document whose
+ * item was rejected (429, 503) has its later items answered with that rejection, unsent.
  */
-export async function forwardFencedSubBulk(sub: FencedSubBulk): Promise<'ok' | 'answered'> {
+export async function forwardFencedSubBulk(sub: FencedSubBulk): Promise<SubBulkOutcome> {
   const waves = bulkWaves(sub.items);
+  const rejected = new RejectedDocuments();
   for (const [n, wave] of waves.entries()) {
     try {
-      if ((await sendWave(sub, wave)) === 'answered') return 'answered';
+      const outcome = await sendWave(sub, rejected.holdBack(sub.run, wave));
+      rejected.note(sub.run, wave);
+      if (outcome === 'answered') return outcome;
+      if (outcome !== 'ok') {
+        recordRefusal(sub.run, waves.slice(n + 1).flat(), outcome.refused);
+        return outcome;
+      }
     } catch (error) {
       if (!(error instanceof ProxyError)) throw error;
       recordFailure(sub.run, waves.slice(n).flat(), error);
@@ -46,14 +59,14 @@ export async function forwardFencedSubBulk(sub: FencedSubBulk): Promise<'ok' | '
   return 'ok';
 }
 
-async function sendWave(sub: FencedSubBulk, wave: readonly KeyedBulkItem[]): Promise<'ok' | 'answered'> {
+async function sendWave(sub: FencedSubBulk, wave: readonly KeyedBulkItem[]): Promise<SubBulkOutcome> {
   let pending = wave;
   for (let tries = 1; pending.length > 0; tries++) {
     pending = withUsableLocks(sub, pending);
     if (pending.length === 0) return 'ok';
     const fences = await readFences(sub, pending);
     const outcome = await sub.send(pending, fencedBulkBody(sub.run.exchange.body, pending, fences), locksOf(sub, pending));
-    if (outcome === 'answered') return 'answered';
+    if (outcome !== 'ok') return outcome;
     const refused = refusedUnderUsableLocks(sub, fences);
     if (tries >= MAX_FENCED_TRIES) return 'ok';
     pending = pending.filter((keyed) => refused.has(keyed.item.position));

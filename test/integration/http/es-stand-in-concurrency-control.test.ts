@@ -302,6 +302,62 @@ describe('Elasticsearch stand-in: optimistic concurrency control', () => {
     expect(standIn.requests.length).toBe(before + 1);
   });
 
+  it('fails a whole _bulk with 400 x_content_parse_exception when an action line names a field twice, a null one too', async () => {
+    const body = ['{"index":{"_index":"bulk-dup","_id":"a","if_seq_no":null,"if_seq_no":0,"if_primary_term":1}}', '{"v":1}', ''].join('\n');
+    const response = await rawRequest(standIn.url, { method: 'POST', path: '/_bulk', headers: { 'content-type': 'application/x-ndjson' }, body });
+    expect(response.status).toBe(400);
+    expect(jsonOf(response)).toEqual(wrapped(400, { type: 'x_content_parse_exception', reason: "[1:69] Duplicate field 'if_seq_no'" }));
+    expect(standIn.history('bulk-dup', 'a')).toEqual([]);
+  });
+
+  it('fails a bulk document naming a field twice as its item (document_parsing_exception), an update body so as the whole request', async () => {
+    const index = freshIndex();
+    const ndjsonOf = (lines: string[]) => ({ method: 'POST', path: '/_bulk', headers: { 'content-type': 'application/x-ndjson' }, body: `${lines.join('\n')}\n` });
+    const items = await rawRequest(standIn.url, ndjsonOf([`{"index":{"_index":"${index}","_id":"a"}}`, '{"v":1,"v":2}', `{"index":{"_index":"${index}","_id":"b"}}`, '{"v":1}']));
+    expect(items.status).toBe(200);
+    expect((jsonOf(items) as { items: unknown[] }).items[0]).toEqual({
+      index: { _index: index, _id: 'a', status: 400, error: { type: 'document_parsing_exception', reason: "[1:11] failed to parse: [1:11] Duplicate field 'v'" } },
+    });
+    expect([standIn.document(index, 'a'), standIn.document(index, 'b')?.source]).toEqual([undefined, { v: 1 }]);
+    const update = await rawRequest(standIn.url, ndjsonOf([`{"update":{"_index":"${index}","_id":"b"}}`, '{"doc":{"w":1},"doc":{"w":2}}']));
+    expect(update.status).toBe(400);
+    expect(jsonOf(update)).toEqual(wrapped(400, { type: 'x_content_parse_exception', reason: "[1:21] Duplicate field 'doc'" }));
+    expect(standIn.document(index, 'b')?.source).toEqual({ v: 1 });
+  });
+
+  it('refuses a single write whose body names a field twice, writing nothing', async () => {
+    const index = freshIndex();
+    const json = { 'content-type': 'application/json' };
+    const indexed = await rawRequest(standIn.url, { method: 'PUT', path: `/${index}/_doc/a`, headers: json, body: '{"v":1,"v":2}' });
+    expect([indexed.status, jsonOf(indexed)]).toEqual([400, wrapped(400, { type: 'document_parsing_exception', reason: "[1:11] failed to parse: [1:11] Duplicate field 'v'" })]);
+    await send(index, ['PUT', '/{i}/_doc/b', { v: 0 }]);
+    const updated = await rawRequest(standIn.url, { method: 'POST', path: `/${index}/_update/b`, headers: json, body: '{"doc":{"w":1,"w":2}}' });
+    expect([updated.status, jsonOf(updated)]).toEqual([400, wrapped(400, { type: 'x_content_parse_exception', reason: "[1:18] Duplicate field 'w'" })]);
+    expect([standIn.document(index, 'a'), standIn.document(index, 'b')?.source]).toEqual([undefined, { v: 0 }]);
+  });
+
+  it('takes a null metadata value as absent, whatever its key, as BulkRequestParser skips VALUE_NULL', async () => {
+    const index = freshIndex();
+    await send(index, ['PUT', '/{i}/_doc/a', { v: 0 }]);
+    const nulls = '"routing":null,"op_type":null,"version":null,"version_type":null,"if_seq_no":null,"if_primary_term":null,"retry_on_conflict":null,"pipeline":null,"not_a_parameter":null';
+    const body = [
+      `{"index":{"_index":"${index}","_id":"a",${nulls}}}`,
+      '{"v":1}',
+      `{"index":{"_index":"${index}","_id":"b",${nulls}}}`,
+      '{"v":1}',
+      `{"update":{"_index":"${index}","_id":"a",${nulls}}}`,
+      '{"doc":{"w":1}}',
+      `{"delete":{"_index":"${index}","_id":"b",${nulls}}}`,
+      '',
+    ].join('\n');
+    const response = await rawRequest(standIn.url, { method: 'POST', path: '/_bulk', headers: { 'content-type': 'application/x-ndjson' }, body });
+    expect(response.status).toBe(200);
+    const statuses = (jsonOf(response) as { items: Record<string, { status: number; result: string }>[] }).items.map((item) => Object.entries(item).map(([action, { status, result }]) => `${action} ${status} ${result}`)[0]);
+    expect(statuses).toEqual(['index 200 updated', 'index 201 created', 'update 200 updated', 'delete 200 deleted']);
+    expect(standIn.document(index, 'a')?.source).toEqual({ v: 1, w: 1 });
+    expect(standIn.document(index, 'b')).toBeUndefined();
+  });
+
   it('forgets a delete tombstone after gc_deletes: an external version below it is accepted then', async () => {
     const shortGc = await startEsStandIn({ gcDeletesMs: 50 });
     try {

@@ -5,6 +5,7 @@ import { MATCH_ANY } from './version-rules.js';
 import { applyWrite, type WriteOutcome } from './write-engine.js';
 import { parseConditions, parseInt32, rawConditionsOfMeta } from './write-params.js';
 import { autoId } from './single-writes.js';
+import { duplicateFieldOf, duplicateReason } from './strict-json.js';
 
 /** One action of a `_bulk`, in request order. */
 export interface BulkEntry {
@@ -37,11 +38,13 @@ const METADATA_KEYS = new Set([
 ]);
 
 /**
- * Parses and validates an NDJSON bulk body as `BulkRequestParser` and `BulkRequest.validate` do:
+ * Parses and validates an NDJSON bulk body as `BulkRequestParser` and `BulkRequest.validate` do
+ * (Elasticsearch: server/src/main/java/org/elasticsearch/action/bulk/BulkRequestParser.java):
  * a malformed line or a value that does not parse fails the whole request (400
  * illegal_argument_exception), and so does any item's validation error (400
  * action_request_validation_exception listing every message). An index/create item with an empty
- * `_id` is the exception: it fails alone, as its item (400 "if _id is specified it must not be empty").
+ * `_id` is the exception: it fails alone, as its item (400 "if _id is specified it must not be empty"),
+ * and so does one whose document names a field twice (400 document_parsing_exception).
  */
 export function parseBulk(store: DocumentStore, body: Buffer, pathIndex: string | undefined, compatibleWith7: boolean): BulkEntry[] | OperationResult {
   const lines = body.toString('utf8').split('\n').map((line) => line.replace(/\r$/, ''));
@@ -52,12 +55,19 @@ export function parseBulk(store: DocumentStore, body: Buffer, pathIndex: string 
     const header = parseActionLine(lines[i] ?? '', i + 1, compatibleWith7);
     if ('failure' in header) return header.failure;
     let source: unknown = null;
+    let sourceFailure: OperationResult | null = null;
     if (header.action !== 'delete') {
       i += 1;
       source = parseLine(lines[i] ?? '');
       if (source === undefined) return errorResult(400, { type: 'x_content_parse_exception', reason: `Malformed source line [${i + 1}]` });
+      const duplicate = duplicateFieldOf(lines[i] ?? '');
+      if (duplicate !== null) {
+        // An update's body is parsed with the request; a document only on its shard (DocumentParser), failing its item alone.
+        if (header.action === 'update') return errorResult(400, { type: 'x_content_parse_exception', reason: duplicateReason(duplicate) });
+        sourceFailure = errorResult(400, { type: 'document_parsing_exception', reason: `[${duplicate.line}:${duplicate.column}] failed to parse: ${duplicateReason(duplicate)}` });
+      }
     }
-    const entry = entryOf(store, header, source, pathIndex);
+    const entry = entryOf(store, header, source, pathIndex, sourceFailure);
     if ('failure' in entry) return entry.failure;
     if (entry.indexMissing) errors.push('index is missing');
     errors.push(...validationErrorsOf(entry.entry.write));
@@ -82,15 +92,21 @@ function parseActionLine(text: string, line: number, compatibleWith7: boolean): 
     return { failure: illegalArgument(`Malformed action/metadata line [${line}], expected field [create], [delete], [index] or [update] but found [${action}]`) };
   }
   if (extra.length > 0) return { failure: illegalArgument(`Malformed action/metadata line [${line}], expected END_OBJECT but found [FIELD_NAME]`) };
+  const duplicate = duplicateFieldOf(text);
+  if (duplicate !== null) return { failure: errorResult(400, { type: 'x_content_parse_exception', reason: duplicateReason(duplicate) }) };
   const meta = parsed[action];
   if (!isJsonObject(meta)) return { failure: illegalArgument(`Malformed action/metadata line [${line}], expected START_OBJECT but found [${tokenOf(meta)}]`) };
+  const given: JsonObject = {};
   for (const [key, value] of Object.entries(meta)) {
+    // A null value is skipped before its key is looked at: the field counts as absent, an unknown key too.
+    if (value === null) continue;
     if (!METADATA_KEYS.has(key) && !(key === '_type' && compatibleWith7)) return { failure: illegalArgument(`Action/metadata line [${line}] contains an unknown parameter [${key}]`) };
     if ((isJsonObject(value) || Array.isArray(value)) && key !== '_source' && key !== 'dynamic_templates') {
       return { failure: illegalArgument(`Malformed action/metadata line [${line}], expected a simple value for field [${key}] but found [${tokenOf(value)}]`) };
     }
+    given[key] = value;
   }
-  return { action, meta, line };
+  return { action, meta: given, line };
 }
 
 function isAction(name: string): name is ActionHeader['action'] {
@@ -99,7 +115,7 @@ function isAction(name: string): name is ActionHeader['action'] {
 
 type EntryResult = { readonly entry: BulkEntry; readonly indexMissing: boolean } | { readonly failure: OperationResult };
 
-function entryOf(store: DocumentStore, header: ActionHeader, source: unknown, pathIndex: string | undefined): EntryResult {
+function entryOf(store: DocumentStore, header: ActionHeader, source: unknown, pathIndex: string | undefined, sourceFailure: OperationResult | null): EntryResult {
   const { meta } = header;
   const parsed = parseConditions(rawConditionsOfMeta(meta));
   if (!parsed.ok) return { failure: parsed.failure };
@@ -123,7 +139,7 @@ function entryOf(store: DocumentStore, header: ActionHeader, source: unknown, pa
     update: action === 'update' ? updateSpecOf(source, retries.value) : null,
     conditions: resolveCreateVersion(parsed.value, action),
   };
-  const itemFailure = writesDocument && explicitId === '' ? illegalArgument('if _id is specified it must not be empty') : null;
+  const itemFailure = writesDocument && explicitId === '' ? illegalArgument('if _id is specified it must not be empty') : sourceFailure;
   return { entry: { action, index, id, write, itemFailure }, indexMissing: target === undefined };
 }
 

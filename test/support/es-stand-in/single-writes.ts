@@ -2,6 +2,7 @@ import type { DocumentStore } from './document-store.js';
 import { resolveCreateVersion, updateSpecOf, validationErrorsOf, type DocumentWrite, type WriteAction } from './document-write.js';
 import { errorResult, validationFailure, type OperationResult } from './es-errors.js';
 import { MATCH_ANY, MATCH_DELETED, type Conditions } from './version-rules.js';
+import { duplicateFieldOf, duplicateReason, type DuplicateField } from './strict-json.js';
 import { parseConditions, parseInt32, parseOpType, rawConditionsOfQuery } from './write-params.js';
 
 /** A single-document write request: ready to apply, or answered at once (400) before it reaches a shard. */
@@ -23,6 +24,9 @@ export function prepareIndex(store: DocumentStore, input: SingleWriteInput, crea
   const opType = parseOpType(input.query.get('op_type'), createRoute);
   if (!opType.ok) return { rejected: opType.failure };
   const action: WriteAction = opType.value;
+  const duplicate = duplicateIn(input.body);
+  // The document is parsed on its shard (DocumentParser): refused there, nothing written.
+  if (duplicate !== null) return { rejected: errorResult(400, { type: 'document_parsing_exception', reason: `[${duplicate.line}:${duplicate.column}] failed to parse: ${duplicateReason(duplicate)}` }) };
   const write = documentWrite(store, input, action, resolveCreateVersion(conditions.value, action), parseJson(input.body));
   const autoIdErrors = input.id === null && versionedWithoutId(write) ? ['an id must be provided if version type or value are set'] : [];
   return checked(write, autoIdErrors);
@@ -38,6 +42,8 @@ export function prepareUpdate(store: DocumentStore, input: SingleWriteInput): Pr
   const conditions = parseConditions({ ...rawConditionsOfQuery(input.query), version: undefined, versionType: undefined });
   if (!conditions.ok) return { rejected: conditions.failure };
   if (input.body.length === 0) return { rejected: bodyRequired() };
+  const duplicate = duplicateIn(input.body);
+  if (duplicate !== null) return { rejected: errorResult(400, { type: 'x_content_parse_exception', reason: duplicateReason(duplicate) }) };
   const body = parseJson(input.body);
   const write = { ...documentWrite(store, input, 'update', conditions.value, body), update: updateSpecOf(body, retries.value) };
   return checked(write, []);
@@ -72,6 +78,11 @@ function bodyRequired(): OperationResult {
 /** Elasticsearch's auto-generated ids are 20 url-safe base64 characters. */
 export function autoId(): string {
   return Buffer.from(Array.from({ length: 15 }, () => Math.floor(Math.random() * 256))).toString('base64url');
+}
+
+/** A field named twice in a body that is JSON otherwise (a body that is not is left to the checks it fails). */
+function duplicateIn(body: Buffer): DuplicateField | null {
+  return parseJson(body) === undefined ? null : duplicateFieldOf(body.toString('utf8'));
 }
 
 export function parseJson(body: Buffer): unknown {

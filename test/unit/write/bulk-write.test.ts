@@ -193,6 +193,28 @@ describe('_bulk writes', () => {
     await expectNoLocksLeft(harness);
   });
 
+  it.each([
+    ['Elasticsearch\'s 429', { status: 429, body: { error: { root_cause: [{ type: 'es_rejected_execution_exception', reason: 'rejected' }], type: 'es_rejected_execution_exception', reason: 'rejected' }, status: 429 } }, 429, { type: 'es_rejected_execution_exception', reason: 'rejected' }],
+    ['a body not in Elasticsearch\'s shape', { status: 503, body: '<html>Service Unavailable</html>' }, 503, { type: 'status_exception', reason: 'Elasticsearch refused a sub-bulk of this request with 503' }],
+    ['an error given as a string', { status: 400, body: { error: 'bad request', status: 400 } }, 400, { type: 'status_exception', reason: 'bad request' }],
+  ] as const)('answers the items of a later sub-bulk refused as a whole (%s) with its status and error', async (_case, refusal, status, error) => {
+    harness = startWritePath();
+    const blocker = await harness.block('products', 'held');
+    harness.forwarder.respond = (call) => (call.seq === 2 ? (refusal as ScriptedAnswer) : ELASTICSEARCH_ACCEPTS(call));
+    const write = harness.start('POST', '/_bulk', { body: bulkOf([['products', 'held'], ['products', 'free']]), headers: NDJSON });
+    await until(() => expect(harness.forwarder.sent).toHaveLength(1));
+    await blocker.release();
+    await write.done;
+    expect(write.res.statusCode).toBe(200);
+    const answer = write.res.json();
+    expect(answer.items[0]).toEqual({ index: { _index: 'products', _id: 'held', status, error } });
+    expect(itemsOf(answer)).toEqual([
+      ['index', 'held', status],
+      ['index', 'free', 201],
+    ]);
+    await expectNoLocksLeft(harness);
+  });
+
   it('forwards an item with an empty _id for Elasticsearch to fail on its own, and frees its lock', async () => {
     harness = startWritePath();
     harness.forwarder.respond = (call) => {

@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { parseBulkBody } from '../../../../src/classify/bulk-parser.js';
 import type { KeyedBulkItem } from '../../../../src/write/bulk-items.js';
@@ -8,6 +9,7 @@ import { parseBulkResponse, renderBulkResponse } from '../../../../src/write/bul
 import { bulkWaves } from '../../../../src/write/fencing/bulk-waves.js';
 import { fenceableItems } from '../../../../src/write/fencing/fenceable-item.js';
 import { fencedBulkBody } from '../../../../src/write/fencing/fenced-bulk-body.js';
+import { duplicateFieldOf } from '../../../support/es-stand-in/strict-json.js';
 
 const SEQ = { kind: 'seq_no', seqNo: 12, primaryTerm: 2 } as const;
 const CREATE = { kind: 'create' } as const;
@@ -38,6 +40,38 @@ describe('fencedActionLine', () => {
     ['{"index":{"_id":"1","op_type" : "index","pipeline":"p"}}', '{"index":{"_id":"1","op_type" : "create","pipeline":"p"}}'],
   ])('create fence: %s', (line, expected) => {
     expect(fenceLine(line, CREATE)).toBe(expected);
+  });
+
+  it.each([
+    // Elasticsearch takes a null as absent, but the key is there: the fence's value replaces the null.
+    ['{"index":{"_id":"1","if_seq_no":null,"if_primary_term":null}}', SEQ, '{"index":{"_id":"1","if_seq_no":12,"if_primary_term":2}}'],
+    ['{"index":{"_id":"1","if_primary_term" : null}}', SEQ, '{"index":{"if_seq_no":12,"_id":"1","if_primary_term" : 2}}'],
+    ['{"delete":{"if_seq_no":null}}', SEQ, '{"delete":{"if_primary_term":2,"if_seq_no":12}}'],
+    ['{"index":{"_id":"1","op_type":null,"routing":null}}', CREATE, '{"index":{"_id":"1","op_type":"create","routing":null}}'],
+    ['{"index":{"op_type":null}}', SEQ, '{"index":{"if_seq_no":12,"if_primary_term":2,"op_type":null}}'],
+  ])('null metadata: %s', (line, fence, expected) => {
+    expect(fenceLine(line, fence)).toBe(expected);
+  });
+
+  it('never names a field twice, and keeps every other field as it was (property)', () => {
+    const keys = ['_id', 'routing', 'op_type', 'if_seq_no', 'if_primary_term', 'version', 'version_type', 'pipeline', 'retry_on_conflict', 'not_a_parameter'];
+    const value = fc.oneof(fc.constant(null), fc.string({ maxLength: 4 }), fc.integer({ min: 0, max: 99 }));
+    const space = fc.constantFrom('', ' ', '\t');
+    const line = fc.record({
+      action: fc.constantFrom('index', 'update', 'delete'),
+      fields: fc.uniqueArray(fc.tuple(fc.constantFrom(...keys), value, space), { selector: ([key]) => key, maxLength: keys.length }),
+    });
+    fc.assert(
+      fc.property(line, fc.constantFrom<typeof SEQ | typeof CREATE>(SEQ, CREATE), ({ action, fields }, fence) => {
+        const text = `{"${action}":{${fields.map(([key, v, ws]) => `${ws}${JSON.stringify(key)}${ws}:${ws}${JSON.stringify(v)}${ws}`).join(',')}}}`;
+        const fenced = fenceLine(text, fence);
+        expect(duplicateFieldOf(fenced)).toBeNull();
+        const written = (JSON.parse(fenced) as Record<string, Record<string, unknown>>)[action]!;
+        const expected: Record<string, unknown> = Object.fromEntries(fields.map(([key, v]) => [key, v]));
+        Object.assign(expected, fence.kind === 'create' ? { op_type: 'create' } : { if_seq_no: 12, if_primary_term: 2 });
+        expect(written).toEqual(expected);
+      }),
+    );
   });
 });
 

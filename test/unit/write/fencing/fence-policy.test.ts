@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { BulkAction } from '../../../../src/classify/bulk-parser.js';
-import { fenceableAction } from '../../../../src/write/fencing/fence-policy.js';
+import { BULK_OP_TYPE, fenceableAction, QUERY_OP_TYPE } from '../../../../src/write/fencing/fence-policy.js';
 import { fenceFor } from '../../../../src/write/fencing/fence.js';
 
 const params = (query: string) => {
@@ -33,7 +33,20 @@ describe('which writes are fenced', () => {
     // A body Elasticsearch refuses writes nothing: left to it.
     ['update', '', 'not json', null],
   ])('%s ?%s body %s → %s', (action, query, body, expected) => {
-    expect(fenceableAction(action, params(query), () => (body === null ? null : Buffer.from(body)))).toBe(expected);
+    expect(fenceableAction(action, params(query), () => (body === null ? null : Buffer.from(body)), QUERY_OP_TYPE)).toBe(expected);
+  });
+
+  // A query's op_type is read in any case (IndexRequest.opType(String) lower-cases it), a bulk
+  // item's exactly: BulkRequestParser makes a create of `"create".equals(opType)` only, an index of
+  // anything else ("CREATE", "Create", "bogus").
+  it.each<[string, string | null]>([
+    ['op_type=create', null],
+    ['op_type=CREATE', 'index'],
+    ['op_type=Create', 'index'],
+    ['op_type=index', 'index'],
+    ['op_type=bogus', 'index'],
+  ])('bulk metadata %s → %s', (metadata, expected) => {
+    expect(fenceableAction('index', params(metadata), () => null, BULK_OP_TYPE)).toBe(expected);
   });
 
   it('derives the fence from the read: seq_no when found, create for a missing index target, none for update/delete of a missing document', () => {
