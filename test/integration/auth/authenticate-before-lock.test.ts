@@ -1,25 +1,9 @@
-import { afterAll, afterEach, beforeAll, describe, expect, inject, it, vi } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
 import { WWW_AUTHENTICATE, type EsStandIn } from '../../support/es-stand-in.js';
 import { startWriteStack, type WriteStack } from '../../support/write-stack.js';
-import { ZK_OP, ZkWireTap } from '../../support/zk-wire-tap.js';
+import { ZkWireTap } from '../../support/zk-wire-tap.js';
 import { FOREGROUND, send } from '../write/write-client.js';
-import { ALICE, apiKey, BATCH, SECURITY, securedSettings, WRONG_PASSWORD } from './security-fixture.js';
-
-/** Every request that creates a lock node: what a write that takes a lock cannot do without. */
-function lockCreates(tap: ZkWireTap): number {
-  return tap.count(ZK_OP.create) + tap.count(ZK_OP.create2) + tap.count(ZK_OP.createContainer) + tap.count(ZK_OP.multi);
-}
-
-/**
- * A first authenticated write, once its lock is given back: the lock service's start-up nodes are
- * created by then and the release (a transaction) is over, so what is counted after is the test's.
- */
-async function warmUp(stack: WriteStack, tap?: ZkWireTap): Promise<void> {
-  tap?.resetCounts();
-  expect((await send(stack.urls[0]!, 'PUT', '/warm-up/_doc/1', { n: 0 }, ALICE)).status).toBe(201);
-  // Its acquisition and its release: a transaction each (or a delete for the release).
-  if (tap !== undefined) await vi.waitFor(() => expect(tap.count(ZK_OP.multi) + tap.count(ZK_OP.delete)).toBeGreaterThanOrEqual(2));
-}
+import { ALICE, apiKey, BATCH, lockCreates, SECURITY, securedSettings, warmUp, WRONG_PASSWORD } from './security-fixture.js';
 
 function authenticateCalls(standIn: EsStandIn): number {
   return standIn.requests.filter((request) => request.url === '/_security/_authenticate').length;

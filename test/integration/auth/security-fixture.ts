@@ -1,4 +1,8 @@
+import { expect, vi } from 'vitest';
 import type { StandInSecurityOptions } from '../../support/es-stand-in.js';
+import type { WriteStack } from '../../support/write-stack.js';
+import { ZK_OP, type ZkWireTap } from '../../support/zk-wire-tap.js';
+import { BACKGROUND, send } from '../write/write-client.js';
 import type { TestSettingsOverrides } from '../../support/test-settings.js';
 import type { AuthSettings } from '../../../src/auth/auth-settings.js';
 import { testSettings } from '../../support/test-settings.js';
@@ -42,3 +46,20 @@ export function securedSettings(auth: Partial<AuthSettings>, more: TestSettingsO
     proxy: { ...more.proxy, auth: { ...defaults, verify: 'on', ...auth } },
   };
 }
+
+/** Every request that creates a lock node: what a write that takes a lock cannot do without. */
+export function lockCreates(tap: ZkWireTap): number {
+  return tap.count(ZK_OP.create) + tap.count(ZK_OP.create2) + tap.count(ZK_OP.createContainer) + tap.count(ZK_OP.multi);
+}
+
+/**
+ * A first authenticated write, once its lock is given back: the lock service's start-up nodes are
+ * created by then and the release (a transaction) is over, so what is counted after is the test's.
+ */
+export async function warmUp(stack: WriteStack, tap?: ZkWireTap): Promise<void> {
+  tap?.resetCounts();
+  expect((await send(stack.urls[0]!, 'PUT', '/warm-up/_doc/1', { n: 0 }, { ...BACKGROUND, ...ALICE })).status).toBe(201);
+  // Its acquisition and its release: a transaction each (or a delete for the release).
+  if (tap !== undefined) await vi.waitFor(() => expect(tap.count(ZK_OP.multi) + tap.count(ZK_OP.delete)).toBeGreaterThanOrEqual(2));
+}
+
