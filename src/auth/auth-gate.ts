@@ -8,6 +8,7 @@ import type { PrincipalMetrics } from './principal-metrics.js';
 import { PrincipalShare } from './principal-share.js';
 import { SecurityDetection } from './security-detection.js';
 import { createWriteAdmission, type WriteAdmission } from './write-admission.js';
+import { PrivilegeCheck } from './write-privileges.js';
 
 export interface AuthGate {
   readonly admission: WriteAdmission;
@@ -39,6 +40,7 @@ export function createAuthGate(deps: AuthGateDeps): AuthGate {
     verdicts,
     security,
     share: new PrincipalShare(),
+    privileges: new PrivilegeCheck(forwarder, initial.cacheSize, () => settings().proxy.auth.cacheTtlMs),
     events: {
       credentialChecked: (result, cached) => metrics.credentialChecked(result, cached),
       foregroundDenied: (principal, action, requestId) => {

@@ -13,6 +13,8 @@ export interface AuthSettings {
   readonly cacheTtlMs: number;
   /** How long a refused credential is refused without asking again. */
   readonly refusalTtlMs: number;
+  /** `on`: a single-document write is checked with `_has_privileges` before its lock. */
+  readonly privileges: 'off' | 'on';
   /** Users, roles and API key names that may write in the foreground; empty: everyone. */
   readonly foregroundAllow: readonly string[];
   readonly foregroundDenied: ForegroundDenied;

@@ -16,6 +16,8 @@ export interface AuthenticationCacheOptions {
 export interface CachedVerdict {
   readonly verdict: CredentialVerdict;
   readonly cached: boolean;
+  /** The credentials' keyed hash (for caches of what these credentials may do). */
+  readonly key: string;
 }
 
 /**
@@ -40,8 +42,8 @@ export class AuthenticationCache {
   async verdictFor(credentials: readonly string[]): Promise<CachedVerdict> {
     const key = this.keys.keyOf(credentials);
     const known = this.verdicts.get(key);
-    if (known !== undefined) return { verdict: known, cached: true };
-    return { verdict: await this.ask(key, credentials), cached: false };
+    if (known !== undefined) return { verdict: known, cached: true, key };
+    return { verdict: await this.ask(key, credentials), cached: false, key };
   }
 
   /** Verdicts kept now (tests, metrics). */

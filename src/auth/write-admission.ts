@@ -13,6 +13,7 @@ import type { PrincipalShare } from './principal-share.js';
 import type { SecurityDetection } from './security-detection.js';
 import { refusalFor } from './refusal-answer.js';
 import { withTimeout } from './with-timeout.js';
+import { requiredPrivilege, unauthorizedWrite, type PrivilegeCheck } from './write-privileges.js';
 
 /** What the admission says of a write before it may take any lock. */
 export type Admission =
@@ -43,6 +44,7 @@ export interface AdmissionDeps {
   readonly verdicts: AuthenticationCache;
   readonly security: SecurityDetection;
   readonly share: PrincipalShare;
+  readonly privileges: PrivilegeCheck;
   readonly events: AdmissionEvents;
 }
 
@@ -63,9 +65,12 @@ export function createWriteAdmission(deps: AdmissionDeps): WriteAdmission {
     const settings = deps.settings();
     let principal: Principal | null = null;
     if (await checksCredentials(deps, settings)) {
-      const verdict = await verdictFor(deps, settings, request);
+      const credentials = credentialsOf(request.req.headers);
+      const { verdict, key } = await verdictFor(deps, settings, request, credentials);
       if (verdict.kind !== 'authenticated') return { admitted: false, outcome: { kind: 'upstream', upstream: verdict.answer } };
       principal = verdict.principal;
+      const refusal = await privilegeRefusal(deps, settings, request, verdict.principal, { key, credentials });
+      if (refusal !== null) return { admitted: false, outcome: errorOutcome(refusal) };
     }
     return admitPrincipal(deps, settings, request, principal);
   };
@@ -87,15 +92,39 @@ async function checksCredentials(deps: AdmissionDeps, settings: Settings): Promi
   }
 }
 
-async function verdictFor(deps: AdmissionDeps, settings: Settings, request: WriteRequest): Promise<CredentialVerdict> {
-  const timeoutMs = settings.proxy.auth.timeoutMs;
-  const { verdict, cached } = await withTimeout(deps.verdicts.verdictFor(credentialsOf(request.req.headers)), timeoutMs, () => {
+async function verdictFor(
+  deps: AdmissionDeps,
+  settings: Settings,
+  request: WriteRequest,
+  credentials: readonly string[],
+): Promise<{ verdict: CredentialVerdict; key: string }> {
+  const { verdict, cached, key } = await withTimeout(deps.verdicts.verdictFor(credentials), settings.proxy.auth.timeoutMs, () => {
     deps.events.credentialChecked('unanswered', false);
-    return new ProxyError('UPSTREAM_TIMEOUT', `the cluster did not answer the credential check within ${timeoutMs}ms (proxy.auth.timeout.ms)`);
+    return checkTimedOut('credential', settings);
   });
   deps.events.credentialChecked(verdict.kind, cached);
-  if (verdict.kind === 'refused') return { kind: 'refused', answer: refusalFor(request.req.url ?? '/', verdict.answer) };
-  return verdict;
+  if (verdict.kind === 'refused') return { verdict: { kind: 'refused', answer: refusalFor(request.req.url ?? '/', verdict.answer) }, key };
+  return { verdict, key };
+}
+
+/** With `proxy.auth.privileges=on`: the cluster's 403 for a single-document write its principal may not do. */
+async function privilegeRefusal(
+  deps: AdmissionDeps,
+  settings: Settings,
+  request: WriteRequest,
+  principal: Principal,
+  credentials: { key: string; credentials: readonly string[] },
+): Promise<ProxyError | null> {
+  if (settings.proxy.auth.privileges !== 'on') return null;
+  const needed = requiredPrivilege(request.route);
+  if (needed === null) return null;
+  const check = deps.privileges.grants(credentials.key, credentials.credentials, needed);
+  const granted = await withTimeout(check, settings.proxy.auth.timeoutMs, () => checkTimedOut('privilege', settings));
+  return granted ? null : unauthorizedWrite(principal, needed);
+}
+
+function checkTimedOut(what: string, settings: Settings): ProxyError {
+  return new ProxyError('UPSTREAM_TIMEOUT', `the cluster did not answer the ${what} check within ${settings.proxy.auth.timeoutMs}ms (proxy.auth.timeout.ms)`);
 }
 
 function admitPrincipal(deps: AdmissionDeps, settings: Settings, request: WriteRequest, principal: Principal | null): Admission {

@@ -73,6 +73,7 @@ function authSettings(value: ValueOf): AuthSettings {
     cacheSize: value('proxy.auth.cache.size'),
     cacheTtlMs: value('proxy.auth.cache.ttl.ms'),
     refusalTtlMs: value('proxy.auth.cache.refusal.ttl.ms'),
+    privileges: value('proxy.auth.privileges'),
     foregroundAllow: value('proxy.priority.foreground.allow'),
     foregroundDenied: value('proxy.priority.foreground.denied'),
     maxWaitingPerPrincipal: value('proxy.lock.max.waiting.per.principal'),

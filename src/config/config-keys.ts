@@ -103,6 +103,7 @@ export interface ConfigValues {
   readonly 'proxy.auth.cache.size': number;
   readonly 'proxy.auth.cache.ttl.ms': number;
   readonly 'proxy.auth.cache.refusal.ttl.ms': number;
+  readonly 'proxy.auth.privileges': 'off' | 'on';
   readonly 'proxy.priority.foreground.allow': readonly string[];
   readonly 'proxy.priority.foreground.denied': ForegroundDenied;
   readonly 'proxy.lock.max.waiting.per.principal': number;
@@ -441,6 +442,13 @@ export const CONFIG_KEYS: { readonly [K in ConfigKey]: KeySpec<ConfigValues[K]> 
     description: 'How long in ms a refused credential is answered 401 without asking the cluster again.',
     reload: 'live',
     parse: integer(0, MAX_INT32),
+  }),
+  'proxy.auth.privileges': key({
+    defaultValue: 'off',
+    description:
+      '`on`: a single-document write is also checked with the cluster\'s `POST /_security/user/_has_privileges` for its index and action (`index`, `create`, `delete`) before its lock, the answer kept per credential and index for `proxy.auth.cache.ttl.ms`; one the cluster would refuse gets its 403 and takes no lock. Bulk items are authorized by the cluster one by one.',
+    reload: 'live',
+    parse: oneOf(['off', 'on']),
   }),
   'proxy.priority.foreground.allow': key({
     defaultValue: '',

@@ -60,6 +60,7 @@ export function settingsToProperties(settings: Settings): Record<ConfigKey, stri
     'proxy.auth.cache.size': String(proxy.auth.cacheSize),
     'proxy.auth.cache.ttl.ms': String(proxy.auth.cacheTtlMs),
     'proxy.auth.cache.refusal.ttl.ms': String(proxy.auth.refusalTtlMs),
+    'proxy.auth.privileges': proxy.auth.privileges,
     'proxy.priority.foreground.allow': proxy.auth.foregroundAllow.join(','),
     'proxy.priority.foreground.denied': proxy.auth.foregroundDenied,
     'proxy.lock.max.waiting.per.principal': String(proxy.auth.maxWaitingPerPrincipal),

@@ -71,6 +71,7 @@ describe('reloadableDiff', () => {
       'proxy.auth.timeout.ms',
       'proxy.auth.cache.ttl.ms',
       'proxy.auth.cache.refusal.ttl.ms',
+      'proxy.auth.privileges',
       'proxy.priority.foreground.allow',
       'proxy.priority.foreground.denied',
       'proxy.lock.max.waiting.per.principal',
