@@ -325,7 +325,7 @@ class StandInServer implements EsStandIn {
     const { segments, query } = splitPath(entry.url);
     let user: StandInUser | null = null;
     if (this.security !== null) {
-      const authenticated = this.security.authenticate(req.headers, entry.url);
+      const authenticated = this.security.authenticate(req.headers, entry.url, entry.method);
       if (!authenticated.ok) {
         sendJson(res, req, 401, authenticated.refusal.body, { 'WWW-Authenticate': [...WWW_AUTHENTICATE] });
         return;

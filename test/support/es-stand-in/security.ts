@@ -48,6 +48,8 @@ export class StandInSecurity {
   private readonly revokedKeys = new Set<string>();
   /** Authentications answered, successful or not (what a test counts to see a cache work). */
   authentications = 0;
+  /** Writes (PUT, POST, DELETE outside `/_security`) refused for their credentials: writes that reached the cluster unauthenticated. */
+  refusedWrites = 0;
 
   constructor(private readonly options: StandInSecurityOptions) {}
 
@@ -56,7 +58,13 @@ export class StandInSecurity {
     this.revokedKeys.add(id);
   }
 
-  authenticate(headers: IncomingHttpHeaders, uri: string): Authenticated {
+  authenticate(headers: IncomingHttpHeaders, uri: string, method = 'GET'): Authenticated {
+    const authenticated = this.authenticateCredentials(headers, uri);
+    if (!authenticated.ok && method !== 'GET' && method !== 'HEAD' && !uri.startsWith('/_security/')) this.refusedWrites += 1;
+    return authenticated;
+  }
+
+  private authenticateCredentials(headers: IncomingHttpHeaders, uri: string): Authenticated {
     this.authentications += 1;
     const authorization = typeof headers.authorization === 'string' ? headers.authorization.trim() : '';
     if (authorization === '') {
