@@ -42,7 +42,12 @@ describe('who may write in the foreground, and each principal’s share', () => 
       expect(await metric(proxy, 'es_lock_proxy_principal_lock_wait_seconds_count', { principal: 'alice', priority: 'foreground' })).toBe(1);
     });
     expect(await metric(proxy, 'es_lock_proxy_foreground_denied_total', { principal: 'batch', action: 'background' })).toBe(1);
-    // Background asked is background, from anyone; an API key is matched by its name.
+    const bulk = `${JSON.stringify({ index: { _index: 'fg', _id: 'bulk' } })}\n{"by":"bulk"}\n`;
+    const demotedBulk = await send(proxy.urls[0]!, 'POST', '/_bulk', bulk, { 'content-type': 'application/x-ndjson', ...FOREGROUND, ...BATCH });
+    expect(demotedBulk.status).toBe(200);
+    expect(demotedBulk.headers.get('x-lock-priority')).toBe('background');
+    expect(proxy.standIn.document('fg', 'bulk')?.source).toEqual({ by: 'bulk' });
+    // Background asked is background, from anyone.
     expect((await send(proxy.urls[0]!, 'PUT', '/fg/_doc/bg', {}, { ...BACKGROUND, ...BATCH })).headers.get('x-lock-priority')).toBeNull();
   });
 
