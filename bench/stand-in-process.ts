@@ -1,7 +1,7 @@
 /**
  * The Elasticsearch stand-in in its own process for `npm run bench`. Argument: JSON
  * `{ writeMs, readMs, bulkDocMs, security? }` (`security: true`: security on with the users of
- * `BENCH_SECURITY`; every request, the bench routes included, then needs credentials). Prints `{"port":N}` once it listens. Bench-only routes:
+ * `BENCH_SECURITY`: every request but the bench routes then needs credentials). Prints `{"port":N}` once it listens. Bench-only routes:
  * `GET /_bench/overlaps` (overlap count since the last reset) and `POST /_bench/reset`
  * (clears the request log and the overlap counters; call it between runs, when nothing is in flight).
  */

@@ -323,20 +323,6 @@ class StandInServer implements EsStandIn {
     }
 
     const { segments, query } = splitPath(entry.url);
-    let user: StandInUser | null = null;
-    if (this.security !== null) {
-      const authenticated = this.security.authenticate(req.headers, entry.url, entry.method);
-      if (!authenticated.ok) {
-        sendJson(res, req, 401, authenticated.refusal.body, { 'WWW-Authenticate': [...WWW_AUTHENTICATE] });
-        return;
-      }
-      user = authenticated.user;
-      if (segments[0] === '_security') {
-        const answer = securityRoute(this.security, user, entry.method, segments, entry.body);
-        sendJson(res, req, answer.status, answer.body);
-        return;
-      }
-    }
     const plan = planRoute(this.store, {
       method: entry.method,
       segments,
@@ -356,6 +342,21 @@ class StandInServer implements EsStandIn {
       if (await handler(request, res)) return;
     }
 
+    // Past fault injection and custom handlers, as the test hooks see every request first.
+    let user: StandInUser | null = null;
+    if (this.security !== null) {
+      const authenticated = this.security.authenticate(req.headers, entry.url, entry.method);
+      if (!authenticated.ok) {
+        sendJson(res, req, 401, authenticated.refusal.body, { 'WWW-Authenticate': [...WWW_AUTHENTICATE] });
+        return;
+      }
+      user = authenticated.user;
+      if (segments[0] === '_security') {
+        const answer = securityRoute(this.security, user, entry.method, segments, entry.body);
+        sendJson(res, req, answer.status, answer.body);
+        return;
+      }
+    }
     const refusal = user === null || this.security === null ? null : unauthorizedWrite(this.security, user, entry.method, segments);
     if (refusal !== null) {
       sendJson(res, req, refusal.status, refusal.body);

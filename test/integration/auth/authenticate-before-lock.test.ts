@@ -124,6 +124,19 @@ describe('credential check edges', () => {
     expect(stack.standIn.document('unreachable', '1')).toBeUndefined();
   });
 
+  it('a check the cluster does not answer is bounded by proxy.auth.timeout.ms: 504, nothing locked or sent', async () => {
+    tap = await ZkWireTap.start(inject('zookeeperConnect'));
+    stack = await startWriteStack({ zookeeper: tap.connectString, standIn: { security: SECURITY }, settings: securedSettings({ verify: 'on', timeoutMs: 300 }) });
+    await warmUp(stack, tap);
+    stack.standIn.injectFault({ kind: 'hang', match: (request) => request.url === '/_security/_authenticate' });
+    tap.resetCounts();
+    const answer = await send(stack.urls[0]!, 'PUT', '/hanging/_doc/1', { n: 1 }, BATCH);
+    expect(answer.status).toBe(504);
+    expect(answer.json).toMatchObject({ error: { type: 'upstream_timeout_exception' }, status: 504 });
+    expect(lockCreates(tap)).toBe(0);
+    expect(stack.standIn.requests.filter((request) => request.url.startsWith('/hanging/'))).toHaveLength(0);
+  });
+
   it('auto: finds security on and refuses a write with wrong credentials before its lock', async () => {
     tap = await ZkWireTap.start(inject('zookeeperConnect'));
     stack = await startWriteStack({ zookeeper: tap.connectString, standIn: { security: SECURITY }, settings: securedSettings({ verify: 'auto' }) });
