@@ -155,6 +155,19 @@ describe('credential check edges', () => {
     expect(authenticateCalls(stack.standIn)).toBe(1); // the detection, once
   });
 
+  it('a reload turns the checks on for the next write (proxy.auth.verify is live)', async () => {
+    tap = await ZkWireTap.start(inject('zookeeperConnect'));
+    stack = await startWriteStack({ zookeeper: tap.connectString, standIn: { security: SECURITY }, settings: securedSettings({ verify: 'off' }) });
+    const runtime = stack.proxies[0]!;
+    const running = runtime.settings();
+    const diff = runtime.reload({ ...running, proxy: { ...running.proxy, auth: { ...running.proxy.auth, verify: 'auto' } } });
+    expect(diff.live.map((change) => change.key)).toEqual(['proxy.auth.verify']);
+    await warmUp(stack, tap);
+    tap.resetCounts();
+    expect((await send(stack.urls[0]!, 'PUT', '/reloaded/_doc/1', { n: 1 }, WRONG_PASSWORD)).status).toBe(401);
+    expect(lockCreates(tap)).toBe(0);
+  });
+
   it('off: writes are forwarded with whatever credentials they carry, as without the check', async () => {
     tap = await ZkWireTap.start(inject('zookeeperConnect'));
     stack = await startWriteStack({ zookeeper: tap.connectString, standIn: { security: SECURITY }, settings: securedSettings({ verify: 'off' }) });
