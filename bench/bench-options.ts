@@ -1,5 +1,5 @@
 /** Command line of `npm run bench -- [options]`. */
-export const WORKLOADS = ['passthrough', 'write-uncontended', 'open-loop', 'write-hot', 'fg-under-bg', 'bulk', 'bulk-gzip', 'bulk-streams', 'lock', 'fencing', 'tls'] as const;
+export const WORKLOADS = ['passthrough', 'write-uncontended', 'open-loop', 'write-hot', 'fg-under-bg', 'bulk', 'bulk-gzip', 'bulk-streams', 'lock', 'fencing', 'tls', 'auth-flood'] as const;
 export type WorkloadName = (typeof WORKLOADS)[number];
 
 export interface BenchOptions {

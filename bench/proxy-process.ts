@@ -1,7 +1,8 @@
 /**
  * One proxy instance in its own process for `npm run bench`. Argument: JSON
- * `{ zookeeper, lockRoot, upstream, deadLetterDir, lockService?, listenTls? }` (`listenTls`:
- * `{ certFile, keyFile }`, HTTPS on the proxy port). Prints
+ * `{ zookeeper, lockRoot, upstream, deadLetterDir, lockService?, listenTls?, authVerify? }` (`listenTls`:
+ * `{ certFile, keyFile }`, HTTPS on the proxy port; `authVerify`: `on`/`off`, `proxy.auth.verify`
+ * in front of a stand-in with security on, the proxy's own calls as `BENCH_PROXY_USER`). Prints
  * `{"proxyPort","adminPort","statsPort"}` once its lock service is ready. `lockService:
  * "in-process"` runs the same proxy on the in-process lock engine, without ZooKeeper: the edge and
  * the write path alone, the reference that tells their cost from the ZooKeeper lock's.
@@ -19,11 +20,13 @@ import { startProxyRuntime } from '../src/server/proxy-runtime.js';
 import { testSettings } from '../test/support/test-settings.js';
 import { waitForLockService } from '../test/support/write-stack.js';
 import { objectField, stringField } from './child-process.js';
+import { BENCH_PROXY_USER } from './bench-security.js';
 import { LockTimingRecorder } from './lock-timings.js';
 
 const config: unknown = JSON.parse(process.argv[2] ?? '{}');
 const inProcess = objectField(config, 'lockService') === 'in-process';
 const tlsFiles = objectField(config, 'listenTls');
+const authVerify = objectField(config, 'authVerify');
 const listenTls = typeof tlsFiles === 'object' && tlsFiles !== null ? { certFile: stringField(tlsFiles, 'certFile'), keyFile: stringField(tlsFiles, 'keyFile'), caFile: null } : null;
 // Long lock timeouts: a flood must queue, not turn into 429s that would flatter the latency.
 const settings = testSettings({
@@ -33,8 +36,8 @@ const settings = testSettings({
     sessionTimeoutMs: 10_000,
   },
   lock: { foregroundTimeoutMs: 60_000, backgroundTimeoutMs: 60_000 },
-  elasticsearch: { hosts: [stringField(config, 'upstream')] },
-  proxy: { deadLetterDir: stringField(config, 'deadLetterDir'), logLevel: 'error', slowLockMs: 60_000, fencing: objectField(config, 'fencing') === 'on' ? 'on' : 'off', lockService: inProcess ? 'in-process' : 'zookeeper', listenTls },
+  elasticsearch: { hosts: [stringField(config, 'upstream')], ...(authVerify === undefined ? {} : { auth: BENCH_PROXY_USER }) },
+  proxy: { ...(authVerify === 'on' || authVerify === 'off' ? { auth: { ...testSettings().proxy.auth, verify: authVerify } } : {}), deadLetterDir: stringField(config, 'deadLetterDir'), logLevel: 'error', slowLockMs: 60_000, fencing: objectField(config, 'fencing') === 'on' ? 'on' : 'off', lockService: inProcess ? 'in-process' : 'zookeeper', listenTls },
 });
 const logger = pino({ level: 'error' }, pino.destination(2));
 const timing = new LockTimingRecorder();

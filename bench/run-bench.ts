@@ -13,6 +13,7 @@ import { jvmCpuSince, type JvmCpu } from './jvm-cpu.js';
 import { parseBenchOptions, USAGE, type BenchOptions, type WorkloadName } from './bench-options.js';
 import { notesList, resultsTable, targetsTable } from './report.js';
 import { round, type Workload, type WorkloadResult } from './workload-result.js';
+import { authFlood } from './workloads/auth-flood.js';
 import { bulk } from './workloads/bulk.js';
 import { bulkGzip } from './workloads/bulk-gzip.js';
 import { bulkStreams } from './workloads/bulk-streams.js';
@@ -38,6 +39,7 @@ const WORKLOAD_RUNNERS: Record<WorkloadName, Workload> = {
   lock,
   fencing,
   tls,
+  'auth-flood': authFlood,
 };
 
 const LOCK_FREE_WORKLOADS = new Set<WorkloadName>(['passthrough', 'tls']);

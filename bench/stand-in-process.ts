@@ -1,6 +1,7 @@
 /**
  * The Elasticsearch stand-in in its own process for `npm run bench`. Argument: JSON
- * `{ writeMs, readMs, bulkDocMs }`. Prints `{"port":N}` once it listens. Bench-only routes:
+ * `{ writeMs, readMs, bulkDocMs, security? }` (`security: true`: security on with the users of
+ * `BENCH_SECURITY`: every request but the bench routes then needs credentials). Prints `{"port":N}` once it listens. Bench-only routes:
  * `GET /_bench/overlaps` (overlap count since the last reset) and `POST /_bench/reset`
  * (clears the request log and the overlap counters; call it between runs, when nothing is in flight).
  */
@@ -8,10 +9,16 @@ import type { ServerResponse } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { startEsStandIn, type StandInRequest } from '../test/support/es-stand-in.js';
 import { numberField } from './child-process.js';
+import { BENCH_SECURITY } from './bench-security.js';
 
 const options: unknown = JSON.parse(process.argv[2] ?? '{}');
 const bulkDocMs = numberField(options, 'bulkDocMs');
-const standIn = await startEsStandIn({ writeLatencyMs: numberField(options, 'writeMs'), readLatencyMs: numberField(options, 'readMs') });
+const securityOn = typeof options === 'object' && options !== null && Reflect.get(options, 'security') === true;
+const standIn = await startEsStandIn({
+  writeLatencyMs: numberField(options, 'writeMs'),
+  readLatencyMs: numberField(options, 'readMs'),
+  ...(securityOn ? { security: BENCH_SECURITY } : {}),
+});
 
 function reply(res: ServerResponse, body: unknown): true {
   res.writeHead(200, { 'content-type': 'application/json', 'X-elastic-product': 'Elasticsearch' });
@@ -42,6 +49,7 @@ standIn.onRequest(async (request, res) => {
       overlaps: folded.overlaps + standIn.overlaps.count,
       maxConcurrentPerDocument: Math.max(folded.maxConcurrentPerDocument, standIn.maxConcurrentPerDocument),
       writesInFlight: standIn.writesInFlight,
+      refusedWrites: standIn.security?.refusedWrites ?? 0,
     });
   }
   if (first === '_bench' && second === 'reset') {

@@ -1,4 +1,5 @@
 import { LOCK_TIMEOUT_KEYS, type ValueOf } from './config-keys.js';
+import type { AuthSettings } from '../auth/auth-settings.js';
 import type { ElasticsearchSettings, ProxySettings, Settings } from './settings.js';
 
 /** Shapes validated key values into the `Settings` object; cross-key rules were checked before. */
@@ -50,6 +51,7 @@ export function buildSettings(value: ValueOf, source: Settings['source']): Setti
       aliasCacheTtlMs: value('proxy.alias.cache.ttl.ms'),
       aliasCacheSize: value('proxy.alias.cache.size'),
       fencing: value('proxy.fencing'),
+      auth: authSettings(value),
     },
     source,
   });
@@ -62,6 +64,20 @@ function elasticsearchAuth(value: ValueOf): ElasticsearchSettings['auth'] {
   const password = value('elasticsearch.auth.password');
   if (username !== null && password !== null) return { kind: 'basic', username, password };
   return null;
+}
+
+function authSettings(value: ValueOf): AuthSettings {
+  return {
+    verify: value('proxy.auth.verify'),
+    timeoutMs: value('proxy.auth.timeout.ms'),
+    cacheSize: value('proxy.auth.cache.size'),
+    cacheTtlMs: value('proxy.auth.cache.ttl.ms'),
+    refusalTtlMs: value('proxy.auth.cache.refusal.ttl.ms'),
+    privileges: value('proxy.auth.privileges'),
+    foregroundAllow: value('proxy.priority.foreground.allow'),
+    foregroundDenied: value('proxy.priority.foreground.denied'),
+    maxWaitingPerPrincipal: value('proxy.lock.max.waiting.per.principal'),
+  };
 }
 
 /** Both files set or neither: the cross-key checks refused one without the other. */

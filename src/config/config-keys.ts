@@ -10,6 +10,7 @@ import {
   lockRoot,
   MAX_INT32,
   nonEmptyText,
+  nameList,
   oneOf,
   optional,
   port,
@@ -21,6 +22,7 @@ import {
 } from './value-parsers.js';
 import type { ByQueryPolicy, FencingMode, LockService, LockSettings, LogFormat, ProxySettings } from './settings.js';
 import type { Priority } from '../lock/lock-engine.js';
+import type { AuthVerifyMode, ForegroundDenied } from '../auth/auth-settings.js';
 
 /** Whether a changed value can be applied to a running proxy (SIGHUP) or needs a restart. */
 export type ReloadMode = 'live' | 'restart';
@@ -96,6 +98,15 @@ export interface ConfigValues {
   readonly 'proxy.log.level': ProxySettings['logLevel'];
   readonly 'proxy.log.format': LogFormat;
   readonly 'proxy.log.slow.lock.ms': number;
+  readonly 'proxy.auth.verify': AuthVerifyMode;
+  readonly 'proxy.auth.timeout.ms': number;
+  readonly 'proxy.auth.cache.size': number;
+  readonly 'proxy.auth.cache.ttl.ms': number;
+  readonly 'proxy.auth.cache.refusal.ttl.ms': number;
+  readonly 'proxy.auth.privileges': 'off' | 'on';
+  readonly 'proxy.priority.foreground.allow': readonly string[];
+  readonly 'proxy.priority.foreground.denied': ForegroundDenied;
+  readonly 'proxy.lock.max.waiting.per.principal': number;
 }
 
 export type ConfigKey = keyof ConfigValues;
@@ -400,6 +411,64 @@ export const CONFIG_KEYS: { readonly [K in ConfigKey]: KeySpec<ConfigValues[K]> 
     description: 'Lock waits longer than this many ms are logged at warn instead of info.',
     reload: 'live',
     parse: integer(0, MAX_INT32),
+  }),
+  'proxy.auth.verify': key({
+    defaultValue: 'auto',
+    description:
+      'Check a write\'s credentials with the cluster (`GET /_security/_authenticate` with the client\'s `Authorization`) before it takes any lock: `on`, `off`, or `auto` (on when the cluster answers that call without credentials with 401 or an anonymous user; detected at start and on reload). A refused write gets the cluster\'s 401 and takes no lock. See docs/security.md.',
+    reload: 'live',
+    parse: oneOf(['auto', 'on', 'off']),
+  }),
+  'proxy.auth.timeout.ms': key({
+    defaultValue: '5000',
+    description: 'Longest wait in ms for the cluster\'s answer to a credential check; past it the write is answered 504 with nothing locked or sent.',
+    reload: 'live',
+    parse: integer(1),
+  }),
+  'proxy.auth.cache.size': key({
+    defaultValue: '10000',
+    description: 'Credential checks kept, keyed by a keyed hash of the credentials (never the credentials); the least recently used are dropped first.',
+    reload: 'restart',
+    parse: integer(1, 10_000_000),
+  }),
+  'proxy.auth.cache.ttl.ms': key({
+    defaultValue: '30000',
+    description: 'How long in ms an accepted credential is trusted without asking the cluster again: the longest a revoked key or password can still take locks.',
+    reload: 'live',
+    parse: integer(0, MAX_INT32),
+  }),
+  'proxy.auth.cache.refusal.ttl.ms': key({
+    defaultValue: '1000',
+    description: 'How long in ms a refused credential is answered 401 without asking the cluster again.',
+    reload: 'live',
+    parse: integer(0, MAX_INT32),
+  }),
+  'proxy.auth.privileges': key({
+    defaultValue: 'off',
+    description:
+      '`on`: a single-document write is also checked with the cluster\'s `POST /_security/user/_has_privileges` for its index and action (`index`, `create`, `delete`) before its lock, the answer kept per credential and index for `proxy.auth.cache.ttl.ms`; one the cluster would refuse gets its 403 and takes no lock. Bulk items are authorized by the cluster one by one.',
+    reload: 'live',
+    parse: oneOf(['off', 'on']),
+  }),
+  'proxy.priority.foreground.allow': key({
+    defaultValue: '',
+    description:
+      'Comma-separated users, roles and API key names whose writes may be foreground (`user:`, `role:` or `api_key:` before a name restricts it to that kind); empty: everyone. Needs credential checks (`proxy.auth.verify`).',
+    reload: 'live',
+    parse: nameList,
+  }),
+  'proxy.priority.foreground.denied': key({
+    defaultValue: 'background',
+    description: 'A foreground write from someone not in `proxy.priority.foreground.allow`: `background` (locked as background, logged, counted, and said in the `X-Lock-Priority` answer header) or `reject` (403).',
+    reload: 'live',
+    parse: oneOf(['background', 'reject']),
+  }),
+  'proxy.lock.max.waiting.per.principal': key({
+    defaultValue: '0',
+    description:
+      'Most locked writes one authenticated user or API key may have in this proxy at once (waiting for their locks or holding them); past it 429 with `Retry-After`, before any lock. 0: no bound (writes without a known principal are never bounded).',
+    reload: 'live',
+    parse: integer(0),
   }),
 };
 

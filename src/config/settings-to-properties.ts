@@ -55,5 +55,14 @@ export function settingsToProperties(settings: Settings): Record<ConfigKey, stri
     'proxy.log.level': proxy.logLevel,
     'proxy.log.format': proxy.logFormat,
     'proxy.log.slow.lock.ms': String(proxy.slowLockMs),
+    'proxy.auth.verify': proxy.auth.verify,
+    'proxy.auth.timeout.ms': String(proxy.auth.timeoutMs),
+    'proxy.auth.cache.size': String(proxy.auth.cacheSize),
+    'proxy.auth.cache.ttl.ms': String(proxy.auth.cacheTtlMs),
+    'proxy.auth.cache.refusal.ttl.ms': String(proxy.auth.refusalTtlMs),
+    'proxy.auth.privileges': proxy.auth.privileges,
+    'proxy.priority.foreground.allow': proxy.auth.foregroundAllow.join(','),
+    'proxy.priority.foreground.denied': proxy.auth.foregroundDenied,
+    'proxy.lock.max.waiting.per.principal': String(proxy.auth.maxWaitingPerPrincipal),
   };
 }

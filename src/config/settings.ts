@@ -1,5 +1,6 @@
 import type { Priority } from '../lock/lock-engine.js';
 import type { ListenerTlsFiles } from '../tls/listener-tls.js';
+import type { AuthSettings } from '../auth/auth-settings.js';
 
 /**
  * The one validated, frozen view of the configuration. Built by `load-settings.ts` from
@@ -92,4 +93,6 @@ export interface ProxySettings {
   readonly aliasCacheSize: number;
   /** Whether locked writes are fenced (compare-and-set against the state read under the lock). */
   readonly fencing: FencingMode;
+  /** Who a write is, checked with the cluster before any lock; foreground rights; each principal's share. */
+  readonly auth: AuthSettings;
 }

@@ -49,6 +49,13 @@ export const byteSize: ValueParser<number> = (raw) => {
   return bytes;
 };
 
+/** Comma-separated names, trimmed, empties dropped: `a, b,,c` is `[a, b, c]`; empty is `[]`. */
+export const nameList: ValueParser<readonly string[]> = (raw) =>
+  raw
+    .split(',')
+    .map((name) => name.trim())
+    .filter((name) => name !== '');
+
 /** Empty means "unset" for keys without a default, so an override can clear a file's value. */
 export function optional<T>(parse: ValueParser<T>): ValueParser<T | null> {
   return (raw) => (raw.trim() === '' ? null : parse(raw));

@@ -48,6 +48,12 @@ export const ERROR_CODES = {
   UPSTREAM_TIMEOUT: { status: 504, type: 'upstream_timeout_exception' },
   SHUTTING_DOWN: { status: 503, type: 'node_shutting_down_exception' },
   ADMIN_FORBIDDEN: { status: 403, type: 'security_exception' },
+  /** A foreground write from someone outside proxy.priority.foreground.allow, with proxy.priority.foreground.denied=reject. */
+  FOREGROUND_NOT_ALLOWED: { status: 403, type: 'security_exception' },
+  /** proxy.auth.privileges=on and the cluster says the credentials may not do this write (`_has_privileges`). */
+  WRITE_UNAUTHORIZED: { status: 403, type: 'security_exception' },
+  /** One principal already has proxy.lock.max.waiting.per.principal locked writes in this proxy; Elasticsearch's own word for a full queue. */
+  PRINCIPAL_SHARE_EXCEEDED: { status: 429, type: 'es_rejected_execution_exception' },
   LOCK_NOT_HELD: { status: 404, type: 'resource_not_found_exception' },
   /** The shared dead-letter index could not be read or written (the local files still hold every record). */
   DEAD_LETTER_INDEX_FAILED: { status: 503, type: 'dead_letter_index_exception' },

@@ -6,6 +6,9 @@ import type { UpstreamForwarder } from '../forwarding/upstream-forwarder.js';
 import type { WriteOutcome } from '../write/write-outcome.js';
 import { createWritePath, type WritePath } from '../write/write-path.js';
 import type { WritePathDeps } from '../write/write-path-deps.js';
+import { admittedWritePath, type WritePrincipals } from '../auth/admitted-write-path.js';
+import type { WriteAdmission } from '../auth/write-admission.js';
+import { addToAnswerHead } from './answer-headers.js';
 import { sendElasticsearchError } from './elasticsearch-error.js';
 import { readableBody } from './readable-body.js';
 import { relayUpstreamResponse, sendJson } from './relay-response.js';
@@ -20,12 +23,20 @@ export interface WriteEdgeDeps {
   readonly forwarder: UpstreamForwarder;
 }
 
-/** The write path behind the proxy port, its outcomes written to the client here. */
-export function createWriteInterceptor(deps: WritePathDeps): WriteInterceptor {
-  return writeInterceptorOf(createWritePath(deps), deps);
+/** Checks of a write before its locks (src/auth), with who each write is told to the metrics. */
+export interface WriteGate {
+  readonly admission: WriteAdmission;
+  readonly principals: WritePrincipals;
 }
 
-export function writeInterceptorOf(writePath: WritePath, deps: WriteEdgeDeps): WriteInterceptor {
+/** The write path behind the proxy port, its outcomes written to the client here. */
+export function createWriteInterceptor(deps: WritePathDeps, gate?: WriteGate): WriteInterceptor {
+  const writePath: WritePath = createWritePath(deps);
+  if (gate === undefined) return writeInterceptorOf(writePath, deps);
+  return writeInterceptorOf(admittedWritePath(writePath, gate.admission, (request: InterceptedRequest, headers) => addToAnswerHead(request.res, headers), gate.principals), deps);
+}
+
+export function writeInterceptorOf(writePath: (request: InterceptedRequest) => Promise<WriteOutcome>, deps: WriteEdgeDeps): WriteInterceptor {
   return async (received) => {
     try {
       // Refused before any lock is taken: the proxy may compose the answer, and Elasticsearch refuses these too.

@@ -17,6 +17,8 @@ import { combineObservers, observer as partialObserver, type ProxyObserver } fro
 import { loggingObserver } from '../write/write-observer.js';
 import { createWriteInterceptor } from '../http/write-edge.js';
 import { FenceReader } from '../write/fencing/fence-reader.js';
+import { createAuthGate } from '../auth/auth-gate.js';
+import { PrincipalMetrics } from '../auth/principal-metrics.js';
 import { proxyCredentials } from './proxy-credentials.js';
 import { startProxy, type BoundAddress, type StartProxyDeps } from './start-proxy.js';
 
@@ -57,16 +59,19 @@ export async function startProxyRuntime(initial: Settings, logger: Logger, optio
   const setLogLevel = liveLogLevel(logger);
   const metrics = options.metrics ?? new ProxyMetrics();
   const writeLogger = logger.child({ component: 'write' });
+  const principalMetrics = new PrincipalMetrics(metrics.registry);
   // The one place where metrics and logging are attached: every part reports to this observer.
   const observer = combineObservers(
     metrics.observer,
     partialObserver(loggingObserver(writeLogger, () => current.proxy.slowLockMs)),
+    partialObserver({ lockedRequest: (report) => principalMetrics.lockedRequest(report) }),
     ...(options.observer !== undefined ? [options.observer] : []),
   );
   const engine = options.lockEngine ?? (await openLockEngine(initial, logger, lockEventsOf(observer)));
   const stopWatching = attachLockEngine(engine, observer);
   const cluster = createClusterClient(initial.elasticsearch, initial.proxy.upstreamTimeoutMs);
   const forwarder = createUpstreamForwarder(initial, { logger: logger.child({ component: 'upstream' }), failures: observer });
+  const authGate = createAuthGate({ settings, forwarder, metrics: principalMetrics, logger: logger.child({ component: 'auth' }) });
   // What the runtime opened beside the HTTP edge: released the same way on close and on a failed start.
   const closeShared = async (): Promise<void> => {
     stopWatching();
@@ -93,13 +98,14 @@ export async function startProxyRuntime(initial: Settings, logger: Logger, optio
         observer,
         logger: writeLogger,
         fenceReader: new FenceReader(forwarder, proxyCredentials(initial.elasticsearch.auth)),
-      }),
+      }, authGate),
       readinessChecks: [{ name: 'draining', check: async () => (draining ? 'shutting down: draining in-flight requests' : null) }],
       adminRouters: [
         metricsRouter(metrics),
         lockInspectionRouter({ locks: engine, adminToken: () => current.proxy.adminToken, logger: logger.child({ component: 'admin' }) }),
       ],
     });
+    authGate.detectSecurity();
     return {
       proxyAddress: proxy.proxyAddress,
       adminAddress: proxy.adminAddress,
@@ -112,6 +118,7 @@ export async function startProxyRuntime(initial: Settings, logger: Logger, optio
         current = update.settings;
         setLogLevel(current.proxy.logLevel);
         proxy.reloadCertificate();
+        authGate.detectSecurity();
         return update.diff;
       },
       close: async () => {

@@ -26,6 +26,7 @@ export function createWritePath(deps: WritePathDeps): WritePath {
 }
 
 function priorityOf(deps: WritePathDeps, exchange: WriteRequest): Priority {
+  if (exchange.priority !== undefined) return exchange.priority;
   const { lockHeader, lockDefault } = deps.settings().proxy;
   return parsePriority(exchange.req.headers[lockHeader.toLowerCase()], lockDefault, lockHeader);
 }

@@ -6,9 +6,10 @@ import { DocumentStore, storedId, type StoredDocument } from './es-stand-in/docu
 import { GateSet, type Gate } from './es-stand-in/gates.js';
 import { OverlapDetector, type OverlapReport, type PendingWrite } from './es-stand-in/overlap-detector.js';
 import { decodeRequestBody } from './es-stand-in/request-decompression.js';
-import { illegalArgument } from './es-stand-in/es-errors.js';
+import { illegalArgument, type OperationResult } from './es-stand-in/es-errors.js';
 import { planRoute, requestsCompatibleWith7, type WritePlan } from './es-stand-in/routes.js';
 import { splitPath, type StandInRequest } from './es-stand-in/stand-in-request.js';
+import { StandInSecurity, WWW_AUTHENTICATE, type StandInSecurityOptions, type StandInUser } from './es-stand-in/security.js';
 import { WriteHistory, type AppliedOverlap, type AppliedWrite } from './es-stand-in/write-history.js';
 
 export type { WriteAction } from './es-stand-in/document-write.js';
@@ -16,6 +17,7 @@ export type { Gate } from './es-stand-in/gates.js';
 export type { OverlapExample, OverlapReport, PendingWrite } from './es-stand-in/overlap-detector.js';
 export type { StandInRequest } from './es-stand-in/stand-in-request.js';
 export type { StoredDocument } from './es-stand-in/document-store.js';
+export { StandInSecurity, WWW_AUTHENTICATE, type StandInSecurityOptions } from './es-stand-in/security.js';
 export type { AppliedOverlap, AppliedWrite, WriteRequestInfo } from './es-stand-in/write-history.js';
 
 /**
@@ -45,6 +47,8 @@ export interface EsStandInOptions {
    * bulk (`/_bulk/stream`), served here as a bulk whose items are applied together.
    */
   readonly distribution?: 'elasticsearch-8' | 'opensearch-1' | 'opensearch-2.17';
+  /** Security on (es-stand-in/security.ts): every request authenticated first; absent, security is off. */
+  readonly security?: StandInSecurityOptions;
 }
 
 export interface LoggedRequest {
@@ -92,6 +96,8 @@ export interface EsStandIn {
   readonly overlaps: OverlapReport;
   /** Most writes ever in flight on one document at once (1 when serialized). */
   readonly maxConcurrentPerDocument: number;
+  /** The security realm when security is on (`EsStandInOptions.security`), else null. */
+  readonly security: StandInSecurity | null;
   /** Writes arrived and not applied yet, one per document they write. */
   readonly writesInFlight: number;
   /** Live document (index or alias name), or undefined (never written, or deleted). */
@@ -138,6 +144,7 @@ export async function startEsStandIn(options: EsStandInOptions = {}): Promise<Es
 class StandInServer implements EsStandIn {
   writeLatencyMs: number;
   readLatencyMs: number;
+  readonly security: StandInSecurity | null;
   private readonly version: string;
   private readonly distribution: NonNullable<EsStandInOptions['distribution']>;
   private readonly store: DocumentStore;
@@ -160,6 +167,7 @@ class StandInServer implements EsStandIn {
     this.readLatencyMs = options.readLatencyMs ?? 0;
     this.version = options.version ?? '8.15.0';
     this.distribution = options.distribution ?? 'elasticsearch-8';
+    this.security = options.security === undefined ? null : new StandInSecurity(options.security);
     this.store = new DocumentStore({ gcDeletesMs: options.gcDeletesMs ?? 60_000 });
     this.server = createServer((req, res) => {
       this.handle(req, res).catch((error: unknown) => {
@@ -343,6 +351,26 @@ class StandInServer implements EsStandIn {
       if (await handler(request, res)) return;
     }
 
+    // Past fault injection and custom handlers, as the test hooks see every request first.
+    let user: StandInUser | null = null;
+    if (this.security !== null) {
+      const authenticated = this.security.authenticate(req.headers, entry.url, entry.method);
+      if (!authenticated.ok) {
+        sendJson(res, req, 401, authenticated.refusal.body, { 'WWW-Authenticate': [...WWW_AUTHENTICATE] });
+        return;
+      }
+      user = authenticated.user;
+      if (segments[0] === '_security') {
+        const answer = securityRoute(this.security, user, entry.method, segments, entry.body);
+        sendJson(res, req, answer.status, answer.body);
+        return;
+      }
+    }
+    const refusal = user === null || this.security === null ? null : unauthorizedWrite(this.security, user, entry.method, segments);
+    if (refusal !== null) {
+      sendJson(res, req, refusal.status, refusal.body);
+      return;
+    }
     if (plan.kind === 'write') {
       await this.write(entry, request, plan, res, req);
       return;
@@ -413,10 +441,32 @@ function contentTypeFor(req: IncomingMessage): string {
   return compatible === null ? 'application/json' : `application/vnd.elasticsearch+json;compatible-with=${compatible[1]}`;
 }
 
-function sendJson(res: ServerResponse, req: IncomingMessage, status: number, body: unknown): void {
+function sendJson(res: ServerResponse, req: IncomingMessage, status: number, body: unknown, headers: Record<string, string | string[]> = {}): void {
   const payload = Buffer.from(JSON.stringify(body));
-  res.writeHead(status, { 'content-type': contentTypeFor(req), 'X-elastic-product': 'Elasticsearch', 'content-length': String(payload.length) });
+  res.writeHead(status, { 'content-type': contentTypeFor(req), 'X-elastic-product': 'Elasticsearch', ...headers, 'content-length': String(payload.length) });
   res.end(req.method === 'HEAD' ? undefined : payload);
+}
+
+/** `_security/_authenticate` and `_security/user/_has_privileges`; other security APIs are not played. */
+function securityRoute(security: StandInSecurity, user: StandInUser, method: string, segments: readonly string[], body: Buffer): OperationResult {
+  if (segments[1] === '_authenticate' && segments.length === 2 && method === 'GET') return { status: 200, body: security.authenticateBody(user) };
+  if (segments[1] === 'user' && segments.at(-1) === '_has_privileges' && (method === 'GET' || method === 'POST')) return security.hasPrivileges(user, body);
+  return illegalArgument(`no handler found for uri [/${segments.join('/')}] and method [${method}]`);
+}
+
+/**
+ * A single-document write the user's roles do not grant, refused before it runs (bulk items are
+ * authorized per item by Elasticsearch and are not played here).
+ * Elasticsearch: x-pack/plugin/security/src/main/java/org/elasticsearch/xpack/security/authz/AuthorizationService.java
+ */
+function unauthorizedWrite(security: StandInSecurity, user: StandInUser, method: string, segments: readonly string[]): OperationResult | null {
+  const [index, endpoint] = segments;
+  if (index === undefined || index.startsWith('_') || endpoint === undefined || segments.length !== 3) return null;
+  const privilege = method === 'DELETE' ? 'delete' : endpoint === '_create' ? 'create' : endpoint === '_doc' || endpoint === '_update' ? 'index' : null;
+  if (privilege === null || (method !== 'PUT' && method !== 'POST' && method !== 'DELETE')) return null;
+  if (security.grants(user, index, privilege)) return null;
+  const action = privilege === 'delete' ? 'indices:data/write/delete' : endpoint === '_update' ? 'indices:data/write/update' : 'indices:data/write/index';
+  return security.unauthorized(user, action, index);
 }
 
 async function readBody(req: IncomingMessage): Promise<Buffer> {

@@ -11,13 +11,14 @@ export interface TestSettingsOverrides {
 
 /**
  * The product's own defaults (from the key registry, so tests cannot drift from them), except that
- * both listeners bind port 0 on loopback (the running proxy reports the ports it got) and logs are
- * silent.
+ * both listeners bind port 0 on loopback (the running proxy reports the ports it got), logs are
+ * silent, and credential checks are off (a test of them turns them on, so that no other test's
+ * request log or injected fault meets the proxy's own security probe).
  */
 const TEST_DEFAULTS: Settings = loadSettings({
   configFile: null,
   env: {},
-  flags: ['proxy.listen.port=0', 'proxy.admin.port=0', 'proxy.log.level=silent'],
+  flags: ['proxy.listen.port=0', 'proxy.admin.port=0', 'proxy.log.level=silent', 'proxy.auth.verify=off'],
 });
 
 export function testSettings(overrides: TestSettingsOverrides = {}): Settings {

@@ -6,7 +6,7 @@ import { promisify } from 'node:util';
 import { describe, expect, inject, it } from 'vitest';
 
 const run = promisify(execFile);
-const WORKLOADS = ['passthrough', 'write-uncontended', 'open-loop', 'write-hot', 'fg-under-bg', 'bulk', 'bulk-gzip', 'bulk-streams', 'lock', 'fencing', 'tls'];
+const WORKLOADS = ['passthrough', 'write-uncontended', 'open-loop', 'write-hot', 'fg-under-bg', 'bulk', 'bulk-gzip', 'bulk-streams', 'lock', 'fencing', 'tls', 'auth-flood'];
 
 function field(value: unknown, name: string): unknown {
   return typeof value === 'object' && value !== null ? Reflect.get(value, name) : undefined;

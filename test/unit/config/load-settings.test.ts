@@ -63,6 +63,17 @@ describe('defaults', () => {
       aliasCacheTtlMs: 5000,
       aliasCacheSize: 10_000,
       fencing: 'off',
+      auth: {
+        verify: 'auto',
+        timeoutMs: 5000,
+        cacheSize: 10_000,
+        cacheTtlMs: 30_000,
+        refusalTtlMs: 1000,
+        privileges: 'off',
+        foregroundAllow: [],
+        foregroundDenied: 'background',
+        maxWaitingPerPrincipal: 0,
+      },
     });
     expect(settings.source).toEqual({ configFile: null, warnings: [] });
   });
@@ -113,6 +124,15 @@ const EVERY_KEY: ReadonlyArray<readonly [ConfigKey, string, (s: Settings) => unk
   ['proxy.log.level', 'debug', (s) => s.proxy.logLevel, 'debug'],
   ['proxy.log.format', 'pretty', (s) => s.proxy.logFormat, 'pretty'],
   ['proxy.log.slow.lock.ms', '50', (s) => s.proxy.slowLockMs, 50],
+  ['proxy.auth.verify', 'ON', (s) => s.proxy.auth.verify, 'on'],
+  ['proxy.auth.timeout.ms', '750', (s) => s.proxy.auth.timeoutMs, 750],
+  ['proxy.auth.cache.size', '64', (s) => s.proxy.auth.cacheSize, 64],
+  ['proxy.auth.cache.ttl.ms', '2000', (s) => s.proxy.auth.cacheTtlMs, 2000],
+  ['proxy.auth.cache.refusal.ttl.ms', '250', (s) => s.proxy.auth.refusalTtlMs, 250],
+  ['proxy.auth.privileges', 'on', (s) => s.proxy.auth.privileges, 'on'],
+  ['proxy.priority.foreground.allow', ' alice, role:interactive,,api_key:ui ', (s) => s.proxy.auth.foregroundAllow, ['alice', 'role:interactive', 'api_key:ui']],
+  ['proxy.priority.foreground.denied', 'reject', (s) => s.proxy.auth.foregroundDenied, 'reject'],
+  ['proxy.lock.max.waiting.per.principal', '32', (s) => s.proxy.auth.maxWaitingPerPrincipal, 32],
 ];
 
 describe('every key read from a file', () => {

@@ -67,6 +67,14 @@ describe('reloadableDiff', () => {
       'proxy.fencing',
       'proxy.log.level',
       'proxy.log.slow.lock.ms',
+      'proxy.auth.verify',
+      'proxy.auth.timeout.ms',
+      'proxy.auth.cache.ttl.ms',
+      'proxy.auth.cache.refusal.ttl.ms',
+      'proxy.auth.privileges',
+      'proxy.priority.foreground.allow',
+      'proxy.priority.foreground.denied',
+      'proxy.lock.max.waiting.per.principal',
     ]);
   });
 });

@@ -1,0 +1,68 @@
+import type { Logger } from 'pino';
+import type { Settings } from '../config/settings.js';
+import type { UpstreamForwarder } from '../forwarding/upstream-forwarder.js';
+import type { WritePrincipals } from './admitted-write-path.js';
+import { AuthenticationCache } from './authentication-cache.js';
+import { askCluster } from './cluster-authentication.js';
+import type { PrincipalMetrics } from './principal-metrics.js';
+import { PrincipalShare } from './principal-share.js';
+import { SecurityDetection } from './security-detection.js';
+import { createWriteAdmission, type WriteAdmission } from './write-admission.js';
+import { PrivilegeCheck } from './write-privileges.js';
+
+export interface AuthGate {
+  readonly admission: WriteAdmission;
+  readonly principals: WritePrincipals;
+  /** Start and reload: with `proxy.auth.verify=auto`, asks the cluster (again) whether it has security on. */
+  detectSecurity(): void;
+}
+
+export interface AuthGateDeps {
+  readonly settings: () => Settings;
+  readonly forwarder: UpstreamForwarder;
+  readonly metrics: PrincipalMetrics;
+  readonly logger: Logger;
+}
+
+/** The checks before a write's locks, assembled: the cluster's verdicts and their cache, foreground rights, shares. */
+export function createAuthGate(deps: AuthGateDeps): AuthGate {
+  const { settings, forwarder, metrics, logger } = deps;
+  const initial = settings().proxy.auth;
+  const verdicts = new AuthenticationCache({
+    ask: (credentials) => askCluster(forwarder, credentials),
+    size: initial.cacheSize,
+    ttlMs: () => settings().proxy.auth.cacheTtlMs,
+    refusalTtlMs: () => settings().proxy.auth.refusalTtlMs,
+  });
+  const security = new SecurityDetection(forwarder);
+  const admission = createWriteAdmission({
+    settings,
+    verdicts,
+    security,
+    share: new PrincipalShare(),
+    privileges: new PrivilegeCheck(forwarder, initial.cacheSize, () => settings().proxy.auth.cacheTtlMs),
+    events: {
+      credentialChecked: (result, cached) => metrics.credentialChecked(result, cached),
+      foregroundDenied: (principal, action, requestId) => {
+        metrics.foregroundDenied(principal, action);
+        logger.info({ requestId, principal, action }, 'foreground write from a principal not allowed to write in the foreground');
+      },
+      shareExceeded: (principal, requestId) => {
+        metrics.shareExceeded(principal);
+        logger.info({ requestId, principal }, 'write refused: its principal has its share of locked writes in flight');
+      },
+    },
+  });
+  return {
+    admission,
+    principals: metrics,
+    detectSecurity() {
+      security.forget();
+      if (settings().proxy.auth.verify !== 'auto') return;
+      security.detect().then(
+        (state) => logger.info({ security: state }, `cluster security is ${state}: credential checks ${state === 'on' ? 'on' : 'off'} (proxy.auth.verify=auto)`),
+        (error: unknown) => logger.warn({ err: error }, 'cluster security not detected yet: the next write asks again (proxy.auth.verify=auto)'),
+      );
+    },
+  };
+}
