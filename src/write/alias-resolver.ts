@@ -1,12 +1,14 @@
 import type { Client } from '@elastic/elasticsearch';
 import { LRUCache } from 'lru-cache';
 import pLimit, { type LimitFunction } from 'p-limit';
+import { DateMathError } from '../classify/date-math/date-math-error.js';
+import { resolveDateMathName } from '../classify/date-math/date-math-index-name.js';
 import { ProxyError } from '../errors/proxy-error.js';
 
 /**
  * What `GET /{name}/_alias` tells about a name a client writes to: whether it is an alias (the
- * answer lists other indices than the name), and for a concrete index the aliases through which
- * writes may reach it (`is_write_index` not false).
+ * answer lists other indices than the name), and for a concrete index the aliases whose write index
+ * it is.
  */
 export interface NameAliases {
   readonly isAlias: boolean;
@@ -40,6 +42,8 @@ export interface AliasResolverOptions {
   readonly concurrency: number;
   /** The clock answers age on, in ms (tests); `performance.now` by default. */
   readonly now?: () => number;
+  /** The wall clock date math is evaluated on, in ms since the epoch (tests); `Date.now` by default. */
+  readonly wallClock?: () => number;
 }
 
 /** Look-ups in flight per proxy: enough to hide one round trip, few enough for any bulk. */
@@ -82,7 +86,7 @@ export class AliasResolver {
   constructor(private readonly options: AliasResolverOptions) {
     this.limit = pLimit(options.concurrency);
     const clock = options.now;
-    this.cache = new LRUCache<string, ResolvedName>({
+    this.cache = new LRUCache<string, ResolvedName, unknown>({
       max: options.capacity,
       ttlAutopurge: false,
       // Should a background answer ever replace an entry a write's own look-up is refreshing (which
@@ -97,12 +101,28 @@ export class AliasResolver {
     return (await this.resolveName(name)).lockIndex;
   }
 
-  /** Lock key and read target of `name`, from the same cached look-up. */
+  /**
+   * Lock key and read target of `name` (an index name as the client wrote it, URL-decoded): its
+   * date math resolved first, then the concrete name looked up (cached). Throws ProxyError
+   * DATE_MATH_INVALID / DATE_MATH_UNSUPPORTED for a date-math name the proxy cannot evaluate, and
+   * ALIAS_RESOLUTION_FAILED when the look-up failed.
+   */
   async resolveName(name: string): Promise<ResolvedName> {
+    const concrete = this.concreteName(name);
     const ttlMs = this.options.ttlMs();
-    const resolved = await this.cache.fetch(name, { ttl: ttlMs });
-    this.refreshWhenAging(name, ttlMs);
-    return resolved ?? { lockIndex: name, readIndex: name };
+    const resolved = await this.cache.fetch(concrete, { ttl: ttlMs });
+    this.refreshWhenAging(concrete, ttlMs);
+    return resolved ?? { lockIndex: concrete, readIndex: concrete };
+  }
+
+  /** `name` with its date math evaluated as Elasticsearch evaluates it (IndexNameExpressionResolver). */
+  concreteName(name: string): string {
+    try {
+      return resolveDateMathName(name, (this.options.wallClock ?? Date.now)());
+    } catch (error) {
+      if (error instanceof DateMathError) throw error.toProxyError();
+      throw error;
+    }
   }
 
   /** Names cached right now (for tests and the admin view). */
@@ -119,14 +139,21 @@ export class AliasResolver {
       .then((answer) => {
         // Only over the answer it refreshes: a write's own look-up may have replaced it meanwhile
         // with a newer one, and an expired answer is looked up again by the next write.
-        if (this.cache.peek(name) === aging) this.cache.set(name, answer, { ttl: this.options.ttlMs() });
+        if (this.cache.peek(name) !== aging) return;
+        if (answer === undefined) this.cache.delete(name);
+        else this.cache.set(name, answer, { ttl: this.options.ttlMs() });
       })
       // A failed look-up leaves the answer to expire; the write after that looks up on its own.
       .catch(() => undefined)
       .finally(() => this.refreshing.delete(name));
   }
 
-  private async resolve(name: string): Promise<ResolvedName> {
+  /**
+   * `undefined` (not cached) for a name that does not exist yet: it may become a rollover's new
+   * write index at any moment, and a cached "no such index" would key direct writes to it on its
+   * own name for the rest of the TTL.
+   */
+  private async resolve(name: string): Promise<ResolvedName | undefined> {
     let aliases: NameAliases | null;
     try {
       aliases = await this.options.lookup(name);
@@ -136,7 +163,8 @@ export class AliasResolver {
         meta: { index: name },
       });
     }
-    return { lockIndex: lockIndexOf(name, aliases), readIndex: aliases?.writeIndex ?? name };
+    if (aliases === null) return undefined;
+    return { lockIndex: lockIndexOf(name, aliases), readIndex: aliases.writeIndex ?? name };
   }
 }
 
@@ -160,26 +188,53 @@ interface AliasEntry {
  * the name as an index at all (`_all`, a name it cannot route): no alias can lead there and the
  * write to it is refused by Elasticsearch itself, so the name stands as its own key and the client
  * gets Elasticsearch's answer, not a 503 for its own mistake.
+ *
+ * An alias listed on a concrete index without `is_write_index` (`{}`) makes that index its write
+ * index only when the alias has no other index; those aliases are looked up too (`GET /_alias/{alias}`).
  */
 export function clusterAliasLookup(client: Client): AliasLookup {
   return async (name) => {
     const response = await client.indices.getAlias({ index: name }, { ignore: [400, 404], meta: true });
     if (response.statusCode === 404 || response.statusCode === 400) return null;
-    return aliasesOfAnswer(name, response.body as Readonly<Record<string, AliasEntry>>);
+    const body = response.body as Readonly<Record<string, AliasEntry>>;
+    const counts = new Map<string, number>();
+    for (const alias of unflaggedAliasesOf(name, body)) {
+      const members = await client.indices.getAlias({ name: alias }, { ignore: [404], meta: true });
+      counts.set(alias, members.statusCode === 404 ? 0 : Object.keys(members.body as object).length);
+    }
+    return aliasesOfAnswer(name, body, (alias) => counts.get(alias) ?? 0);
   };
 }
 
-export function aliasesOfAnswer(name: string, body: Readonly<Record<string, AliasEntry>>): NameAliases {
+/** Aliases listed on the concrete index `name` without an `is_write_index` flag. */
+export function unflaggedAliasesOf(name: string, body: Readonly<Record<string, AliasEntry>>): string[] {
+  const aliases = body[name]?.aliases ?? {};
+  return Object.keys(aliases).filter((alias) => typeof aliases[alias]?.is_write_index !== 'boolean');
+}
+
+/**
+ * `indexCount` tells how many indices an unflagged alias has. Elasticsearch's rule for an alias's
+ * write index: the index flagged `is_write_index: true`; else, when the alias has exactly one index
+ * and that index's flag is not `false`, that index; else none.
+ * Elasticsearch: server/src/main/java/org/elasticsearch/cluster/metadata/IndexAbstraction.java
+ * (the Alias constructor, which picks `writeIndex`).
+ */
+export function aliasesOfAnswer(name: string, body: Readonly<Record<string, AliasEntry>>, indexCount: (alias: string) => number): NameAliases {
   const indices = Object.keys(body);
   if (!indices.includes(name)) return { isAlias: true, writeAliases: [], writeIndex: writeIndexOfAlias(name, body) };
   const aliases = body[name]?.aliases ?? {};
-  return { isAlias: false, writeAliases: Object.keys(aliases).filter((alias) => aliases[alias]?.is_write_index !== false), writeIndex: name };
+  const writesHere = (alias: string): boolean => {
+    const flag = aliases[alias]?.is_write_index;
+    return flag === true || (typeof flag !== 'boolean' && indexCount(alias) === 1);
+  };
+  return { isAlias: false, writeAliases: Object.keys(aliases).filter(writesHere), writeIndex: name };
 }
 
-/** As Elasticsearch picks it: the index flagged `is_write_index: true`, else the alias's only index. */
+/** As Elasticsearch picks it: the index flagged `is_write_index: true`, else the alias's only index unless flagged false. */
 function writeIndexOfAlias(alias: string, body: Readonly<Record<string, AliasEntry>>): string | null {
   const indices = Object.keys(body);
   const flagged = indices.find((index) => body[index]?.aliases?.[alias]?.is_write_index === true);
   if (flagged !== undefined) return flagged;
-  return indices.length === 1 ? (indices[0] ?? null) : null;
+  const [only] = indices;
+  return indices.length === 1 && only !== undefined && body[only]?.aliases?.[alias]?.is_write_index !== false ? only : null;
 }

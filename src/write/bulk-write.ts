@@ -1,5 +1,6 @@
 import { exceedsIdLimit, parseBulkBody, sliceBulkBody, type BulkItem } from '../classify/bulk-parser.js';
 import { checkBulkContentType } from '../classify/content-type.js';
+import { ProxyError } from '../errors/proxy-error.js';
 import type { Priority } from '../lock/lock-engine.js';
 import { backOff, giveUp, retriesAfterTimeout } from './background-retry.js';
 import { distinctKeys, lockTimeoutItem, proxyItemResult, type KeyedBulkItem } from './bulk-items.js';
@@ -82,18 +83,31 @@ function report(run: BulkRun, outcome: LockOutcome, documents: number): void {
 }
 
 /**
- * Items without an id (auto-generated) and with an id Elasticsearch rejects as too long cannot
- * collide with another write, so they carry no key and are forwarded without a lock.
+ * Items without an id (auto-generated), with an id Elasticsearch rejects as too long, and with a
+ * date-math `_index` Elasticsearch refuses (it fails that item with `parse_exception`) write
+ * nothing another write could collide with, so they carry no key and are forwarded without a lock.
+ * A date-math name valid for Elasticsearch that the proxy does not evaluate refuses the whole bulk
+ * (400): it would otherwise be written unlocked.
  */
 async function keyItems(deps: WritePathDeps, items: readonly BulkItem[]): Promise<KeyedBulkItem[]> {
   const lockable = (item: BulkItem): item is BulkItem & { id: string } => item.id !== null && !exceedsIdLimit(item.id);
   const names = new Set<string>();
   for (const item of items) if (lockable(item)) names.add(item.index);
-  const lockIndices = new Map(await Promise.all([...names].map(async (name) => [name, await deps.aliases.lockIndexFor(name)] as const)));
-  return items.map((item) => ({
-    item,
-    key: lockable(item) ? { index: lockIndices.get(item.index) ?? item.index, id: item.id } : null,
-  }));
+  const lockIndices = new Map(await Promise.all([...names].map(async (name) => [name, await lockIndexOrRefused(deps, name)] as const)));
+  return items.map((item) => {
+    const index = lockable(item) ? lockIndices.get(item.index) : undefined;
+    return { item, key: lockable(item) && index !== undefined && index !== null ? { index, id: item.id } : null };
+  });
+}
+
+/** The lock index of a bulk item's `_index`; `null` for a date-math name Elasticsearch refuses. */
+async function lockIndexOrRefused(deps: WritePathDeps, name: string): Promise<string | null> {
+  try {
+    return await deps.aliases.lockIndexFor(name);
+  } catch (error) {
+    if (error instanceof ProxyError && error.code === 'DATE_MATH_INVALID') return null;
+    throw error;
+  }
 }
 
 async function runRounds(run: BulkRun): Promise<RoundsEnd> {

@@ -103,6 +103,8 @@ export interface EsStandIn {
   /** Resolves once an applied write (already recorded or future) satisfies `predicate`. */
   waitForApplied(predicate: (write: AppliedWrite) => boolean): Promise<AppliedWrite>;
   defineAlias(alias: string, writeIndex: string, otherIndices?: readonly string[]): void;
+  /** An alias with no `is_write_index` flag (listed as `{}`): a read alias when it has several indices. */
+  defineUnflaggedAlias(alias: string, indices: readonly string[]): void;
   /** Returns the backing index name. */
   defineDataStream(name: string): string;
   /** Holds matching requests after their latency until released: a held write is in flight, applied on release. */
@@ -225,6 +227,10 @@ class StandInServer implements EsStandIn {
 
   defineAlias(alias: string, writeIndex: string, otherIndices: readonly string[] = []): void {
     this.store.defineAlias(alias, writeIndex, otherIndices);
+  }
+
+  defineUnflaggedAlias(alias: string, indices: readonly string[]): void {
+    this.store.defineUnflaggedAlias(alias, indices);
   }
 
   defineDataStream(name: string): string {

@@ -21,12 +21,23 @@ describe('lockIndexOf', () => {
 
 describe('aliasesOfAnswer', () => {
   it('recognises an alias: the answer lists other indices than the name', () => {
-    expect(aliasesOfAnswer('logs', { 'logs-000001': { aliases: { logs: { is_write_index: true } } } })).toEqual({ isAlias: true, writeAliases: [], writeIndex: 'logs-000001' });
+    expect(aliasesOfAnswer('logs', { 'logs-000001': { aliases: { logs: { is_write_index: true } } } }, () => 1)).toEqual({ isAlias: true, writeAliases: [], writeIndex: 'logs-000001' });
   });
 
-  it('lists the aliases an index can be written through, not those marked is_write_index false', () => {
+  it('lists the aliases whose write index the index is: flagged true, or unflagged with no other index', () => {
     const body = { 'logs-000001': { aliases: { logs: {}, old: { is_write_index: false }, current: { is_write_index: true } } } };
-    expect(aliasesOfAnswer('logs-000001', body)).toEqual({ isAlias: false, writeAliases: ['logs', 'current'], writeIndex: 'logs-000001' });
+    expect(aliasesOfAnswer('logs-000001', body, () => 1)).toEqual({ isAlias: false, writeAliases: ['logs', 'current'], writeIndex: 'logs-000001' });
+  });
+
+  it('does not list an unflagged alias with several indices (a read alias): Elasticsearch has no write index for it', () => {
+    const body = { 'logs-000001': { aliases: { logs: { is_write_index: true }, 'all-logs': {} } } };
+    const answer = aliasesOfAnswer('logs-000001', body, (alias) => (alias === 'all-logs' ? 2 : 1));
+    expect(answer.writeAliases).toEqual(['logs']);
+    expect(lockIndexOf('logs-000001', answer)).toBe('logs');
+  });
+
+  it('gives an alias whose only index is flagged false no write index', () => {
+    expect(aliasesOfAnswer('logs', { 'logs-000001': { aliases: { logs: { is_write_index: false } } } }, () => 1).writeIndex).toBeNull();
   });
 });
 

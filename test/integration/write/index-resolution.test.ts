@@ -1,0 +1,68 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { LOCK_BACKENDS } from '../../support/lock-backends.js';
+import { startWriteStack, type WriteStack } from '../../support/write-stack.js';
+import { ndjson, send } from './write-client.js';
+
+/** `yyyy.MM` of now in UTC: a monthly date-math name changes only at a month's turn. */
+function thisMonth(): string {
+  const now = new Date();
+  return `${now.getUTCFullYear()}.${String(now.getUTCMonth() + 1).padStart(2, '0')}`;
+}
+
+describe.each(LOCK_BACKENDS)('which document a write names: aliases and date math ($name locks)', (locks) => {
+  let stack: WriteStack | undefined;
+  afterEach(async () => {
+    await stack?.close();
+    stack = undefined;
+  });
+
+  async function twoProxies(): Promise<WriteStack> {
+    return startWriteStack({ ...locks.stackLocks(), proxies: 2, standIn: { writeLatencyMs: 3 }, settings: { lock: { foregroundTimeoutMs: 20_000 } } });
+  }
+
+  it('a direct write to an index with a write alias and a read alias (listed `{}`) waits for writes through the write alias', async () => {
+    stack = await twoProxies();
+    stack.standIn.defineAlias('logs', 'logs-000001');
+    stack.standIn.defineUnflaggedAlias('all-logs', ['logs-000001', 'logs-old']);
+    const writes = Array.from({ length: 40 }, (_, n) => send(stack!.urls[n % 2]!, 'PUT', `/${n % 4 < 2 ? 'logs' : 'logs-000001'}/_doc/1`, { n }));
+    const answers = await Promise.all(writes);
+    expect(answers.map((answer) => answer.status).every((status) => status === 200 || status === 201)).toBe(true);
+    expect(stack.standIn.overlaps.count).toBe(0);
+    const applied = stack.standIn.history('logs-000001', '1');
+    expect(applied).toHaveLength(40);
+    expect(stack.standIn.document('logs-000001', '1')?.source).toEqual(applied.at(-1)?.body);
+  });
+
+  it('a date-math name and the concrete name it resolves to lock the same document, for single writes and a bulk’s `_index`', async () => {
+    stack = await twoProxies();
+    const concrete = `metrics-${thisMonth()}`;
+    const dateMath = encodeURIComponent('<metrics-{now/M{yyyy.MM}}>');
+    const writes = Array.from({ length: 40 }, (_, n) => {
+      const url = stack!.urls[n % 2]!;
+      switch (n % 4) {
+        case 0:
+          return send(url, 'PUT', `/${dateMath}/_doc/1`, { n });
+        case 1:
+          return send(url, 'PUT', `/${concrete}/_doc/1`, { n });
+        case 2:
+          return send(url, 'POST', '/_bulk', ndjson([{ index: { _index: '<metrics-{now/M{yyyy.MM}}>', _id: '1' } }, { n }]), { 'content-type': 'application/x-ndjson' });
+        default:
+          return send(url, 'POST', `/${dateMath}/_bulk`, ndjson([{ index: { _id: '1' } }, { n }]), { 'content-type': 'application/x-ndjson' });
+      }
+    });
+    const answers = await Promise.all(writes);
+    expect(answers.map((answer) => answer.status).every((status) => status === 200 || status === 201)).toBe(true);
+    expect(stack.standIn.overlaps.count).toBe(0);
+    const applied = stack.standIn.history(concrete, '1');
+    expect(applied).toHaveLength(40);
+    expect(stack.standIn.document(concrete, '1')?.source).toEqual(applied.at(-1)?.body);
+  });
+
+  it('a date-math name Elasticsearch refuses is answered 400 `parse_exception` with nothing locked or written', async () => {
+    stack = await twoProxies();
+    const answer = await send(stack.urls[0]!, 'PUT', `/${encodeURIComponent('<metrics-{now/M>')}/_doc/1`, { n: 1 });
+    expect(answer.status).toBe(400);
+    expect(answer.json).toMatchObject({ status: 400, error: { type: 'parse_exception', reason: expect.stringContaining('date math placeholder is open ended') } });
+    expect(stack.standIn.requests.filter((request) => request.url.includes('_doc'))).toHaveLength(0);
+  });
+});
