@@ -14,6 +14,13 @@ export interface NameAliases {
   readonly isAlias: boolean;
   readonly writeAliases: readonly string[];
   /**
+   * Aliases listing the concrete index with `is_write_index: false`: the mark a rollover leaves on
+   * the previous write index of an alias (absent: none).
+   */
+  readonly formerWriteAliases?: readonly string[];
+  /** The data stream a concrete index is a backing index of (absent: none). */
+  readonly dataStream?: string;
+  /**
    * For an alias, the index its writes go to (`is_write_index: true`, or its only index); `null`
    * when it has none (Elasticsearch then refuses writes through it). For a concrete index, itself.
    */
@@ -168,10 +175,19 @@ export class AliasResolver {
   }
 }
 
+/**
+ * The index name a document's lock is keyed on: a name that does not stay put under a rollover
+ * (see the class comment). For a concrete index, in this order: its data stream; the smallest alias
+ * whose write index it is; the smallest alias it was the write index of (flagged `false` by a
+ * rollover), so that a proxy that looked it up before the rollover and one that looked it up after
+ * key it alike; else itself.
+ */
 export function lockIndexOf(name: string, aliases: NameAliases | null): string {
   if (aliases === null || aliases.isAlias) return name;
-  const [first] = [...aliases.writeAliases].sort();
-  return first ?? name;
+  if (aliases.dataStream !== undefined) return aliases.dataStream;
+  const [writeAlias] = [...aliases.writeAliases].sort();
+  const [formerWriteAlias] = [...(aliases.formerWriteAliases ?? [])].sort();
+  return writeAlias ?? formerWriteAlias ?? name;
 }
 
 function describe(error: unknown): string {
@@ -202,8 +218,20 @@ export function clusterAliasLookup(client: Client): AliasLookup {
       const members = await client.indices.getAlias({ name: alias }, { ignore: [404], meta: true });
       counts.set(alias, members.statusCode === 404 ? 0 : Object.keys(members.body as object).length);
     }
-    return aliasesOfAnswer(name, body, (alias) => counts.get(alias) ?? 0);
+    const aliases = aliasesOfAnswer(name, body, (alias) => counts.get(alias) ?? 0);
+    const dataStream = aliases.isAlias ? null : await dataStreamOfBackingIndex(client, name);
+    return dataStream === null ? aliases : { ...aliases, dataStream };
   };
+}
+
+/** The data stream whose backing indices include `index` (`GET /_data_stream/{candidate}`), or null. */
+async function dataStreamOfBackingIndex(client: Client, index: string): Promise<string | null> {
+  const candidate = dataStreamCandidateOf(index);
+  if (candidate === null) return null;
+  const response = await client.indices.getDataStream({ name: candidate }, { ignore: [404], meta: true });
+  if (response.statusCode === 404) return null;
+  const streams = (response.body as { data_streams?: readonly { name: string; indices?: readonly { index_name: string }[] }[] }).data_streams ?? [];
+  return streams.find((stream) => stream.name === candidate && (stream.indices ?? []).some((backing) => backing.index_name === index))?.name ?? null;
 }
 
 /** Aliases listed on the concrete index `name` without an `is_write_index` flag. */
@@ -227,7 +255,19 @@ export function aliasesOfAnswer(name: string, body: Readonly<Record<string, Alia
     const flag = aliases[alias]?.is_write_index;
     return flag === true || (typeof flag !== 'boolean' && indexCount(alias) === 1);
   };
-  return { isAlias: false, writeAliases: Object.keys(aliases).filter(writesHere), writeIndex: name };
+  const formerWriteAliases = Object.keys(aliases).filter((alias) => aliases[alias]?.is_write_index === false);
+  return { isAlias: false, writeAliases: Object.keys(aliases).filter(writesHere), formerWriteAliases, writeIndex: name };
+}
+
+/**
+ * The data stream a backing index name points at, by the name Elasticsearch gives backing indices:
+ * `.ds-<data stream>-<yyyy.MM.dd>-<generation>` (`.ds-<data stream>-<generation>` before 7.11).
+ * Elasticsearch: server/src/main/java/org/elasticsearch/cluster/metadata/DataStream.java
+ * (`getDefaultBackingIndexName`). A candidate only: the look-up confirms it.
+ */
+export function dataStreamCandidateOf(index: string): string | null {
+  const match = /^\.ds-(.+?)-(?:\d{4}\.\d{2}\.\d{2}-)?\d{6}$/.exec(index);
+  return match?.[1] ?? null;
 }
 
 /** As Elasticsearch picks it: the index flagged `is_write_index: true`, else the alias's only index unless flagged false. */

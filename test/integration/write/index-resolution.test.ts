@@ -33,6 +33,35 @@ describe.each(LOCK_BACKENDS)('which document a write names: aliases and date mat
     expect(stack.standIn.document('logs-000001', '1')?.source).toEqual(applied.at(-1)?.body);
   });
 
+  it('direct writes to the previous write index stay serialized across proxies whose caches disagree after a rollover', async () => {
+    stack = await twoProxies();
+    stack.standIn.defineAlias('logs', 'logs-000001');
+    // Proxy 0 looks logs-000001 up while it is the write index and keeps that answer for the TTL.
+    expect((await send(stack.urls[0]!, 'PUT', '/logs-000001/_doc/warm', { v: 0 })).status).toBe(201);
+    // Rollover: logs-000001 stays behind the alias with `is_write_index: false`; proxy 1 sees only that.
+    stack.standIn.defineAlias('logs', 'logs-000002', ['logs-000001']);
+    const writes = Array.from({ length: 40 }, (_, n) => send(stack!.urls[n % 2]!, 'PUT', '/logs-000001/_doc/7', { n }));
+    const answers = await Promise.all(writes);
+    expect(answers.map((answer) => answer.status).every((status) => status === 200 || status === 201)).toBe(true);
+    expect(stack.standIn.overlaps.count).toBe(0);
+    const applied = stack.standIn.history('logs-000001', '7');
+    expect(applied).toHaveLength(40);
+    expect(stack.standIn.document('logs-000001', '7')?.source).toEqual(applied.at(-1)?.body);
+  });
+
+  it('a create through a data stream and a direct write to its backing index lock the same document', async () => {
+    stack = await twoProxies();
+    const backing = stack.standIn.defineDataStream('events');
+    const writes = Array.from({ length: 40 }, (_, n) =>
+      n % 2 === 0
+        ? send(stack!.urls[n % 2]!, 'PUT', `/events/_create/${n % 4 === 0 ? 'a' : 'b'}`, { '@timestamp': '2024-01-01T00:00:00Z', n })
+        : send(stack!.urls[n % 2]!, 'PUT', `/${backing}/_doc/${n % 4 === 1 ? 'a' : 'b'}`, { '@timestamp': '2024-01-01T00:00:00Z', n }),
+    );
+    await Promise.all(writes);
+    expect(stack.standIn.overlaps.count).toBe(0);
+    expect(stack.standIn.history(backing, 'a')).toHaveLength(20);
+  });
+
   it('a date-math name and the concrete name it resolves to lock the same document, for single writes and a bulk’s `_index`', async () => {
     stack = await twoProxies();
     const concrete = `metrics-${thisMonth()}`;

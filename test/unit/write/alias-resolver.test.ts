@@ -14,6 +14,9 @@ describe('lockIndexOf', () => {
     ['an alias (keyed on itself)', { isAlias: true, writeAliases: [], writeIndex: 'new-index-000001' }, 'new-index'],
     ['a plain index', PLAIN, 'new-index'],
     ['the write index of aliases (the smallest alias name)', { isAlias: false, writeAliases: ['logs-b', 'logs-a'], writeIndex: 'new-index' }, 'logs-a'],
+    ['an index a rollover left behind (is_write_index false)', { isAlias: false, writeAliases: [], formerWriteAliases: ['logs-b', 'logs-a'], writeIndex: 'new-index' }, 'logs-a'],
+    ['a write alias before a former one', { isAlias: false, writeAliases: ['logs-z'], formerWriteAliases: ['logs-a'], writeIndex: 'new-index' }, 'logs-z'],
+    ['a backing index (on its data stream)', { isAlias: false, writeAliases: [], dataStream: 'events', writeIndex: 'new-index' }, 'events'],
   ])('keys %s', (_case, aliases, expected) => {
     expect(lockIndexOf('new-index', aliases)).toBe(expected);
   });
@@ -26,7 +29,7 @@ describe('aliasesOfAnswer', () => {
 
   it('lists the aliases whose write index the index is: flagged true, or unflagged with no other index', () => {
     const body = { 'logs-000001': { aliases: { logs: {}, old: { is_write_index: false }, current: { is_write_index: true } } } };
-    expect(aliasesOfAnswer('logs-000001', body, () => 1)).toEqual({ isAlias: false, writeAliases: ['logs', 'current'], writeIndex: 'logs-000001' });
+    expect(aliasesOfAnswer('logs-000001', body, () => 1)).toEqual({ isAlias: false, writeAliases: ['logs', 'current'], formerWriteAliases: ['old'], writeIndex: 'logs-000001' });
   });
 
   it('does not list an unflagged alias with several indices (a read alias): Elasticsearch has no write index for it', () => {
