@@ -25,6 +25,8 @@ export interface NameAliases {
    * when it has none (Elasticsearch then refuses writes through it). For a concrete index, itself.
    */
   readonly writeIndex: string | null;
+  /** For an alias, the `index_routing` it has on its write index (absent or null: none). */
+  readonly writeIndexRouting?: string | null;
 }
 
 /** What the proxy needs to know of a name a client writes to. */
@@ -36,6 +38,8 @@ export interface ResolvedName {
    * through an alias with several indices is an error in Elasticsearch): the alias's write index.
    */
   readonly readIndex: string;
+  /** The alias's `index_routing` on its write index, which Elasticsearch writes with in place of the request's; null: none. */
+  readonly indexRouting: string | null;
 }
 
 /** Looks a name up; `null` when no index or alias of that name exists yet. */
@@ -119,7 +123,7 @@ export class AliasResolver {
     const ttlMs = this.options.ttlMs();
     const resolved = await this.cache.fetch(concrete, { ttl: ttlMs });
     this.refreshWhenAging(concrete, ttlMs);
-    return resolved ?? { lockIndex: concrete, readIndex: concrete };
+    return resolved ?? { lockIndex: concrete, readIndex: concrete, indexRouting: null };
   }
 
   /** `name` with its date math evaluated as Elasticsearch evaluates it (IndexNameExpressionResolver). */
@@ -171,7 +175,7 @@ export class AliasResolver {
       });
     }
     if (aliases === null) return undefined;
-    return { lockIndex: lockIndexOf(name, aliases), readIndex: aliases.writeIndex ?? name };
+    return { lockIndex: lockIndexOf(name, aliases), readIndex: aliases.writeIndex ?? name, indexRouting: aliases.writeIndexRouting ?? null };
   }
 }
 
@@ -195,7 +199,7 @@ function describe(error: unknown): string {
 }
 
 interface AliasEntry {
-  readonly aliases?: Readonly<Record<string, { readonly is_write_index?: boolean }>>;
+  readonly aliases?: Readonly<Record<string, { readonly is_write_index?: boolean; readonly index_routing?: string }>>;
 }
 
 /**
@@ -249,7 +253,11 @@ export function unflaggedAliasesOf(name: string, body: Readonly<Record<string, A
  */
 export function aliasesOfAnswer(name: string, body: Readonly<Record<string, AliasEntry>>, indexCount: (alias: string) => number): NameAliases {
   const indices = Object.keys(body);
-  if (!indices.includes(name)) return { isAlias: true, writeAliases: [], writeIndex: writeIndexOfAlias(name, body) };
+  if (!indices.includes(name)) {
+    const writeIndex = writeIndexOfAlias(name, body);
+    const writeIndexRouting = writeIndex === null ? null : (body[writeIndex]?.aliases?.[name]?.index_routing ?? null);
+    return { isAlias: true, writeAliases: [], writeIndex, writeIndexRouting };
+  }
   const aliases = body[name]?.aliases ?? {};
   const writesHere = (alias: string): boolean => {
     const flag = aliases[alias]?.is_write_index;

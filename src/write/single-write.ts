@@ -60,7 +60,7 @@ export async function handleSingleWrite(
     // Checked again at the moment the request is handed to the upstream socket: a connect can take
     // long enough for the lock to be lost, or its link suspended, meanwhile.
     const usableAtHandOver = (): ProxyError | null => (lock.usable() ? null : lockNotUsableAtHandOver(key));
-    const fenceTarget = { op: target.op, readIndex: names.readIndex, lockIndex: key.index, id: key.id };
+    const fenceTarget = { op: target.op, readIndex: names.readIndex, indexRouting: names.indexRouting, lockIndex: key.index, id: key.id };
     const answer = await forwardWrite(deps, exchange, lock, fenceTarget, usableAtHandOver);
     releaseInBackground(deps, lock);
     if (answer.kind === 'upstream') upstreamStatus = answer.upstream.status;

@@ -1,4 +1,5 @@
 import { ProxyError } from '../../errors/proxy-error.js';
+import { queryParams } from '../../forwarding/request-params.js';
 import type { HeldLock, LockKey } from '../../lock/lock-engine.js';
 import { keyString } from '../../lock/lock-key.js';
 import type { KeyedBulkItem } from '../bulk-items.js';
@@ -9,6 +10,7 @@ import { fencedBulkBody, type FencedBody } from './fenced-bulk-body.js';
 import { bulkWaves } from './bulk-waves.js';
 import { MAX_FENCED_TRIES } from './fenced-single-write.js';
 import { conflictOfItem } from './version-conflict.js';
+import { writeRoutingOf } from './write-routing.js';
 
 /** Sends items as one sub-bulk with the given body under the given locks (bulk-round.ts). */
 export type SendSubBulk = (items: readonly KeyedBulkItem[], fenced: FencedBody, locks: readonly HeldLock[]) => Promise<'ok' | 'answered'>;
@@ -77,8 +79,12 @@ async function readFences(sub: FencedSubBulk, items: readonly KeyedBulkItem[]): 
   const fences: Fences = new Map();
   if (fenceable.length === 0) return fences;
   const { deps, exchange } = sub.run;
+  const urlRouting = queryParams(exchange.req.url ?? '/').get('routing') ?? null;
   const targets = await Promise.all(
-    fenceable.map(async ({ keyed, routing }) => ({ index: (await deps.aliases.resolveName(keyed.item.index)).readIndex, id: keyed.item.id ?? '', routing })),
+    fenceable.map(async ({ keyed, routing }) => {
+      const names = await deps.aliases.resolveName(keyed.item.index);
+      return { index: names.readIndex, id: keyed.item.id ?? '', routing: writeRoutingOf(routing, urlRouting, names.indexRouting) };
+    }),
   );
   const states = await deps.fenceReader.readMany(targets, exchange.req.headers.authorization);
   fenceable.forEach((item, n) => {

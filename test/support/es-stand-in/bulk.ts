@@ -43,7 +43,7 @@ const METADATA_KEYS = new Set([
  * action_request_validation_exception listing every message). An index/create item with an empty
  * `_id` is the exception: it fails alone, as its item (400 "if _id is specified it must not be empty").
  */
-export function parseBulk(store: DocumentStore, body: Buffer, pathIndex: string | undefined, compatibleWith7: boolean): BulkEntry[] | OperationResult {
+export function parseBulk(store: DocumentStore, body: Buffer, pathIndex: string | undefined, compatibleWith7: boolean, urlRouting: string | null = null): BulkEntry[] | OperationResult {
   const lines = body.toString('utf8').split('\n').map((line) => line.replace(/\r$/, ''));
   const entries: BulkEntry[] = [];
   const errors: string[] = [];
@@ -57,7 +57,7 @@ export function parseBulk(store: DocumentStore, body: Buffer, pathIndex: string 
       source = parseLine(lines[i] ?? '');
       if (source === undefined) return errorResult(400, { type: 'x_content_parse_exception', reason: `Malformed source line [${i + 1}]` });
     }
-    const entry = entryOf(store, header, source, pathIndex);
+    const entry = entryOf(store, header, source, pathIndex, urlRouting);
     if ('failure' in entry) return entry.failure;
     if (entry.indexMissing) errors.push('index is missing');
     errors.push(...validationErrorsOf(entry.entry.write));
@@ -99,7 +99,7 @@ function isAction(name: string): name is ActionHeader['action'] {
 
 type EntryResult = { readonly entry: BulkEntry; readonly indexMissing: boolean } | { readonly failure: OperationResult };
 
-function entryOf(store: DocumentStore, header: ActionHeader, source: unknown, pathIndex: string | undefined): EntryResult {
+function entryOf(store: DocumentStore, header: ActionHeader, source: unknown, pathIndex: string | undefined, urlRouting: string | null): EntryResult {
   const { meta } = header;
   const parsed = parseConditions(rawConditionsOfMeta(meta));
   if (!parsed.ok) return { failure: parsed.failure };
@@ -122,6 +122,7 @@ function entryOf(store: DocumentStore, header: ActionHeader, source: unknown, pa
     body: source,
     update: action === 'update' ? updateSpecOf(source, retries.value) : null,
     conditions: resolveCreateVersion(parsed.value, action),
+    routing: store.writeRoutingOf(target ?? '', simpleText(meta.routing) ?? urlRouting),
   };
   const itemFailure = writesDocument && explicitId === '' ? illegalArgument('if _id is specified it must not be empty') : null;
   return { entry: { action, index, id, write, itemFailure }, indexMissing: target === undefined };

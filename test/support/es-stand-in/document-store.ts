@@ -1,5 +1,6 @@
 import { resolveDateMathName } from '../../../src/classify/date-math/date-math-index-name.js';
 import { indexNotFound, type JsonObject, type OperationResult } from './es-errors.js';
+import { ShardPlacement } from './routing.js';
 import { PRIMARY_TERM, type CurrentVersion } from './version-rules.js';
 
 export interface StoredDocument {
@@ -41,7 +42,8 @@ export interface DocumentStoreOptions {
 export class DocumentStore {
   private readonly indices = new Map<string, IndexState>();
   /** `writeIndex` null: an alias with several indices and none flagged (Elasticsearch refuses writes through it). */
-  private readonly aliases = new Map<string, { writeIndex: string | null; indices: string[]; flagged: boolean }>();
+  private readonly aliases = new Map<string, { writeIndex: string | null; indices: string[]; flagged: boolean; indexRouting: string | null }>();
+  readonly placement = new ShardPlacement();
   private readonly dataStreams = new Map<string, string>();
   private readonly gcDeletesMs: number;
   private readonly now: () => number;
@@ -51,8 +53,8 @@ export class DocumentStore {
     this.now = options.now ?? (() => performance.now());
   }
 
-  defineAlias(alias: string, writeIndex: string, otherIndices: readonly string[] = []): void {
-    this.aliases.set(alias, { writeIndex, indices: [writeIndex, ...otherIndices], flagged: true });
+  defineAlias(alias: string, writeIndex: string, otherIndices: readonly string[] = [], indexRouting: string | null = null): void {
+    this.aliases.set(alias, { writeIndex, indices: [writeIndex, ...otherIndices], flagged: true, indexRouting });
     for (const index of [writeIndex, ...otherIndices]) this.ensureIndex(index);
   }
 
@@ -61,7 +63,7 @@ export class DocumentStore {
    * as Elasticsearch lists it. Its only index is its write index; with several it has none.
    */
   defineUnflaggedAlias(alias: string, indices: readonly string[]): void {
-    this.aliases.set(alias, { writeIndex: indices.length === 1 ? (indices[0] ?? null) : null, indices: [...indices], flagged: false });
+    this.aliases.set(alias, { writeIndex: indices.length === 1 ? (indices[0] ?? null) : null, indices: [...indices], flagged: false, indexRouting: null });
     for (const index of indices) this.ensureIndex(index);
   }
 
@@ -80,6 +82,11 @@ export class DocumentStore {
   writeIndexOf(name: string): string {
     const concrete = resolveDateMathName(name, Date.now());
     return this.aliases.get(concrete)?.writeIndex ?? this.dataStreams.get(concrete) ?? concrete;
+  }
+
+  /** The routing a write to `name` goes with: an alias's `index_routing` in place of the request's. */
+  writeRoutingOf(name: string, routing: string | null): string | null {
+    return this.aliases.get(resolveDateMathName(name, Date.now()))?.indexRouting ?? routing;
   }
 
   isDataStream(name: string): boolean {
@@ -106,7 +113,7 @@ export class DocumentStore {
     if (definition === undefined) return { status: 404, body: { error: `alias [${alias}] missing`, status: 404 } };
     const body: JsonObject = {};
     for (const index of definition.indices) {
-      body[index] = { aliases: { [alias]: definition.flagged && index === definition.writeIndex ? { is_write_index: true } : {} } };
+      body[index] = { aliases: { [alias]: { ...(definition.flagged && index === definition.writeIndex ? { is_write_index: true } : {}), ...routingFields(definition.indexRouting) } } };
     }
     return { status: 200, body };
   }
@@ -124,7 +131,8 @@ export class DocumentStore {
       const aliases: JsonObject = {};
       for (const [alias, target] of this.aliases) {
         // As after a rollover: the write index flagged, the others explicitly not.
-        if (target.indices.includes(index)) aliases[alias] = target.indices.length === 1 || !target.flagged ? {} : { is_write_index: index === target.writeIndex };
+        if (!target.indices.includes(index)) continue;
+        aliases[alias] = { ...(target.indices.length === 1 || !target.flagged ? {} : { is_write_index: index === target.writeIndex }), ...routingFields(target.indexRouting) };
       }
       body[index] = { aliases };
     }
@@ -223,6 +231,11 @@ export class DocumentStore {
     state.seqNo += 1;
     return state.seqNo;
   }
+}
+
+/** As `GET /_alias` lists an alias's routing. */
+function routingFields(indexRouting: string | null): JsonObject {
+  return indexRouting === null ? {} : { index_routing: indexRouting, search_routing: indexRouting };
 }
 
 function escapeRegExp(text: string): string {

@@ -139,7 +139,7 @@ function indexLevel(store: DocumentStore, index: string, input: RouteInput): Rou
 }
 
 function bulkPlan(store: DocumentStore, input: RouteInput, pathIndex: string | undefined): RoutePlan {
-  const parsed = parseBulk(store, input.body, pathIndex, input.compatibleWith7);
+  const parsed = parseBulk(store, input.body, pathIndex, input.compatibleWith7, input.query.get('routing'));
   if (!Array.isArray(parsed)) return read(() => parsed);
   const writes = documentWrites(parsed);
   return {

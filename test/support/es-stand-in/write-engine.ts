@@ -30,6 +30,12 @@ const NOOP_SHARDS = Object.freeze({ total: 0, successful: 0, failed: 0 });
  * checks and the change happen in the same synchronous step, so nothing can come between them.
  */
 export function applyWrite(store: DocumentStore, write: DocumentWrite): AppliedOperation {
+  const applied = applyOperation(store, write);
+  if (store.document(write.index, write.id) !== undefined) store.placement.place(write.index, write.id, write.routing ?? null);
+  return applied;
+}
+
+function applyOperation(store: DocumentStore, write: DocumentWrite): AppliedOperation {
   switch (write.action) {
     case 'index':
     case 'create':

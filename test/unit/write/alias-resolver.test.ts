@@ -24,7 +24,7 @@ describe('lockIndexOf', () => {
 
 describe('aliasesOfAnswer', () => {
   it('recognises an alias: the answer lists other indices than the name', () => {
-    expect(aliasesOfAnswer('logs', { 'logs-000001': { aliases: { logs: { is_write_index: true } } } }, () => 1)).toEqual({ isAlias: true, writeAliases: [], writeIndex: 'logs-000001' });
+    expect(aliasesOfAnswer('logs', { 'logs-000001': { aliases: { logs: { is_write_index: true } } } }, () => 1)).toEqual({ isAlias: true, writeAliases: [], writeIndex: 'logs-000001', writeIndexRouting: null });
   });
 
   it('lists the aliases whose write index the index is: flagged true, or unflagged with no other index', () => {
@@ -37,6 +37,11 @@ describe('aliasesOfAnswer', () => {
     const answer = aliasesOfAnswer('logs-000001', body, (alias) => (alias === 'all-logs' ? 2 : 1));
     expect(answer.writeAliases).toEqual(['logs']);
     expect(lockIndexOf('logs-000001', answer)).toBe('logs');
+  });
+
+  it('reads an alias’s index_routing on its write index', () => {
+    const body = { 'logs-000001': { aliases: { logs: { is_write_index: false, index_routing: 'old' } } }, 'logs-000002': { aliases: { logs: { is_write_index: true, index_routing: 'r1' } } } };
+    expect(aliasesOfAnswer('logs', body, () => 2)).toMatchObject({ writeIndex: 'logs-000002', writeIndexRouting: 'r1' });
   });
 
   it('gives an alias whose only index is flagged false no write index', () => {
