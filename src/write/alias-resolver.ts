@@ -2,7 +2,9 @@ import type { Client } from '@elastic/elasticsearch';
 import { LRUCache } from 'lru-cache';
 import pLimit, { type LimitFunction } from 'p-limit';
 import { DateMathError } from '../classify/date-math/date-math-error.js';
-import { resolveDateMathName } from '../classify/date-math/date-math-index-name.js';
+import { isDateMathName } from '../classify/date-math/date-math-index-name.js';
+import { CLOCK_MARGIN_MS, settledName, steadyName } from '../classify/date-math/steady-name.js';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { ProxyError } from '../errors/proxy-error.js';
 
 /**
@@ -33,6 +35,8 @@ export interface NameAliases {
 export interface ResolvedName {
   /** The name its document locks are keyed on. */
   readonly lockIndex: string;
+  /** The concrete name looked up: the name the client wrote with its date math evaluated. */
+  readonly concreteIndex: string;
   /**
    * The index a realtime read by id must name to see the document the write will change (a GET
    * through an alias with several indices is an error in Elasticsearch): the alias's write index.
@@ -114,25 +118,38 @@ export class AliasResolver {
 
   /**
    * Lock key and read target of `name` (an index name as the client wrote it, URL-decoded): its
-   * date math resolved first, then the concrete name looked up (cached). Throws ProxyError
-   * DATE_MATH_INVALID / DATE_MATH_UNSUPPORTED for a date-math name the proxy cannot evaluate, and
-   * ALIAS_RESOLUTION_FAILED when the look-up failed.
+   * date math evaluated first (steady-name.ts: near a boundary of the name, after it), then the
+   * concrete name looked up (cached). Throws ProxyError DATE_MATH_INVALID / DATE_MATH_UNSUPPORTED
+   * for a date-math name the proxy cannot evaluate, and ALIAS_RESOLUTION_FAILED when the look-up failed.
    */
   async resolveName(name: string): Promise<ResolvedName> {
-    const concrete = this.concreteName(name);
+    const concrete = await this.concreteName(name);
     const ttlMs = this.options.ttlMs();
     const resolved = await this.cache.fetch(concrete, { ttl: ttlMs });
     this.refreshWhenAging(concrete, ttlMs);
-    return resolved ?? { lockIndex: concrete, readIndex: concrete, indexRouting: null };
+    return resolved ?? { lockIndex: concrete, concreteIndex: concrete, readIndex: concrete, indexRouting: null };
   }
 
   /** `name` with its date math evaluated as Elasticsearch evaluates it (IndexNameExpressionResolver). */
-  concreteName(name: string): string {
+  async concreteName(name: string): Promise<string> {
     try {
-      return resolveDateMathName(name, (this.options.wallClock ?? Date.now)());
+      return await settledName(name, this.options.wallClock ?? Date.now, CLOCK_MARGIN_MS, (ms) => sleep(ms));
     } catch (error) {
       if (error instanceof DateMathError) throw error.toProxyError();
       throw error;
+    }
+  }
+
+  /**
+   * Whether `name` still evaluates, steadily, to the concrete index it was resolved to: checked once
+   * its lock is held, since a lock wait can carry a write past a boundary of its date-math name.
+   */
+  stillResolvesTo(name: string, resolved: ResolvedName): boolean {
+    if (!isDateMathName(name)) return true;
+    try {
+      return steadyName(name, (this.options.wallClock ?? Date.now)(), CLOCK_MARGIN_MS) === resolved.concreteIndex;
+    } catch {
+      return false;
     }
   }
 
@@ -175,7 +192,7 @@ export class AliasResolver {
       });
     }
     if (aliases === null) return undefined;
-    return { lockIndex: lockIndexOf(name, aliases), readIndex: aliases.writeIndex ?? name, indexRouting: aliases.writeIndexRouting ?? null };
+    return { lockIndex: lockIndexOf(name, aliases), concreteIndex: name, readIndex: aliases.writeIndex ?? name, indexRouting: aliases.writeIndexRouting ?? null };
   }
 }
 

@@ -11,6 +11,9 @@ import type { WriteRequest } from './write-request.js';
 import type { SingleWriteOp } from '../classify/route-parser.js';
 import { forwardFenced, singleFenceableAction, type SingleFenceTarget } from './fencing/fenced-single-write.js';
 
+/** A name crosses at most one boundary per wait, and the second resolution waits it out. */
+const MAX_REKEYS = 2;
+
 export interface SingleWriteTarget {
   readonly op: SingleWriteOp;
   /** Index name as the client wrote it (may be an alias). */
@@ -29,6 +32,7 @@ export async function handleSingleWrite(
   exchange: WriteRequest,
   target: SingleWriteTarget,
   priority: Priority,
+  rekeyed = 0,
 ): Promise<WriteOutcome> {
   const names = await deps.aliases.resolveName(target.index);
   const key: LockKey = { index: names.lockIndex, id: target.id };
@@ -47,6 +51,13 @@ export async function handleSingleWrite(
   }
   if (acquired.kind === 'timed_out') return answerTimeout(deps, exchange, key, priority, acquired);
   const { lock } = acquired;
+  if (!deps.aliases.stillResolvesTo(target.index, names)) {
+    // The lock wait carried the write past a boundary of its date-math name: lock the new name.
+    releaseInBackground(deps, lock);
+    report('retried', acquired.waitedMs, 0, null, acquired.attemptTimes.length);
+    if (rekeyed >= MAX_REKEYS) throw new ProxyError('DATE_MATH_UNSUPPORTED', `date-math index name [${target.index}] kept changing while its lock was awaited`);
+    return handleSingleWrite(deps, exchange, target, priority, rekeyed + 1);
+  }
   const heldSince = Date.now();
   let outcome: LockOutcome = 'acquired';
   let upstreamStatus: number | null = null;
