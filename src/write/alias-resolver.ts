@@ -75,16 +75,19 @@ export const ALIAS_LOOKUP_CONCURRENCY = 4;
 const REFRESH_AFTER_SHARE_OF_TTL = 0.8;
 
 /**
- * Maps the index name a client wrote to the name its locks are keyed on.
+ * Maps the index name a client wrote to the name its locks are keyed on: one name per document
+ * Elasticsearch writes, whichever way the client names it, chosen to stay put under a rollover.
  *
- * - A write through an alias is keyed on the alias itself. That needs no knowledge of the alias's
- *   current write index, so two proxies serialize writes through one alias whatever each has
- *   cached, before and after a rollover.
- * - A write to a concrete index that is (as far as the cache knows) the target of a write alias is
- *   keyed on that alias (the smallest name when there are several), so it waits for writes
- *   through the alias. This part does depend on the cache: right after a rollover a proxy that
- *   has not looked the new index up yet keys a direct write to it on the index name.
- * - Anything else (plain indices, data streams, names that do not exist yet) keys on itself.
+ * - Date math is evaluated first (date-math-index-name.ts, steady-name.ts).
+ * - A concrete index is keyed on the smallest alias whose write index it is (Elasticsearch's rule:
+ *   flagged `is_write_index: true`, or the alias's only index unless flagged false); else on the
+ *   smallest alias flagged `false` on it — the mark a rollover leaves on the previous write index,
+ *   so proxies that looked it up before and after a rollover key it alike; a backing index on its
+ *   data stream; else on itself.
+ * - A write through an alias is keyed as a direct write to its write index: usually the alias
+ *   itself, which stays the key across a rollover whatever each proxy has cached.
+ * - A data stream, and a name that does not exist yet, keys on itself. "Does not exist" is never
+ *   cached: the name may become a rollover's write index at any moment.
  *
  * A failed look-up is an error: a write must never go through under a key that might not be the
  * one other writers use. Look-ups of one name are coalesced, at most `concurrency` run at once,
@@ -182,17 +185,32 @@ export class AliasResolver {
    * own name for the rest of the TTL.
    */
   private async resolve(name: string): Promise<ResolvedName | undefined> {
-    let aliases: NameAliases | null;
+    const aliases = await this.lookUp(name);
+    if (aliases === null) return undefined;
+    const lockIndex = aliases.isAlias && aliases.writeIndex !== null ? await this.aliasLockIndex(name, aliases.writeIndex) : lockIndexOf(name, aliases);
+    return { lockIndex, concreteIndex: name, readIndex: aliases.writeIndex ?? name, indexRouting: aliases.writeIndexRouting ?? null };
+  }
+
+  /**
+   * A write through an alias is keyed as a direct write to its write index is, when that index
+   * names the alias among its write aliases (it may also be the write index of a smaller-named
+   * alias): one key for both ways to one document. Otherwise (the two answers raced a change) on
+   * the alias itself.
+   */
+  private async aliasLockIndex(alias: string, writeIndex: string): Promise<string> {
+    const target = await this.lookUp(writeIndex);
+    return target !== null && target.writeAliases.includes(alias) ? lockIndexOf(writeIndex, target) : alias;
+  }
+
+  private async lookUp(name: string): Promise<NameAliases | null> {
     try {
-      aliases = await this.options.lookup(name);
+      return await this.options.lookup(name);
     } catch (error) {
       throw new ProxyError('ALIAS_RESOLUTION_FAILED', `could not resolve [${name}] to its write index: ${describe(error)}`, {
         cause: error,
         meta: { index: name },
       });
     }
-    if (aliases === null) return undefined;
-    return { lockIndex: lockIndexOf(name, aliases), concreteIndex: name, readIndex: aliases.writeIndex ?? name, indexRouting: aliases.writeIndexRouting ?? null };
   }
 }
 
