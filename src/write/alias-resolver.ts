@@ -237,8 +237,39 @@ interface AliasEntry {
   readonly aliases?: Readonly<Record<string, { readonly is_write_index?: boolean; readonly index_routing?: string }>>;
 }
 
+/** An answer of the cluster: its status and JSON body. */
+export interface ClusterAnswer {
+  readonly status: number;
+  readonly body: unknown;
+}
+
+/** The three reads alias resolution makes. */
+export interface AliasApi {
+  /** `GET /{name}/_alias` (400 and 404 are answers, not failures). */
+  aliasesOf(name: string): Promise<ClusterAnswer>;
+  /** `GET /_alias/{alias}`: every index of an alias (404 is an answer). */
+  indicesOfAlias(alias: string): Promise<ClusterAnswer>;
+  /** `GET /_data_stream/{name}` (404 is an answer). */
+  dataStream(name: string): Promise<ClusterAnswer>;
+}
+
+/** `AliasApi` over the official client. */
+export function clusterAliasApi(client: Client): AliasApi {
+  const answer = (response: { statusCode?: number | null; body: unknown }): ClusterAnswer => ({ status: response.statusCode ?? 200, body: response.body });
+  return {
+    aliasesOf: async (name) => answer(await client.indices.getAlias({ index: name }, { ignore: [400, 404], meta: true })),
+    indicesOfAlias: async (alias) => answer(await client.indices.getAlias({ name: alias }, { ignore: [404], meta: true })),
+    dataStream: async (name) => answer(await client.indices.getDataStream({ name }, { ignore: [404], meta: true })),
+  };
+}
+
+/** `AliasLookup` over the official client. */
+export function clusterAliasLookup(client: Client): AliasLookup {
+  return aliasLookupOf(clusterAliasApi(client));
+}
+
 /**
- * `AliasLookup` over the official client: `GET /{name}/_alias`, 404 meaning the name does not
+ * `AliasLookup` over the cluster's answers: `GET /{name}/_alias`, 404 meaning the name does not
  * exist yet (the write will create an index of that name). A 400 means Elasticsearch does not take
  * the name as an index at all (`_all`, a name it cannot route): no alias can lead there and the
  * write to it is refused by Elasticsearch itself, so the name stands as its own key and the client
@@ -246,29 +277,30 @@ interface AliasEntry {
  *
  * An alias listed on a concrete index without `is_write_index` (`{}`) makes that index its write
  * index only when the alias has no other index; those aliases are looked up too (`GET /_alias/{alias}`).
+ * A concrete index named as a backing index is checked against its data stream.
  */
-export function clusterAliasLookup(client: Client): AliasLookup {
+export function aliasLookupOf(api: AliasApi): AliasLookup {
   return async (name) => {
-    const response = await client.indices.getAlias({ index: name }, { ignore: [400, 404], meta: true });
-    if (response.statusCode === 404 || response.statusCode === 400) return null;
+    const response = await api.aliasesOf(name);
+    if (response.status === 404 || response.status === 400) return null;
     const body = response.body as Readonly<Record<string, AliasEntry>>;
     const counts = new Map<string, number>();
     for (const alias of unflaggedAliasesOf(name, body)) {
-      const members = await client.indices.getAlias({ name: alias }, { ignore: [404], meta: true });
-      counts.set(alias, members.statusCode === 404 ? 0 : Object.keys(members.body as object).length);
+      const members = await api.indicesOfAlias(alias);
+      counts.set(alias, members.status === 404 ? 0 : Object.keys(members.body as object).length);
     }
     const aliases = aliasesOfAnswer(name, body, (alias) => counts.get(alias) ?? 0);
-    const dataStream = aliases.isAlias ? null : await dataStreamOfBackingIndex(client, name);
+    const dataStream = aliases.isAlias ? null : await dataStreamOfBackingIndex(api, name);
     return dataStream === null ? aliases : { ...aliases, dataStream };
   };
 }
 
 /** The data stream whose backing indices include `index` (`GET /_data_stream/{candidate}`), or null. */
-async function dataStreamOfBackingIndex(client: Client, index: string): Promise<string | null> {
+async function dataStreamOfBackingIndex(api: AliasApi, index: string): Promise<string | null> {
   const candidate = dataStreamCandidateOf(index);
   if (candidate === null) return null;
-  const response = await client.indices.getDataStream({ name: candidate }, { ignore: [404], meta: true });
-  if (response.statusCode === 404) return null;
+  const response = await api.dataStream(candidate);
+  if (response.status === 404) return null;
   const streams = (response.body as { data_streams?: readonly { name: string; indices?: readonly { index_name: string }[] }[] }).data_streams ?? [];
   return streams.find((stream) => stream.name === candidate && (stream.indices ?? []).some((backing) => backing.index_name === index))?.name ?? null;
 }
