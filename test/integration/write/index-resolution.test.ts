@@ -94,4 +94,24 @@ describe.each(LOCK_BACKENDS)('which document a write names: aliases and date mat
     expect(answer.json).toMatchObject({ status: 400, error: { type: 'parse_exception', reason: expect.stringContaining('date math placeholder is open ended') } });
     expect(stack.standIn.requests.filter((request) => request.url.includes('_doc'))).toHaveLength(0);
   });
+
+  it('a bulk item with a date-math `_index` Elasticsearch refuses fails alone, as Elasticsearch fails it; the others are written', async () => {
+    stack = await twoProxies();
+    const body = ndjson([{ index: { _index: '<metrics-{now/M>', _id: '1' } }, { n: 1 }, { index: { _index: '<metrics-{now/M{yyyy.MM}}>', _id: '2' } }, { n: 2 }]);
+    const answer = await send(stack.urls[0]!, 'POST', '/_bulk', body, { 'content-type': 'application/x-ndjson' });
+    expect(answer.status).toBe(200);
+    const items = answer.json.items as { index: { status: number; error?: { type: string } } }[];
+    expect(items[0]?.index).toMatchObject({ status: 400, error: { type: 'parse_exception' } });
+    expect(items[1]?.index.status).toBe(201);
+    expect(stack.standIn.document(`metrics-${thisMonth()}`, '2')?.source).toEqual({ n: 2 });
+  });
+
+  it('a write through an alias with no write index is refused by Elasticsearch and writes nothing', async () => {
+    stack = await twoProxies();
+    stack.standIn.defineUnflaggedAlias('all-logs', ['logs-a', 'logs-b']);
+    const answer = await send(stack.urls[0]!, 'PUT', '/all-logs/_doc/1', { n: 1 });
+    expect(answer.status).toBe(400);
+    expect(answer.json).toMatchObject({ error: { type: 'illegal_argument_exception', reason: expect.stringContaining('no write index is defined for alias [all-logs]') } });
+    expect(stack.standIn.documents('logs-a').size + stack.standIn.documents('logs-b').size).toBe(0);
+  });
 });

@@ -5,6 +5,7 @@ import { MATCH_ANY } from './version-rules.js';
 import { applyWrite, type WriteOutcome } from './write-engine.js';
 import { parseConditions, parseInt32, rawConditionsOfMeta } from './write-params.js';
 import { autoId } from './single-writes.js';
+import { dateMathRefusal } from './index-names.js';
 
 /** One action of a `_bulk`, in request order. */
 export interface BulkEntry {
@@ -113,7 +114,8 @@ function entryOf(store: DocumentStore, header: ActionHeader, source: unknown, pa
   const action: WriteAction = header.action === 'index' && meta.op_type === 'create' ? 'create' : header.action;
   const writesDocument = action === 'index' || action === 'create';
   const id = explicitId ?? (writesDocument ? autoId() : '');
-  const index = store.writeIndexOf(target ?? '');
+  const refusedName = dateMathRefusal(target ?? '');
+  const index = refusedName === null ? store.writeIndexOf(target ?? '') : (target ?? '');
   const write: DocumentWrite = {
     action,
     target: target ?? '',
@@ -122,9 +124,9 @@ function entryOf(store: DocumentStore, header: ActionHeader, source: unknown, pa
     body: source,
     update: action === 'update' ? updateSpecOf(source, retries.value) : null,
     conditions: resolveCreateVersion(parsed.value, action),
-    routing: store.writeRoutingOf(target ?? '', simpleText(meta.routing) ?? urlRouting),
+    routing: refusedName === null ? store.writeRoutingOf(target ?? '', simpleText(meta.routing) ?? urlRouting) : null,
   };
-  const itemFailure = writesDocument && explicitId === '' ? illegalArgument('if _id is specified it must not be empty') : null;
+  const itemFailure = refusedName ?? (writesDocument && explicitId === '' ? illegalArgument('if _id is specified it must not be empty') : null);
   return { entry: { action, index, id, write, itemFailure }, indexMissing: target === undefined };
 }
 

@@ -89,6 +89,11 @@ export class DocumentStore {
     return this.aliases.get(resolveDateMathName(name, Date.now()))?.indexRouting ?? routing;
   }
 
+  /** An alias Elasticsearch refuses writes through: it has no write index. */
+  isAliasWithoutWriteIndex(name: string): boolean {
+    return this.aliases.get(name)?.writeIndex === null;
+  }
+
   isDataStream(name: string): boolean {
     return this.dataStreams.has(name);
   }
