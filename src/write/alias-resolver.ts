@@ -2,7 +2,7 @@ import type { Client } from '@elastic/elasticsearch';
 import { LRUCache } from 'lru-cache';
 import pLimit, { type LimitFunction } from 'p-limit';
 import { DateMathError } from '../classify/date-math/date-math-error.js';
-import { isDateMathName } from '../classify/date-math/date-math-index-name.js';
+import { isDateMathName, resolveDateMathName } from '../classify/date-math/date-math-index-name.js';
 import { CLOCK_MARGIN_MS, settledName, steadyName } from '../classify/date-math/steady-name.js';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ProxyError } from '../errors/proxy-error.js';
@@ -125,12 +125,26 @@ export class AliasResolver {
    * concrete name looked up (cached). Throws ProxyError DATE_MATH_INVALID / DATE_MATH_UNSUPPORTED
    * for a date-math name the proxy cannot evaluate, and ALIAS_RESOLUTION_FAILED when the look-up failed.
    */
-  async resolveName(name: string): Promise<ResolvedName> {
-    const concrete = await this.concreteName(name);
+  async resolveName(name: string, options: { readonly settle?: boolean } = {}): Promise<ResolvedName> {
+    const concrete = options.settle === false ? this.concreteNameNow(name) : await this.concreteName(name);
     const ttlMs = this.options.ttlMs();
     const resolved = await this.cache.fetch(concrete, { ttl: ttlMs });
     this.refreshWhenAging(concrete, ttlMs);
     return resolved ?? { lockIndex: concrete, concreteIndex: concrete, readIndex: concrete, indexRouting: null };
+  }
+
+  /**
+   * `name` with its date math evaluated at this instant, without waiting out a boundary: for a
+   * fence's read under a held lock, which names the index Elasticsearch picks for the write that
+   * follows it at once.
+   */
+  private concreteNameNow(name: string): string {
+    try {
+      return resolveDateMathName(name, (this.options.wallClock ?? Date.now)());
+    } catch (error) {
+      if (error instanceof DateMathError) throw error.toProxyError();
+      throw error;
+    }
   }
 
   /** `name` with its date math evaluated as Elasticsearch evaluates it (IndexNameExpressionResolver). */

@@ -82,7 +82,8 @@ async function readFences(sub: FencedSubBulk, items: readonly KeyedBulkItem[]): 
   const urlRouting = queryParams(exchange.req.url ?? '/').get('routing') ?? null;
   const targets = await Promise.all(
     fenceable.map(async ({ keyed, routing }) => {
-      const names = await deps.aliases.resolveName(keyed.item.index);
+      // Under held locks: no wait for a date-math boundary, the name as Elasticsearch evaluates it now.
+      const names = await deps.aliases.resolveName(keyed.item.index, { settle: false });
       return { index: names.readIndex, id: keyed.item.id ?? '', routing: writeRoutingOf(routing, urlRouting, names.indexRouting) };
     }),
   );

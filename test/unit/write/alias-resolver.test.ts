@@ -1,6 +1,6 @@
 import { describe, expect, it, vi } from 'vitest';
 import { ProxyError } from '../../../src/errors/proxy-error.js';
-import { AliasResolver, aliasesOfAnswer, lockIndexOf, type AliasLookup, type NameAliases } from '../../../src/write/alias-resolver.js';
+import { AliasResolver, aliasesOfAnswer, dataStreamCandidateOf, lockIndexOf, type AliasLookup, type NameAliases } from '../../../src/write/alias-resolver.js';
 
 const PLAIN: NameAliases = { isAlias: false, writeAliases: [], writeIndex: 'new-index' };
 
@@ -19,6 +19,17 @@ describe('lockIndexOf', () => {
     ['a backing index (on its data stream)', { isAlias: false, writeAliases: [], dataStream: 'events', writeIndex: 'new-index' }, 'events'],
   ])('keys %s', (_case, aliases, expected) => {
     expect(lockIndexOf('new-index', aliases)).toBe(expected);
+  });
+});
+
+describe('dataStreamCandidateOf', () => {
+  it.each([
+    ['.ds-logs-app-2024.01.01-000001', 'logs-app'],
+    ['.ds-events-000003', 'events'],
+    ['.ds-logs-2024.01.01', null],
+    ['logs-2024.01.01-000001', null],
+  ])('reads %s as a backing index of %s (Elasticsearch’s backing index names)', (index, stream) => {
+    expect(dataStreamCandidateOf(index)).toBe(stream);
   });
 });
 
