@@ -1,6 +1,7 @@
 import { describe, expect, it, vi } from 'vitest';
 import { ProxyError } from '../../../src/errors/proxy-error.js';
-import { AliasResolver, aliasesOfAnswer, dataStreamCandidateOf, lockIndexOf, type AliasLookup, type NameAliases } from '../../../src/write/alias-resolver.js';
+import { aliasesOfAnswer, dataStreamCandidateOf } from '../../../src/write/alias-lookup.js';
+import { AliasResolver, lockIndexOf, type AliasLookup, type NameAliases } from '../../../src/write/alias-resolver.js';
 
 const PLAIN: NameAliases = { isAlias: false, writeAliases: [], writeIndex: 'new-index' };
 

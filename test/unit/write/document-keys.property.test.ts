@@ -5,7 +5,8 @@ import { classifyRoute } from '../../../src/classify/route-parser.js';
 import { statusFor } from '../../../src/errors/error-codes.js';
 import { ProxyError } from '../../../src/errors/proxy-error.js';
 import type { LockKey } from '../../../src/lock/lock-engine.js';
-import { AliasResolver, aliasLookupOf } from '../../../src/write/alias-resolver.js';
+import { aliasLookupOf } from '../../../src/write/alias-lookup.js';
+import { AliasResolver } from '../../../src/write/alias-resolver.js';
 import { concreteIndexOf, dateMathSpellings, modelAliasApi, namesWritingTo, type AliasMember, type ClusterModel } from './reference/elasticsearch-documents.js';
 import { startWritePath, type WritePathHarness } from './write-harness.js';
 

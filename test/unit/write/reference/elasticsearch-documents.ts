@@ -1,4 +1,4 @@
-import type { AliasApi, ClusterAnswer } from '../../../../src/write/alias-resolver.js';
+import type { AliasApi, ClusterAnswer } from '../../../../src/write/alias-lookup.js';
 
 /**
  * A reference model of which document Elasticsearch writes, written from its rules (not from the
