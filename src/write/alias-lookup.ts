@@ -20,7 +20,7 @@ export interface AliasApi {
   aliasesOf(name: string): Promise<ClusterAnswer>;
   /** `GET /_alias/{alias}`: every index of an alias (404 is an answer). */
   indicesOfAlias(alias: string): Promise<ClusterAnswer>;
-  /** `GET /_data_stream/{name}` (404 is an answer). */
+  /** `GET /_data_stream/{name}` (400 and 404 are answers: no such data stream). */
   dataStream(name: string): Promise<ClusterAnswer>;
 }
 
@@ -30,7 +30,7 @@ export function clusterAliasApi(client: Client): AliasApi {
   return {
     aliasesOf: async (name) => answer(await client.indices.getAlias({ index: name }, { ignore: [400, 404], meta: true })),
     indicesOfAlias: async (alias) => answer(await client.indices.getAlias({ name: alias }, { ignore: [404], meta: true })),
-    dataStream: async (name) => answer(await client.indices.getDataStream({ name }, { ignore: [404], meta: true })),
+    dataStream: async (name) => answer(await client.indices.getDataStream({ name }, { ignore: [400, 404], meta: true })),
   };
 }
 
@@ -71,7 +71,7 @@ async function dataStreamOfBackingIndex(api: AliasApi, index: string): Promise<s
   const candidate = dataStreamCandidateOf(index);
   if (candidate === null) return null;
   const response = await api.dataStream(candidate);
-  if (response.status === 404) return null;
+  if (response.status !== 200) return null;
   const streams = (response.body as { data_streams?: readonly { name: string; indices?: readonly { index_name: string }[] }[] }).data_streams ?? [];
   return streams.find((stream) => stream.name === candidate && (stream.indices ?? []).some((backing) => backing.index_name === index))?.name ?? null;
 }
