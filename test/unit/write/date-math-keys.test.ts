@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { CLOCK_MARGIN_MS, settledName, steadyName } from '../../../src/classify/date-math/steady-name.js';
-import { expectNoLocksLeft, startWritePath, until, type WritePathHarness } from './write-harness.js';
+import { expectNoLocksLeft, ndjson, NDJSON, startWritePath, until, type WritePathHarness } from './write-harness.js';
 
 const MIDNIGHT = Date.UTC(2026, 11, 5);
 const DAILY = '<d-{now/d}>';
@@ -61,6 +61,26 @@ describe('a single write whose lock wait crosses a boundary of its date-math nam
       'release d-2026.12.05/1',
     ]);
     expect(harness.reports.map((report) => report.outcome)).toEqual(['retried', 'acquired']);
+    await expectNoLocksLeft(harness);
+  });
+});
+
+describe('a bulk with date-math `_index` names', () => {
+  it('is refused whole (400, nothing forwarded) when a name is valid for Elasticsearch but not evaluated by the proxy', async () => {
+    harness = startWritePath({}, { wallClock: () => MIDNIGHT - 3_600_000 });
+    const body = ndjson([{ index: { _index: '<w-{now/d{YYYY.ww}}>', _id: '1' } }, { v: 1 }, { index: { _index: 'plain', _id: '2' } }, { v: 2 }]);
+    const res = await harness.write('POST', '/_bulk', { body, headers: NDJSON });
+    expect(res.statusCode).toBe(400);
+    expect(res.json()).toMatchObject({ status: 400, error: { type: 'illegal_argument_exception', reason: expect.stringContaining('[YYYY]') } });
+    expect(harness.forwarder.calls).toHaveLength(0);
+  });
+
+  it('sends an item Elasticsearch refuses (invalid date math) without a lock and locks the others on their concrete names', async () => {
+    harness = startWritePath({}, { wallClock: () => MIDNIGHT - 3_600_000 });
+    const body = ndjson([{ index: { _index: '<d-{now/d>', _id: '1' } }, { v: 1 }, { index: { _index: DAILY, _id: '2' } }, { v: 2 }]);
+    const res = await harness.write('POST', '/_bulk', { body, headers: NDJSON });
+    expect(res.statusCode).toBe(200);
+    expect(harness.timeline.filter((entry) => entry.startsWith('grant'))).toEqual(['grant d-2026.12.04/2']);
     await expectNoLocksLeft(harness);
   });
 });
