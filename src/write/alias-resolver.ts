@@ -1,9 +1,9 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { LRUCache } from 'lru-cache';
 import pLimit, { type LimitFunction } from 'p-limit';
 import { DateMathError } from '../classify/date-math/date-math-error.js';
 import { isDateMathName, resolveDateMathName } from '../classify/date-math/date-math-index-name.js';
 import { CLOCK_MARGIN_MS, settledName, steadyName } from '../classify/date-math/steady-name.js';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { ProxyError } from '../errors/proxy-error.js';
 
 /**
@@ -141,18 +141,16 @@ export class AliasResolver {
     try {
       return resolveDateMathName(name, (this.options.wallClock ?? Date.now)());
     } catch (error) {
-      if (error instanceof DateMathError) throw error.toProxyError();
-      throw error;
+      throw asProxyError(error);
     }
   }
 
   /** `name` with its date math evaluated as Elasticsearch evaluates it (IndexNameExpressionResolver). */
-  async concreteName(name: string): Promise<string> {
+  private async concreteName(name: string): Promise<string> {
     try {
       return await settledName(name, this.options.wallClock ?? Date.now, CLOCK_MARGIN_MS, (ms) => sleep(ms));
     } catch (error) {
-      if (error instanceof DateMathError) throw error.toProxyError();
-      throw error;
+      throw asProxyError(error);
     }
   }
 
@@ -240,6 +238,11 @@ export function lockIndexOf(name: string, aliases: NameAliases | null): string {
   const [writeAlias] = [...aliases.writeAliases].sort();
   const [formerWriteAlias] = [...(aliases.formerWriteAliases ?? [])].sort();
   return writeAlias ?? formerWriteAlias ?? name;
+}
+
+/** A DateMathError as the 400 the client gets; anything else as it is. */
+function asProxyError(error: unknown): unknown {
+  return error instanceof DateMathError ? error.toProxyError() : error;
 }
 
 function describe(error: unknown): string {
