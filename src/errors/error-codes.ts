@@ -35,6 +35,10 @@ export const ERROR_CODES = {
    * both, and the proxy does not know which cluster it fronts.
    */
   AMBIGUOUS_WRITE_ROUTE: { status: 400, type: 'illegal_argument_exception' },
+  /** A date-math index name Elasticsearch refuses (its ElasticsearchParseException): nothing locked or forwarded. */
+  DATE_MATH_INVALID: { status: 400, type: 'parse_exception' },
+  /** A date-math index name valid for Elasticsearch whose format or zone the proxy does not evaluate: refused, never locked on a guess. */
+  DATE_MATH_UNSUPPORTED: { status: 400, type: 'illegal_argument_exception' },
   REQUEST_TIMEOUT: { status: 408, type: 'request_timeout_exception' },
   BY_QUERY_REJECTED: { status: 403, type: 'security_exception' },
   LOCK_TIMEOUT: { status: 429, type: 'lock_wait_timeout_exception' },

@@ -11,7 +11,8 @@ import { createUpstreamForwarder } from '../http/upstream/create-upstream-forwar
 import type { LockEngine } from '../lock/lock-engine.js';
 import { openLockEngine } from '../lock/open-lock-engine.js';
 import { ProxyMetrics } from '../metrics/proxy-metrics.js';
-import { ALIAS_LOOKUP_CONCURRENCY, AliasResolver, clusterAliasLookup } from '../write/alias-resolver.js';
+import { clusterAliasLookup } from '../write/alias-lookup.js';
+import { ALIAS_LOOKUP_CONCURRENCY, AliasResolver } from '../write/alias-resolver.js';
 import { attachLockEngine, lockEventsOf } from '../observe/attach-lock-engine.js';
 import { combineObservers, observer as partialObserver, type ProxyObserver } from '../observe/proxy-observer.js';
 import { loggingObserver } from '../write/write-observer.js';

@@ -1,6 +1,7 @@
 import { parseBulkBody, sliceBulkBody, type BulkItem } from '../classify/bulk-parser.js';
 import { documentKey, idsTooLong, idTooLongMessage, unlockableId } from '../classify/document-id.js';
 import { checkBulkContentType } from '../classify/content-type.js';
+import { ProxyError } from '../errors/proxy-error.js';
 import type { Priority } from '../lock/lock-engine.js';
 import { backOff, giveUp, retriesAfterTimeout } from './background-retry.js';
 import { distinctKeys, lockTimeoutItem, proxyItemResult, type KeyedBulkItem } from './bulk-items.js';
@@ -84,20 +85,33 @@ function report(run: BulkRun, outcome: LockOutcome, documents: number): void {
 
 /**
  * Each item's lock key: the document Elasticsearch writes (`documentKey`). Items without an id are
- * auto-generated and cannot collide, so they carry no key. An indexed id Elasticsearch refuses as too
- * long fails the whole bulk there before anything runs (Elasticsearch:
+ * auto-generated and cannot collide, and an item whose date-math `_index` Elasticsearch refuses (it
+ * fails that item with `parse_exception`) writes nothing: neither carries a key. An indexed id
+ * Elasticsearch refuses as too long fails the whole bulk there before anything runs (Elasticsearch:
  * server/src/main/java/org/elasticsearch/action/bulk/BulkRequest.java, validate, collects every item's
- * IndexRequest/UpdateRequest.validate), so it is answered here the same way, nothing forwarded.
+ * IndexRequest/UpdateRequest.validate), so it is answered here the same way, nothing forwarded. A
+ * date-math name valid for Elasticsearch that the proxy does not evaluate refuses the whole bulk
+ * (400): it would otherwise be written unlocked.
  */
 async function keyItems(deps: WritePathDeps, items: readonly BulkItem[]): Promise<KeyedBulkItem[]> {
   refuseIdsTooLong(items);
   const names = new Set<string>();
   for (const item of items) if (item.id !== null) names.add(item.index);
-  const lockIndices = new Map(await Promise.all([...names].map(async (name) => [name, await deps.aliases.lockIndexFor(name)] as const)));
-  return items.map((item) => ({
-    item,
-    key: item.id === null ? null : documentKey(lockIndices.get(item.index) ?? item.index, item.id),
-  }));
+  const lockIndices = new Map(await Promise.all([...names].map(async (name) => [name, await lockIndexOrRefused(deps, name)] as const)));
+  return items.map((item) => {
+    const index = item.id === null ? undefined : lockIndices.get(item.index);
+    return { item, key: item.id !== null && index !== undefined && index !== null ? documentKey(index, item.id) : null };
+  });
+}
+
+/** The lock index of a bulk item's `_index`; `null` for a date-math name Elasticsearch refuses. */
+async function lockIndexOrRefused(deps: WritePathDeps, name: string): Promise<string | null> {
+  try {
+    return await deps.aliases.lockIndexFor(name);
+  } catch (error) {
+    if (error instanceof ProxyError && error.code === 'DATE_MATH_INVALID') return null;
+    throw error;
+  }
 }
 
 function refuseIdsTooLong(items: readonly BulkItem[]): void {

@@ -12,6 +12,9 @@ import type { SingleWriteOp } from '../classify/route-parser.js';
 import { documentKey } from '../classify/document-id.js';
 import { forwardFenced, singleFenceableAction, type SingleFenceTarget } from './fencing/fenced-single-write.js';
 
+/** A name crosses at most one boundary per wait, and the second resolution waits it out. */
+const MAX_REKEYS = 2;
+
 export interface SingleWriteTarget {
   readonly op: SingleWriteOp;
   /** Index name as the client wrote it (may be an alias). */
@@ -30,6 +33,7 @@ export async function handleSingleWrite(
   exchange: WriteRequest,
   target: SingleWriteTarget,
   priority: Priority,
+  rekeyed = 0,
 ): Promise<WriteOutcome> {
   const names = await deps.aliases.resolveName(target.index);
   const key: LockKey = documentKey(names.lockIndex, target.id);
@@ -48,6 +52,13 @@ export async function handleSingleWrite(
   }
   if (acquired.kind === 'timed_out') return answerTimeout(deps, exchange, key, priority, acquired);
   const { lock } = acquired;
+  if (!deps.aliases.stillResolvesTo(target.index, names)) {
+    // The lock wait carried the write past a boundary of its date-math name: lock the new name.
+    releaseInBackground(deps, lock);
+    report('retried', acquired.waitedMs, 0, null, acquired.attemptTimes.length);
+    if (rekeyed >= MAX_REKEYS) throw new ProxyError('DATE_MATH_UNSUPPORTED', `date-math index name [${target.index}] kept changing while its lock was awaited`);
+    return handleSingleWrite(deps, exchange, target, priority, rekeyed + 1);
+  }
   const heldSince = Date.now();
   let outcome: LockOutcome = 'acquired';
   let upstreamStatus: number | null = null;
@@ -62,7 +73,7 @@ export async function handleSingleWrite(
     // long enough for the lock to be lost, or its link suspended, meanwhile.
     const usableAtHandOver = (): ProxyError | null => (lock.usable() ? null : lockNotUsableAtHandOver(key));
     // The fence reads the id as the client sent it: Elasticsearch routes a read by the id's own characters.
-    const fenceTarget = { op: target.op, readIndex: names.readIndex, lockIndex: key.index, id: target.id };
+    const fenceTarget = { op: target.op, readIndex: names.readIndex, indexRouting: names.indexRouting, lockIndex: key.index, id: target.id };
     const answer = await forwardWrite(deps, exchange, lock, fenceTarget, usableAtHandOver);
     releaseInBackground(deps, lock);
     if (answer.kind === 'upstream') upstreamStatus = answer.upstream.status;

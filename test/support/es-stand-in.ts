@@ -114,7 +114,12 @@ export interface EsStandIn {
   pendingWrites(): readonly PendingWrite[];
   /** Resolves once an applied write (already recorded or future) satisfies `predicate`. */
   waitForApplied(predicate: (write: AppliedWrite) => boolean): Promise<AppliedWrite>;
-  defineAlias(alias: string, writeIndex: string, otherIndices?: readonly string[]): void;
+  /** `indexRouting`: the alias's `index_routing`, which writes through it go with. */
+  defineAlias(alias: string, writeIndex: string, otherIndices?: readonly string[], indexRouting?: string | null): void;
+  /** Gives `index` several shards: a read with another routing than the write's then misses the document. */
+  setShards(index: string, shards: number): void;
+  /** An alias with no `is_write_index` flag (listed as `{}`): a read alias when it has several indices. */
+  defineUnflaggedAlias(alias: string, indices: readonly string[]): void;
   /** Returns the backing index name. */
   defineDataStream(name: string): string;
   /** Holds matching requests after their latency until released: a held write is in flight, applied on release. */
@@ -239,8 +244,17 @@ class StandInServer implements EsStandIn {
     return this.writeHistory.waitFor(predicate);
   }
 
-  defineAlias(alias: string, writeIndex: string, otherIndices: readonly string[] = []): void {
-    this.store.defineAlias(alias, writeIndex, otherIndices);
+  defineAlias(alias: string, writeIndex: string, otherIndices: readonly string[] = [], indexRouting: string | null = null): void {
+    this.store.defineAlias(alias, writeIndex, otherIndices, indexRouting);
+  }
+
+  setShards(index: string, shards: number): void {
+    this.store.ensureIndex(index);
+    this.store.placement.setShards(index, shards);
+  }
+
+  defineUnflaggedAlias(alias: string, indices: readonly string[]): void {
+    this.store.defineUnflaggedAlias(alias, indices);
   }
 
   defineDataStream(name: string): string {

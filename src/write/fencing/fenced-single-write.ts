@@ -8,6 +8,7 @@ import { fenceFor, type FenceableAction } from './fence.js';
 import { fenceableAction, QUERY_OP_TYPE } from './fence-policy.js';
 import { fencedUrl } from './query-fence.js';
 import { conflictOfAnswer } from './version-conflict.js';
+import { writeRoutingOf } from './write-routing.js';
 
 /** Tries of a fenced write refused while its lock was still usable (the document changed outside the proxy's serialization). */
 export const MAX_FENCED_TRIES = 3;
@@ -16,6 +17,8 @@ export interface SingleFenceTarget {
   readonly op: SingleWriteOp;
   /** The index a realtime GET must name (an alias's write index). */
   readonly readIndex: string;
+  /** The alias's `index_routing`, which the write goes with in place of the URL's; null: none. */
+  readonly indexRouting: string | null;
   /** The lock key's index, as logs and metrics name the document. */
   readonly lockIndex: string;
   readonly id: string;
@@ -47,7 +50,7 @@ export async function forwardFenced(
   send: SendTo,
 ): Promise<UpstreamResponse> {
   const url = exchange.req.url ?? '/';
-  const routing = queryParams(url).get('routing') ?? null;
+  const routing = writeRoutingOf(queryParams(url).get('routing') ?? null, null, target.indexRouting);
   for (let tries = 1; ; tries++) {
     const state = await deps.fenceReader.readOne({ index: target.readIndex, id: target.id, routing }, exchange.req.headers.authorization);
     const fence = fenceFor(target.action, state);

@@ -1,4 +1,5 @@
 import { ProxyError } from '../../errors/proxy-error.js';
+import { queryParams } from '../../forwarding/request-params.js';
 import type { HeldLock, LockKey } from '../../lock/lock-engine.js';
 import { keyString } from '../../lock/lock-key.js';
 import type { KeyedBulkItem } from '../bulk-items.js';
@@ -11,6 +12,7 @@ import { bulkWaves } from './bulk-waves.js';
 import { MAX_FENCED_TRIES } from './fenced-single-write.js';
 import { RejectedDocuments } from './rejected-documents.js';
 import { conflictOfItem } from './version-conflict.js';
+import { writeRoutingOf } from './write-routing.js';
 
 /** Sends items as one sub-bulk with the given body under the given locks (bulk-round.ts). */
 export type SendSubBulk = (items: readonly KeyedBulkItem[], fenced: FencedBody, locks: readonly HeldLock[]) => Promise<SubBulkOutcome>;
@@ -90,8 +92,13 @@ async function readFences(sub: FencedSubBulk, items: readonly KeyedBulkItem[]): 
   const fences: Fences = new Map();
   if (fenceable.length === 0) return fences;
   const { deps, exchange } = sub.run;
+  const urlRouting = queryParams(exchange.req.url ?? '/').get('routing') ?? null;
   const targets = await Promise.all(
-    fenceable.map(async ({ keyed, routing }) => ({ index: (await deps.aliases.resolveName(keyed.item.index)).readIndex, id: keyed.item.id ?? '', routing })),
+    fenceable.map(async ({ keyed, routing }) => {
+      // Under held locks: no wait for a date-math boundary, the name as Elasticsearch evaluates it now.
+      const names = await deps.aliases.resolveName(keyed.item.index, { settle: false });
+      return { index: names.readIndex, id: keyed.item.id ?? '', routing: writeRoutingOf(routing, urlRouting, names.indexRouting) };
+    }),
   );
   const states = await deps.fenceReader.readMany(targets, exchange.req.headers.authorization);
   fenceable.forEach((item, n) => {

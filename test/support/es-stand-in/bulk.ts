@@ -6,6 +6,7 @@ import { applyWrite, type WriteOutcome } from './write-engine.js';
 import { parseConditions, parseInt32, rawConditionsOfMeta } from './write-params.js';
 import { autoId } from './single-writes.js';
 import { duplicateFieldOf, duplicateReason } from './strict-json.js';
+import { dateMathRefusal } from './index-names.js';
 
 /** One action of a `_bulk`, in request order. */
 export interface BulkEntry {
@@ -46,7 +47,7 @@ const METADATA_KEYS = new Set([
  * `_id` is the exception: it fails alone, as its item (400 "if _id is specified it must not be empty"),
  * and so does one whose document names a field twice (400 document_parsing_exception).
  */
-export function parseBulk(store: DocumentStore, body: Buffer, pathIndex: string | undefined, compatibleWith7: boolean): BulkEntry[] | OperationResult {
+export function parseBulk(store: DocumentStore, body: Buffer, pathIndex: string | undefined, compatibleWith7: boolean, urlRouting: string | null = null): BulkEntry[] | OperationResult {
   const lines = body.toString('utf8').split('\n').map((line) => line.replace(/\r$/, ''));
   const entries: BulkEntry[] = [];
   const errors: string[] = [];
@@ -67,7 +68,7 @@ export function parseBulk(store: DocumentStore, body: Buffer, pathIndex: string 
         sourceFailure = errorResult(400, { type: 'document_parsing_exception', reason: `[${duplicate.line}:${duplicate.column}] failed to parse: ${duplicateReason(duplicate)}` });
       }
     }
-    const entry = entryOf(store, header, source, pathIndex, sourceFailure);
+    const entry = entryOf(store, header, source, pathIndex, sourceFailure, urlRouting);
     if ('failure' in entry) return entry.failure;
     if (entry.indexMissing) errors.push('index is missing');
     errors.push(...validationErrorsOf(entry.entry.write));
@@ -115,7 +116,14 @@ function isAction(name: string): name is ActionHeader['action'] {
 
 type EntryResult = { readonly entry: BulkEntry; readonly indexMissing: boolean } | { readonly failure: OperationResult };
 
-function entryOf(store: DocumentStore, header: ActionHeader, source: unknown, pathIndex: string | undefined, sourceFailure: OperationResult | null): EntryResult {
+function entryOf(
+  store: DocumentStore,
+  header: ActionHeader,
+  source: unknown,
+  pathIndex: string | undefined,
+  sourceFailure: OperationResult | null,
+  urlRouting: string | null,
+): EntryResult {
   const { meta } = header;
   const parsed = parseConditions(rawConditionsOfMeta(meta));
   if (!parsed.ok) return { failure: parsed.failure };
@@ -129,7 +137,8 @@ function entryOf(store: DocumentStore, header: ActionHeader, source: unknown, pa
   const action: WriteAction = header.action === 'index' && meta.op_type === 'create' ? 'create' : header.action;
   const writesDocument = action === 'index' || action === 'create';
   const id = explicitId ?? (writesDocument ? autoId() : '');
-  const index = store.writeIndexOf(target ?? '');
+  const refusedName = dateMathRefusal(target ?? '');
+  const index = refusedName === null ? store.writeIndexOf(target ?? '') : (target ?? '');
   const write: DocumentWrite = {
     action,
     target: target ?? '',
@@ -138,8 +147,9 @@ function entryOf(store: DocumentStore, header: ActionHeader, source: unknown, pa
     body: source,
     update: action === 'update' ? updateSpecOf(source, retries.value) : null,
     conditions: resolveCreateVersion(parsed.value, action),
+    routing: refusedName === null ? store.writeRoutingOf(target ?? '', simpleText(meta.routing) ?? urlRouting) : null,
   };
-  const itemFailure = writesDocument && explicitId === '' ? illegalArgument('if _id is specified it must not be empty') : sourceFailure;
+  const itemFailure = refusedName ?? (writesDocument && explicitId === '' ? illegalArgument('if _id is specified it must not be empty') : sourceFailure);
   return { entry: { action, index, id, write, itemFailure }, indexMissing: target === undefined };
 }
 

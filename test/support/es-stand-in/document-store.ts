@@ -1,5 +1,7 @@
 import { storedIdBytes } from '../elasticsearch-rules.js';
+import { resolveDateMathName } from '../../../src/classify/date-math/date-math-index-name.js';
 import { indexNotFound, type JsonObject, type OperationResult } from './es-errors.js';
+import { ShardPlacement } from './routing.js';
 import { PRIMARY_TERM, type CurrentVersion } from './version-rules.js';
 
 export interface StoredDocument {
@@ -40,7 +42,9 @@ export interface DocumentStoreOptions {
  */
 export class DocumentStore {
   private readonly indices = new Map<string, IndexState>();
-  private readonly aliases = new Map<string, { writeIndex: string; indices: string[] }>();
+  /** `writeIndex` null: an alias with several indices and none flagged (Elasticsearch refuses writes through it). */
+  private readonly aliases = new Map<string, { writeIndex: string | null; indices: string[]; flagged: boolean; indexRouting: string | null }>();
+  readonly placement = new ShardPlacement();
   private readonly dataStreams = new Map<string, string>();
   private readonly gcDeletesMs: number;
   private readonly now: () => number;
@@ -50,9 +54,18 @@ export class DocumentStore {
     this.now = options.now ?? (() => performance.now());
   }
 
-  defineAlias(alias: string, writeIndex: string, otherIndices: readonly string[] = []): void {
-    this.aliases.set(alias, { writeIndex, indices: [writeIndex, ...otherIndices] });
+  defineAlias(alias: string, writeIndex: string, otherIndices: readonly string[] = [], indexRouting: string | null = null): void {
+    this.aliases.set(alias, { writeIndex, indices: [writeIndex, ...otherIndices], flagged: true, indexRouting });
     for (const index of [writeIndex, ...otherIndices]) this.ensureIndex(index);
+  }
+
+  /**
+   * An alias defined without `is_write_index` on any of its indices, listed as `{}` by `GET /_alias`
+   * as Elasticsearch lists it. Its only index is its write index; with several it has none.
+   */
+  defineUnflaggedAlias(alias: string, indices: readonly string[]): void {
+    this.aliases.set(alias, { writeIndex: indices.length === 1 ? (indices[0] ?? null) : null, indices: [...indices], flagged: false, indexRouting: null });
+    for (const index of indices) this.ensureIndex(index);
   }
 
   /** A data stream with one backing index; writes by id must use op_type=create. */
@@ -63,9 +76,23 @@ export class DocumentStore {
     return backing;
   }
 
-  /** The concrete index a write to `name` lands in. */
+  /**
+   * The concrete index a write to `name` lands in: date math resolved on this clock (Elasticsearch
+   * resolves it on the coordinating node), then an alias's write index or a data stream's backing index.
+   */
   writeIndexOf(name: string): string {
-    return this.aliases.get(name)?.writeIndex ?? this.dataStreams.get(name) ?? name;
+    const concrete = resolveDateMathName(name, Date.now());
+    return this.aliases.get(concrete)?.writeIndex ?? this.dataStreams.get(concrete) ?? concrete;
+  }
+
+  /** The routing a write to `name` goes with: an alias's `index_routing` in place of the request's. */
+  writeRoutingOf(name: string, routing: string | null): string | null {
+    return this.aliases.get(resolveDateMathName(name, Date.now()))?.indexRouting ?? routing;
+  }
+
+  /** An alias Elasticsearch refuses writes through: it has no write index. */
+  isAliasWithoutWriteIndex(name: string): boolean {
+    return this.aliases.get(name)?.writeIndex === null;
   }
 
   isDataStream(name: string): boolean {
@@ -92,7 +119,7 @@ export class DocumentStore {
     if (definition === undefined) return { status: 404, body: { error: `alias [${alias}] missing`, status: 404 } };
     const body: JsonObject = {};
     for (const index of definition.indices) {
-      body[index] = { aliases: { [alias]: index === definition.writeIndex ? { is_write_index: true } : {} } };
+      body[index] = { aliases: { [alias]: { ...(definition.flagged && index === definition.writeIndex ? { is_write_index: true } : {}), ...routingFields(definition.indexRouting) } } };
     }
     return { status: 200, body };
   }
@@ -110,7 +137,8 @@ export class DocumentStore {
       const aliases: JsonObject = {};
       for (const [alias, target] of this.aliases) {
         // As after a rollover: the write index flagged, the others explicitly not.
-        if (target.indices.includes(index)) aliases[alias] = target.indices.length === 1 ? {} : { is_write_index: index === target.writeIndex };
+        if (!target.indices.includes(index)) continue;
+        aliases[alias] = { ...(target.indices.length === 1 || !target.flagged ? {} : { is_write_index: index === target.writeIndex }), ...routingFields(target.indexRouting) };
       }
       body[index] = { aliases };
     }
@@ -213,6 +241,11 @@ export class DocumentStore {
     state.seqNo += 1;
     return state.seqNo;
   }
+}
+
+/** As `GET /_alias` lists an alias's routing. */
+function routingFields(indexRouting: string | null): JsonObject {
+  return indexRouting === null ? {} : { index_routing: indexRouting, search_routing: indexRouting };
 }
 
 function escapeRegExp(text: string): string {

@@ -29,6 +29,8 @@ export interface DocumentWrite {
   readonly body: unknown;
   readonly update: UpdateSpec | null;
   readonly conditions: Conditions;
+  /** The routing it is written with, an alias's `index_routing` applied (absent or null: by id). */
+  readonly routing?: string | null;
 }
 
 const MAX_ID_BYTES = 512;

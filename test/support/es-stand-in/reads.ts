@@ -17,7 +17,7 @@ const FULL_SOURCE: SourceFilter = { fetch: true, includes: [], excludes: [] };
 
 /** `GET|HEAD /{index}/_doc/{id}`: 200 with `_seq_no`/`_primary_term`/`_version`, 404 `found: false`, 404 for a missing index. */
 export function getDocument(store: DocumentStore, target: string, id: string, query: URLSearchParams): OperationResult {
-  const answer = documentAnswer(store, target, id, sourceFilterOfQuery(query));
+  const answer = documentAnswer(store, target, id, sourceFilterOfQuery(query), query.get('routing'));
   if (answer.missingIndex !== null) return answer.missingIndex;
   return { status: answer.body.found === true ? 200 : 404, body: answer.body };
 }
@@ -40,7 +40,8 @@ export function multiGet(store: DocumentStore, pathIndex: string | undefined, bo
   if (errors.length > 0) return validationFailure(errors);
   const defaultFilter = sourceFilterOfQuery(query);
   const docs = specs.map((spec) => {
-    const answer = documentAnswer(store, spec.index ?? '', spec.id ?? '', spec.source === undefined ? defaultFilter : sourceFilterOf(spec.source));
+    const routing = spec.routing ?? query.get('routing');
+    const answer = documentAnswer(store, spec.index ?? '', spec.id ?? '', spec.source === undefined ? defaultFilter : sourceFilterOf(spec.source), routing);
     return answer.missingIndex === null ? answer.body : { _index: spec.index, _id: spec.id, error: answer.missingIndex.body.error };
   });
   return { status: 200, body: { docs } };
@@ -50,22 +51,24 @@ interface DocSpec {
   readonly index: string | undefined;
   readonly id: string | undefined;
   readonly source: unknown;
+  readonly routing: string | null;
 }
 
 function docSpecsOf(request: JsonObject, pathIndex: string | undefined): DocSpec[] {
-  if (Array.isArray(request.ids)) return request.ids.map((id) => ({ index: pathIndex, id: textOf(id), source: undefined }));
+  if (Array.isArray(request.ids)) return request.ids.map((id) => ({ index: pathIndex, id: textOf(id), source: undefined, routing: null }));
   if (!Array.isArray(request.docs)) return [];
   return request.docs.map((doc) => {
     const fields = isJsonObject(doc) ? doc : {};
-    return { index: textOf(fields._index) ?? pathIndex, id: textOf(fields._id), source: fields._source };
+    return { index: textOf(fields._index) ?? pathIndex, id: textOf(fields._id), source: fields._source, routing: textOf(fields.routing) ?? null };
   });
 }
 
 /** A found / not-found document body, or the missing index's 404. */
-function documentAnswer(store: DocumentStore, target: string, id: string, filter: SourceFilter): { body: JsonObject; missingIndex: OperationResult | null } {
+function documentAnswer(store: DocumentStore, target: string, id: string, filter: SourceFilter, routing: string | null): { body: JsonObject; missingIndex: OperationResult | null } {
   const index = store.writeIndexOf(target);
   if (!store.hasIndex(index)) return { body: {}, missingIndex: indexNotFound(target) };
-  const document = store.document(index, id);
+  // A read with another routing than the write's looks on another shard.
+  const document = store.placement.readsSameShard(index, id, store.writeRoutingOf(target, routing)) ? store.document(index, id) : undefined;
   if (document === undefined) return { body: { _index: index, _id: id, found: false }, missingIndex: null };
   const body: JsonObject = { _index: index, _id: id, _version: document.version, _seq_no: document.seqNo, _primary_term: document.primaryTerm, found: true };
   if (filter.fetch) body._source = filtered(document.source, filter);

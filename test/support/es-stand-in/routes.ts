@@ -3,6 +3,7 @@ import { documentWrites, parseBulk, runBulk } from './bulk.js';
 import { storedId, type DocumentStore } from './document-store.js';
 import type { DocumentWrite } from './document-write.js';
 import { failure, illegalArgument, indexNotFound, indexUuidOf, type OperationResult } from './es-errors.js';
+import { dateMathRefusal } from './index-names.js';
 import { getDocument, multiGet } from './reads.js';
 import { search } from './search.js';
 import { prepareDelete, prepareIndex, prepareUpdate, type PreparedWrite } from './single-writes.js';
@@ -83,6 +84,9 @@ export function planRoute(store: DocumentStore, input: RouteInput): RoutePlan {
   if (second === '_alias' && third === undefined && isMethod(method, 'GET', 'HEAD')) return read(() => store.aliasesOfName(index));
   if (second === '_bulk' && third === undefined && isMethod(method, 'POST', 'PUT')) return bulkPlan(store, input, index);
   if (second === '_bulk' && isStreamingBulk(input, third, fourth)) return bulkPlan(store, input, index);
+  // A bulk resolves its path's date math per item (each fails alone); every other route refuses the request.
+  const refused = dateMathRefusal(index);
+  if (refused !== null) return read(() => refused);
   if (second === '_mget' && third === undefined && isMethod(method, 'GET', 'POST')) return read(() => multiGet(store, index, body, query));
   if (second === '_search' || second === '_count') return read(() => search(store, index, body, query, second === '_count'));
   if (second === '_update_by_query' && isMethod(method, 'POST')) return byQuery(store, index, 'updated');
@@ -154,7 +158,7 @@ function indexLevel(store: DocumentStore, index: string, input: RouteInput): Rou
 }
 
 function bulkPlan(store: DocumentStore, input: RouteInput, pathIndex: string | undefined): RoutePlan {
-  const parsed = parseBulk(store, input.body, pathIndex, input.compatibleWith7);
+  const parsed = parseBulk(store, input.body, pathIndex, input.compatibleWith7, input.query.get('routing'));
   if (!Array.isArray(parsed)) return read(() => parsed);
   const writes = documentWrites(parsed);
   return {

@@ -57,7 +57,8 @@ export function prepareDelete(store: DocumentStore, input: SingleWriteInput): Pr
 }
 
 function documentWrite(store: DocumentStore, input: SingleWriteInput, action: WriteAction, conditions: Conditions, body: unknown): DocumentWrite {
-  return { action, target: input.target, index: store.writeIndexOf(input.target), id: input.id ?? autoId(), body, update: null, conditions };
+  const routing = store.writeRoutingOf(input.target, input.query.get('routing'));
+  return { action, target: input.target, index: store.writeIndexOf(input.target), id: input.id ?? autoId(), body, update: null, conditions, routing };
 }
 
 function checked(write: DocumentWrite, extraErrors: readonly string[]): PreparedWrite {

@@ -1,6 +1,7 @@
 import type { DocumentStore, StoredDocument } from './document-store.js';
 import type { DocumentWrite, UpdateSpec } from './document-write.js';
 import { documentMissing, failure, illegalArgument, indexNotFound, isJsonObject, versionConflict, type JsonObject, type OperationResult } from './es-errors.js';
+import { noWriteIndexRefusal } from './index-names.js';
 import { conflictOf, MATCH_DELETED, nextVersion, NO_CONDITIONS, type CurrentVersion } from './version-rules.js';
 
 /** What one write did to its document, for the history. */
@@ -30,6 +31,13 @@ const NOOP_SHARDS = Object.freeze({ total: 0, successful: 0, failed: 0 });
  * checks and the change happen in the same synchronous step, so nothing can come between them.
  */
 export function applyWrite(store: DocumentStore, write: DocumentWrite): AppliedOperation {
+  if (store.isAliasWithoutWriteIndex(write.target)) return failed(store, write, noWriteIndexRefusal(write.target));
+  const applied = applyOperation(store, write);
+  if (store.document(write.index, write.id) !== undefined) store.placement.place(write.index, write.id, write.routing ?? null);
+  return applied;
+}
+
+function applyOperation(store: DocumentStore, write: DocumentWrite): AppliedOperation {
   switch (write.action) {
     case 'index':
     case 'create':

@@ -1,6 +1,7 @@
 import { describe, expect, it, vi } from 'vitest';
 import { ProxyError } from '../../../src/errors/proxy-error.js';
-import { AliasResolver, aliasesOfAnswer, lockIndexOf, type AliasLookup, type NameAliases } from '../../../src/write/alias-resolver.js';
+import { aliasesOfAnswer, dataStreamCandidateOf } from '../../../src/write/alias-lookup.js';
+import { AliasResolver, lockIndexOf, type AliasLookup, type NameAliases } from '../../../src/write/alias-resolver.js';
 
 const PLAIN: NameAliases = { isAlias: false, writeAliases: [], writeIndex: 'new-index' };
 
@@ -14,19 +15,49 @@ describe('lockIndexOf', () => {
     ['an alias (keyed on itself)', { isAlias: true, writeAliases: [], writeIndex: 'new-index-000001' }, 'new-index'],
     ['a plain index', PLAIN, 'new-index'],
     ['the write index of aliases (the smallest alias name)', { isAlias: false, writeAliases: ['logs-b', 'logs-a'], writeIndex: 'new-index' }, 'logs-a'],
+    ['an index a rollover left behind (is_write_index false)', { isAlias: false, writeAliases: [], formerWriteAliases: ['logs-b', 'logs-a'], writeIndex: 'new-index' }, 'logs-a'],
+    ['a write alias before a former one', { isAlias: false, writeAliases: ['logs-z'], formerWriteAliases: ['logs-a'], writeIndex: 'new-index' }, 'logs-z'],
+    ['a backing index (on its data stream)', { isAlias: false, writeAliases: [], dataStream: 'events', writeIndex: 'new-index' }, 'events'],
   ])('keys %s', (_case, aliases, expected) => {
     expect(lockIndexOf('new-index', aliases)).toBe(expected);
   });
 });
 
+describe('dataStreamCandidateOf', () => {
+  it.each([
+    ['.ds-logs-app-2024.01.01-000001', 'logs-app'],
+    ['.ds-events-000003', 'events'],
+    ['.ds-logs-2024.01.01', null],
+    ['logs-2024.01.01-000001', null],
+  ])('reads %s as a backing index of %s (Elasticsearch’s backing index names)', (index, stream) => {
+    expect(dataStreamCandidateOf(index)).toBe(stream);
+  });
+});
+
 describe('aliasesOfAnswer', () => {
   it('recognises an alias: the answer lists other indices than the name', () => {
-    expect(aliasesOfAnswer('logs', { 'logs-000001': { aliases: { logs: { is_write_index: true } } } })).toEqual({ isAlias: true, writeAliases: [], writeIndex: 'logs-000001' });
+    expect(aliasesOfAnswer('logs', { 'logs-000001': { aliases: { logs: { is_write_index: true } } } }, () => 1)).toEqual({ isAlias: true, writeAliases: [], writeIndex: 'logs-000001', writeIndexRouting: null });
   });
 
-  it('lists the aliases an index can be written through, not those marked is_write_index false', () => {
+  it('lists the aliases whose write index the index is: flagged true, or unflagged with no other index', () => {
     const body = { 'logs-000001': { aliases: { logs: {}, old: { is_write_index: false }, current: { is_write_index: true } } } };
-    expect(aliasesOfAnswer('logs-000001', body)).toEqual({ isAlias: false, writeAliases: ['logs', 'current'], writeIndex: 'logs-000001' });
+    expect(aliasesOfAnswer('logs-000001', body, () => 1)).toEqual({ isAlias: false, writeAliases: ['logs', 'current'], formerWriteAliases: ['old'], writeIndex: 'logs-000001' });
+  });
+
+  it('does not list an unflagged alias with several indices (a read alias): Elasticsearch has no write index for it', () => {
+    const body = { 'logs-000001': { aliases: { logs: { is_write_index: true }, 'all-logs': {} } } };
+    const answer = aliasesOfAnswer('logs-000001', body, (alias) => (alias === 'all-logs' ? 2 : 1));
+    expect(answer.writeAliases).toEqual(['logs']);
+    expect(lockIndexOf('logs-000001', answer)).toBe('logs');
+  });
+
+  it('reads an alias’s index_routing on its write index', () => {
+    const body = { 'logs-000001': { aliases: { logs: { is_write_index: false, index_routing: 'old' } } }, 'logs-000002': { aliases: { logs: { is_write_index: true, index_routing: 'r1' } } } };
+    expect(aliasesOfAnswer('logs', body, () => 2)).toMatchObject({ writeIndex: 'logs-000002', writeIndexRouting: 'r1' });
+  });
+
+  it('gives an alias whose only index is flagged false no write index', () => {
+    expect(aliasesOfAnswer('logs', { 'logs-000001': { aliases: { logs: { is_write_index: false } } } }, () => 1).writeIndex).toBeNull();
   });
 });
 

@@ -320,7 +320,8 @@ export interface WritePathHarness {
 
 let requestCounter = 0;
 
-export function startWritePath(overrides: TestSettingsOverrides = {}): WritePathHarness {
+/** `wallClock`: the clock date-math index names are evaluated on (ms since the epoch). */
+export function startWritePath(overrides: TestSettingsOverrides = {}, options: { readonly wallClock?: () => number } = {}): WritePathHarness {
   const timeline: string[] = [];
   const engine = new MemoryLockEngine({
     events: lockEvents({
@@ -356,6 +357,7 @@ export function startWritePath(overrides: TestSettingsOverrides = {}): WritePath
       ttlMs: () => 60_000,
       capacity: 100,
       concurrency: 4,
+      ...(options.wallClock === undefined ? {} : { wallClock: options.wallClock }),
     }),
     // Fencing is off in these settings: the reader is never asked (test/unit/write/fencing covers it).
     fenceReader: new FenceReader(forwarder, null),
