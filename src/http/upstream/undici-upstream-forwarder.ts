@@ -51,8 +51,13 @@ export class UndiciUpstreamForwarder implements UpstreamForwarder {
     const { status, host } = opened;
     const cut = await relay.over;
     if (cut === null) return { status, reachedUpstream: true, upstreamHost: host.label, error: null };
-    this.options.logger?.warn({ err: cut, upstreamHost: host.label, url: request.url }, 'upstream response cut short');
-    return { status, reachedUpstream: true, upstreamHost: host.label, error: this.cutMidResponse(host, cut) };
+    const error = this.cutMidResponse(host, cut);
+    // The client saw a status line and then a cut connection: for a write, "it may have been applied".
+    this.options.logger?.warn(
+      { err: error, code: error.code, upstreamHost: host.label, method: request.method, url: request.url },
+      'upstream answer cut short after its head was relayed: the client connection was cut, and a write in it may have been applied',
+    );
+    return { status, reachedUpstream: true, upstreamHost: host.label, error };
   }
 
   async exchange(request: ForwardRequest): Promise<UpstreamResponse> {
@@ -102,8 +107,9 @@ export class UndiciUpstreamForwarder implements UpstreamForwarder {
   }
 
   private cutMidResponse(host: UpstreamHost, cause: unknown): ProxyError {
-    this.failures.upstreamFailed('UPSTREAM_RESET');
-    return upstreamCutMidResponse(host, cause);
+    const error = upstreamCutMidResponse(host, this.options.timeoutMs, cause);
+    this.failures.upstreamFailed(error.code);
+    return error;
   }
 }
 
