@@ -35,6 +35,8 @@ export type WriteStackOptions = WriteStackLocks & {
   readonly settings?: TestSettingsOverrides;
   readonly standIn?: EsStandInOptions;
   readonly logger?: Logger;
+  /** What the proxies reach as Elasticsearch, in front of the stand-in (a misbehaving relay); default: the stand-in. */
+  readonly upstream?: (standIn: EsStandIn) => Promise<string>;
   /** Client-side time limits of each proxy's HTTP edge (default: the product's). */
   readonly edge?: RuntimeOptions['edge'];
 };
@@ -52,7 +54,7 @@ export async function startWriteStack(options: WriteStackOptions): Promise<Write
   const settings = testSettings({
     ...options.settings,
     zookeeper: { servers: options.zookeeper ?? '127.0.0.1:1', lockRoot, sessionTimeoutMs: 4000, ...options.settings?.zookeeper },
-    elasticsearch: { ...options.settings?.elasticsearch, hosts: [standIn.url] },
+    elasticsearch: { ...options.settings?.elasticsearch, hosts: [options.upstream === undefined ? standIn.url : await options.upstream(standIn)] },
     proxy: { deadLetterDir, ...options.settings?.proxy, lockService: inProcess ? 'in-process' : 'zookeeper' },
   });
   const proxies: ProxyRuntime[] = [];

@@ -86,6 +86,29 @@ describe.each(LOCK_BACKENDS)('an upstream body that stalls after the head ($name
     summary.push('streamed bulk cut, next writer 200');
   });
 
+  it('fencing read under the lock: its stalled answer ends the write with nothing written, and the next writer proceeds', async () => {
+    const [first = '', second = ''] = stack.urls;
+    const proxy = stack.proxies[0];
+    if (proxy === undefined) throw new Error('no proxy');
+    const unfenced = proxy.settings();
+    proxy.reload({ ...unfenced, proxy: { ...unfenced.proxy, fencing: 'on' } });
+    let fenced: Outcome;
+    try {
+      stack.standIn.injectFault({ kind: 'stall-body-after-head', match: (request) => request.method === 'GET' && request.url.startsWith('/sb/_doc/f1?') });
+      fenced = await exchange(`${first}/sb/_doc/f1`, { method: 'PUT', body: '{"v":"fenced"}' });
+    } finally {
+      proxy.reload(unfenced);
+    }
+    expect(fenced.kind).toBe('answered');
+    if (fenced.kind !== 'answered') return;
+    expect(fenced.answer.status).toBe(503);
+    expect(isElasticsearchError(fenced.answer, ['fencing_unavailable_exception']), fenced.answer.body).toBe(true);
+
+    expect(statusOf(await exchange(`${second}/sb/_doc/f1`, { method: 'PUT', body: '{"v":"next"}' }))).toBe(201);
+    expect(stack.standIn.history('sb', 'f1').map((write) => write.body)).toEqual([{ v: 'next' }]);
+    summary.push('fencing read stalled: 503, nothing written, next writer 201');
+  });
+
   it('pass-through read: the relayed answer is cut instead of hanging', async () => {
     const [first = ''] = stack.urls;
     stack.standIn.injectFault({ kind: 'stall-body-after-head', match: (request) => request.method === 'GET' && request.url === '/sb/_doc/s1' });
