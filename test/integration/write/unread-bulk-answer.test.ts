@@ -6,7 +6,7 @@ import { startWriteStack, type WriteStack } from '../../support/write-stack.js';
 
 const DOCS = 20;
 const ITEMS_PER_DOC = 1_000;
-/** Long ids make a long answer: 20,000 items answer with about 12 MB, far past loopback's socket buffers. */
+/** Long ids make a long answer: 20,000 items answer with 11.3 MB, far past loopback’s socket buffers. */
 const idOf = (doc: number): string => `${'x'.repeat(400)}-${doc}`;
 
 function statusOf(outcome: Outcome): number {
