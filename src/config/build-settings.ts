@@ -47,6 +47,7 @@ export function buildSettings(value: ValueOf, source: Settings['source']): Setti
       slowLockMs: value('proxy.log.slow.lock.ms'),
       byQueryPolicy: value('proxy.byquery.policy'),
       upstreamTimeoutMs: value('proxy.upstream.timeout.ms'),
+      answerBufferBytes: value('proxy.answer.buffer.bytes'),
       shutdownTimeoutMs: value('proxy.shutdown.timeout.ms'),
       aliasCacheTtlMs: value('proxy.alias.cache.ttl.ms'),
       aliasCacheSize: value('proxy.alias.cache.size'),

@@ -91,6 +91,7 @@ export interface ConfigValues {
   readonly 'proxy.deadletter.index': string | null;
   readonly 'proxy.max.body.bytes': number;
   readonly 'proxy.upstream.timeout.ms': number;
+  readonly 'proxy.answer.buffer.bytes': number;
   readonly 'proxy.shutdown.timeout.ms': number;
   readonly 'proxy.alias.cache.ttl.ms': number;
   readonly 'proxy.alias.cache.size': number;
@@ -364,9 +365,17 @@ export const CONFIG_KEYS: { readonly [K in ConfigKey]: KeySpec<ConfigValues[K]> 
   }),
   'proxy.upstream.timeout.ms': key({
     defaultValue: '60000',
-    description: 'Longest wait in ms for the cluster’s response before the client gets a 504.',
+    description:
+      'Longest wait in ms for the cluster: for the head of its answer once the request is handed to a connection, and then between two pieces of its body. Past it the exchange is ended: the client gets a 504, or its connection is cut when the head of the answer was already relayed.',
     reload: 'restart',
     parse: integer(1),
+  }),
+  'proxy.answer.buffer.bytes': key({
+    defaultValue: '1mb',
+    description:
+      'Bytes of a streamed answer (a `_bulk` sent whole under its locks) kept in memory for a client that reads it slower than Elasticsearch sends it; the rest waits in a file in the temporary directory, so the locks are released once Elasticsearch has answered, whatever the client does. A client that takes no byte of its answer for 30 s has its connection closed.',
+    reload: 'restart',
+    parse: byteSize,
   }),
   'proxy.shutdown.timeout.ms': key({
     defaultValue: '30000',

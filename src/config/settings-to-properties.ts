@@ -48,6 +48,7 @@ export function settingsToProperties(settings: Settings): Record<ConfigKey, stri
     'proxy.deadletter.index': proxy.deadLetterIndex ?? '',
     'proxy.max.body.bytes': formatByteSize(proxy.maxBodyBytes),
     'proxy.upstream.timeout.ms': String(proxy.upstreamTimeoutMs),
+    'proxy.answer.buffer.bytes': formatByteSize(proxy.answerBufferBytes),
     'proxy.shutdown.timeout.ms': String(proxy.shutdownTimeoutMs),
     'proxy.alias.cache.ttl.ms': String(proxy.aliasCacheTtlMs),
     'proxy.alias.cache.size': String(proxy.aliasCacheSize),

@@ -86,6 +86,8 @@ export interface ProxySettings {
   readonly slowLockMs: number;
   readonly byQueryPolicy: ByQueryPolicy;
   readonly upstreamTimeoutMs: number;
+  /** Bytes of a streamed answer held in memory for a slow client; the rest goes to a temporary file. */
+  readonly answerBufferBytes: number;
   readonly shutdownTimeoutMs: number;
   /** Lifetime of an alias look-up in the cache. */
   readonly aliasCacheTtlMs: number;

@@ -46,6 +46,14 @@ export interface UpstreamResponse {
   readonly upstreamHost: string;
 }
 
+/** An answer relayed without waiting for its client: see `UpstreamForwarder.spool`. */
+export interface SpooledForward {
+  /** Resolves once Elasticsearch's answer is complete or cut, whatever the client has taken of it. */
+  readonly outcome: Promise<ForwardOutcome>;
+  /** Resolves once the client's response is over: delivered whole, or its connection closed. */
+  readonly delivered: Promise<void>;
+}
+
 export interface UpstreamForwarder {
   /**
    * Streams the upstream answer to `res` unchanged (status, headers, body). Never rejects:
@@ -54,6 +62,13 @@ export interface UpstreamForwarder {
    * upstream socket closed — so a caller holding a lock can release it at that moment.
    */
   pipe(request: ForwardRequest, res: ServerResponse): Promise<ForwardOutcome>;
+  /**
+   * As `pipe`, for an exchange that must not wait for its client (a bulk under its locks): the
+   * answer is taken from Elasticsearch at its own pace; what the client has not taken yet waits in
+   * memory up to a bound, beyond it in a temporary file, and goes out as the client reads. A
+   * client that takes nothing for the client idle time has its connection closed.
+   */
+  spool(request: ForwardRequest, res: ServerResponse): SpooledForward;
   /**
    * Buffers the upstream answer (used to merge bulk responses, or to read a write's answer).
    * Rejects with `ProxyError`: UPSTREAM_UNREACHABLE and the request's own `beforeSend` error mean

@@ -4,12 +4,15 @@ import type { WriteRoute } from '../write/write-request.js';
 import type { ClientGone } from './client-gone.js';
 import type { InflatedFrom, InterceptedRequest } from './write-interceptor.js';
 
+const DELIVERED: Promise<void> = Promise.resolve();
+
 /**
  * A client write as the proxy port hands it to the write path. A class rather than an object
  * literal with a closure: `streamAnswer` is a method, so a write costs no extra allocation for it.
  */
 export class ClientWrite implements InterceptedRequest {
   readonly inflatedFrom: InflatedFrom | null = null;
+  private delivery: Promise<void> = DELIVERED;
 
   constructor(
     readonly req: IncomingMessage,
@@ -22,7 +25,15 @@ export class ClientWrite implements InterceptedRequest {
     private readonly forwarder: UpstreamForwarder,
   ) {}
 
+  /** Resolves when Elasticsearch is done with the request; the client may still be reading (`delivered`). */
   streamAnswer(request: ForwardRequest): Promise<ForwardOutcome> {
-    return this.forwarder.pipe(request, this.res);
+    const forward = this.forwarder.spool(request, this.res);
+    this.delivery = forward.delivered;
+    return forward.outcome;
+  }
+
+  /** Resolves once an answer streamed by `streamAnswer` has reached the client or its connection is closed. */
+  delivered(): Promise<void> {
+    return this.delivery;
   }
 }

@@ -87,7 +87,12 @@ async function handleWrite(deps: ProxyHandlerDeps, req: IncomingMessage, res: Se
   }
   try {
     if (deps.writeInterceptor === undefined) await deps.forwarder.pipe({ method: req.method ?? 'GET', url: req.url ?? '/', rawHeaders: req.rawHeaders, body }, res);
-    else await deps.writeInterceptor(new ClientWrite(req, res, route, body, bodyStreams, requestId, new ClientGone(res), deps.forwarder));
+    else {
+      const write = new ClientWrite(req, res, route, body, bodyStreams, requestId, new ClientGone(res), deps.forwarder);
+      await deps.writeInterceptor(write);
+      // The request is in flight (graceful shutdown waits for it) until its answer is delivered.
+      await write.delivered();
+    }
   } catch (error) {
     const proxyError = asProxyError(error);
     if (proxyError.code === 'INTERNAL') deps.logger.error({ err: error, requestId }, 'write path failed');

@@ -71,7 +71,11 @@ export async function startProxyRuntime(initial: Settings, logger: Logger, optio
   const engine = options.lockEngine ?? (await openLockEngine(initial, logger, lockEventsOf(observer)));
   const stopWatching = attachLockEngine(engine, observer);
   const cluster = createClusterClient(initial.elasticsearch, initial.proxy.upstreamTimeoutMs);
-  const forwarder = createUpstreamForwarder(initial, { logger: logger.child({ component: 'upstream' }), failures: observer });
+  const forwarder = createUpstreamForwarder(initial, {
+    logger: logger.child({ component: 'upstream' }),
+    failures: observer,
+    ...(options.edge?.bodyIdleTimeoutMs !== undefined ? { clientIdleMs: options.edge.bodyIdleTimeoutMs } : {}),
+  });
   const authGate = createAuthGate({ settings, forwarder, metrics: principalMetrics, logger: logger.child({ component: 'auth' }) });
   // What the runtime opened beside the HTTP edge: released the same way on close and on a failed start.
   const closeShared = async (): Promise<void> => {

@@ -58,7 +58,13 @@ export interface RunningProxy extends ProxyServices {
 /** Binds the proxy port and the admin port; resolves once both listen. Port 0 picks a free port. */
 export async function startProxy(settings: Settings, logger: Logger, deps: StartProxyDeps = {}): Promise<RunningProxy> {
   const observer = deps.observer ?? NO_OBSERVER;
-  const forwarder = deps.forwarder ?? createUpstreamForwarder(settings, { logger: logger.child({ component: 'upstream' }), failures: observer });
+  const forwarder =
+    deps.forwarder ??
+    createUpstreamForwarder(settings, {
+      logger: logger.child({ component: 'upstream' }),
+      failures: observer,
+      ...(deps.bodyIdleTimeoutMs !== undefined ? { clientIdleMs: deps.bodyIdleTimeoutMs } : {}),
+    });
   const readiness = new Readiness([
     upstreamCheck(forwarder, { authorization: proxyCredentials(settings.elasticsearch.auth) }),
     ...(deps.lockEngine !== undefined ? [lockEngineCheck(deps.lockEngine)] : []),

@@ -38,9 +38,10 @@ export interface WriteRequest {
   /** Aborts when the client connection closes before its response was sent. */
   readonly clientGone: CancelSignal;
   /**
-   * Forwards `request` and streams Elasticsearch's answer to the client as it arrives, unbuffered
-   * (a whole bulk sent under all its locks). Never rejects; resolves once the upstream exchange is
-   * over, so the caller releases its locks at that moment. The write path's outcome is then `done`.
+   * Forwards `request` and streams Elasticsearch's answer to the client as it arrives (a whole bulk
+   * sent under all its locks). Never rejects; resolves once the upstream exchange is over, whether
+   * or not the client has taken the answer yet (the edge keeps what it has not, within a memory
+   * bound), so the caller releases its locks at that moment. The write path's outcome is then `done`.
    */
   streamAnswer(request: ForwardRequest): Promise<ForwardOutcome>;
 }

@@ -11,6 +11,7 @@ import { planRoute, requestsCompatibleWith7, type WritePlan } from './es-stand-i
 import { splitPath, type StandInRequest } from './es-stand-in/stand-in-request.js';
 import { StandInSecurity, WWW_AUTHENTICATE, type StandInSecurityOptions, type StandInUser } from './es-stand-in/security.js';
 import { WriteHistory, type AppliedOverlap, type AppliedWrite } from './es-stand-in/write-history.js';
+import { writeStalledAnswer, writeWholeAnswer, type AnswerWriter } from './es-stand-in/stalled-answer.js';
 
 export type { WriteAction } from './es-stand-in/document-write.js';
 export type { Gate } from './es-stand-in/gates.js';
@@ -74,7 +75,9 @@ export type FaultKind =
   /** Headers and part of a body sent, then the socket is destroyed. */
   | 'reset-mid-response'
   /** Never answers (the socket stays open until `stop`). */
-  | 'hang';
+  | 'hang'
+  /** Handled as usual (a write is applied), then only the answer's head and half its body are sent; the socket stays open. */
+  | 'stall-body-after-head';
 
 export interface Fault {
   readonly kind: FaultKind;
@@ -357,10 +360,11 @@ class StandInServer implements EsStandIn {
     const request: StandInRequest = { method: entry.method, url: entry.url, segments, query, headers: req.headers, body: entry.body, writeKeys: plan.writeKeys };
 
     const fault = this.takeFault(request);
-    if (fault !== null) {
+    if (fault !== null && fault !== 'stall-body-after-head') {
       applyFault(fault, req, res);
       return;
     }
+    const answer = fault === 'stall-body-after-head' ? writeStalledAnswer : writeWholeAnswer;
     for (const handler of [...this.handlers]) {
       if (await handler(request, res)) return;
     }
@@ -386,17 +390,17 @@ class StandInServer implements EsStandIn {
       return;
     }
     if (plan.kind === 'write') {
-      await this.write(entry, request, plan, res, req);
+      await this.write(entry, request, plan, res, req, answer);
       return;
     }
     if (this.readLatencyMs > 0) await sleep(this.readLatencyMs);
     await this.gates.pass(request);
     const result = plan.execute();
-    sendJson(res, req, result.status, result.body);
+    sendJson(res, req, result.status, result.body, {}, answer);
   }
 
   /** In flight from arrival until applied at the end of its delay; answered after. */
-  private async write(entry: LoggedRequest, request: StandInRequest, plan: WritePlan, res: ServerResponse, req: IncomingMessage): Promise<void> {
+  private async write(entry: LoggedRequest, request: StandInRequest, plan: WritePlan, res: ServerResponse, req: IncomingMessage, answer: AnswerWriter): Promise<void> {
     const opaqueId = req.headers['x-opaque-id'];
     const info = { id: entry.id, method: entry.method, url: entry.url, opaqueId: typeof opaqueId === 'string' ? opaqueId : null };
     const arrivedAt = performance.now();
@@ -413,7 +417,7 @@ class StandInServer implements EsStandIn {
     } finally {
       endInFlight();
     }
-    sendJson(res, req, response.status, response.body);
+    sendJson(res, req, response.status, response.body, {}, answer);
   }
 
   private nextEvent(): number {
@@ -438,7 +442,7 @@ class StandInServer implements EsStandIn {
   }
 }
 
-function applyFault(kind: FaultKind, req: IncomingMessage, res: ServerResponse): void {
+function applyFault(kind: Exclude<FaultKind, 'stall-body-after-head'>, req: IncomingMessage, res: ServerResponse): void {
   if (kind === 'hang') return;
   if (kind === 'reset-before-headers') {
     req.socket.destroy();
@@ -455,10 +459,15 @@ function contentTypeFor(req: IncomingMessage): string {
   return compatible === null ? 'application/json' : `application/vnd.elasticsearch+json;compatible-with=${compatible[1]}`;
 }
 
-function sendJson(res: ServerResponse, req: IncomingMessage, status: number, body: unknown, headers: Record<string, string | string[]> = {}): void {
-  const payload = Buffer.from(JSON.stringify(body));
-  res.writeHead(status, { 'content-type': contentTypeFor(req), 'X-elastic-product': 'Elasticsearch', ...headers, 'content-length': String(payload.length) });
-  res.end(req.method === 'HEAD' ? undefined : payload);
+function sendJson(
+  res: ServerResponse,
+  req: IncomingMessage,
+  status: number,
+  body: unknown,
+  headers: Record<string, string | string[]> = {},
+  answer: AnswerWriter = writeWholeAnswer,
+): void {
+  answer(res, req, status, Buffer.from(JSON.stringify(body)), { 'content-type': contentTypeFor(req), 'X-elastic-product': 'Elasticsearch', ...headers });
 }
 
 /** `_security/_authenticate` and `_security/user/_has_privileges`; other security APIs are not played. */

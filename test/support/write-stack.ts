@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino, type Logger } from 'pino';
 import type { LockEngine } from '../../src/lock/lock-engine.js';
-import { startProxyRuntime, type ProxyRuntime } from '../../src/server/proxy-runtime.js';
+import { startProxyRuntime, type ProxyRuntime, type RuntimeOptions } from '../../src/server/proxy-runtime.js';
 import { startEsStandIn, type EsStandIn, type EsStandInOptions } from './es-stand-in.js';
 import { testSettings, type TestSettingsOverrides } from './test-settings.js';
 
@@ -35,6 +35,10 @@ export type WriteStackOptions = WriteStackLocks & {
   readonly settings?: TestSettingsOverrides;
   readonly standIn?: EsStandInOptions;
   readonly logger?: Logger;
+  /** What the proxies reach as Elasticsearch, in front of the stand-in (a misbehaving relay); default: the stand-in. */
+  readonly upstream?: (standIn: EsStandIn) => Promise<string>;
+  /** Client-side time limits of each proxy's HTTP edge (default: the product's). */
+  readonly edge?: RuntimeOptions['edge'];
 };
 
 /**
@@ -50,7 +54,7 @@ export async function startWriteStack(options: WriteStackOptions): Promise<Write
   const settings = testSettings({
     ...options.settings,
     zookeeper: { servers: options.zookeeper ?? '127.0.0.1:1', lockRoot, sessionTimeoutMs: 4000, ...options.settings?.zookeeper },
-    elasticsearch: { ...options.settings?.elasticsearch, hosts: [standIn.url] },
+    elasticsearch: { ...options.settings?.elasticsearch, hosts: [options.upstream === undefined ? standIn.url : await options.upstream(standIn)] },
     proxy: { deadLetterDir, ...options.settings?.proxy, lockService: inProcess ? 'in-process' : 'zookeeper' },
   });
   const proxies: ProxyRuntime[] = [];
@@ -60,7 +64,7 @@ export async function startWriteStack(options: WriteStackOptions): Promise<Write
       const shared = inProcess && proxies[0] !== undefined ? { lockEngine: borrowedEngine(proxies[0].locks) } : {};
       const servers = options.zookeeperPerProxy?.[i];
       const own = servers === undefined ? settings : { ...settings, zookeeper: { ...settings.zookeeper, servers } };
-      const runtime = await startProxyRuntime(own, logger, shared);
+      const runtime = await startProxyRuntime(own, logger, { ...shared, ...(options.edge !== undefined ? { edge: options.edge } : {}) });
       proxies.push(runtime);
       await waitForLockService(runtime);
     }

@@ -4,7 +4,7 @@ import type { Pool } from 'undici';
 import { statusFor } from '../../errors/error-codes.js';
 import type { ProxyError } from '../../errors/proxy-error.js';
 import { sendElasticsearchError } from '../elasticsearch-error.js';
-import type { ForwardOutcome, ForwardRequest, UpstreamForwarder, UpstreamResponse } from '../../forwarding/upstream-forwarder.js';
+import type { ForwardOutcome, ForwardRequest, SpooledForward, UpstreamForwarder, UpstreamResponse } from '../../forwarding/upstream-forwarder.js';
 import { bufferSink, relaySink, type AnswerSink } from './answer-sink.js';
 import { withArrivedBody } from './arrived-body.js';
 import type { HostPool, UpstreamHost } from './host-pool.js';
@@ -12,12 +12,15 @@ import { attemptHost } from './upstream-attempt.js';
 import { errorCode, upstreamCutMidResponse, upstreamUnreachable } from './upstream-errors.js';
 import { NO_UPSTREAM_FAILURES, type UpstreamFailures } from './upstream-failures.js';
 import { createUpstreamPools, type UpstreamPoolOptions } from './upstream-pools.js';
+import { spooledRelaySink, type SpoolLimits } from './spooled-relay.js';
 
 export interface UndiciUpstreamForwarderOptions extends UpstreamPoolOptions {
   readonly pool: HostPool;
   readonly logger?: Logger;
   /** Told of every failed exchange (metrics). */
   readonly failures?: UpstreamFailures;
+  /** How `spool` keeps what a client has not taken yet. */
+  readonly spool: SpoolLimits;
 }
 
 type Opened =
@@ -41,18 +44,34 @@ export class UndiciUpstreamForwarder implements UpstreamForwarder {
     this.pools = createUpstreamPools(options.pool.hosts, options);
   }
 
-  async pipe(request: ForwardRequest, res: ServerResponse): Promise<ForwardOutcome> {
+  pipe(request: ForwardRequest, res: ServerResponse): Promise<ForwardOutcome> {
     const relay = relaySink(res);
-    const opened = await this.open(request, relay.sink);
+    return this.relay(request, res, relay.sink, relay.over);
+  }
+
+  spool(request: ForwardRequest, res: ServerResponse): SpooledForward {
+    const giveUp = (reason: string, error?: unknown): void =>
+      this.options.logger?.warn({ err: error, method: request.method, url: request.url }, `client connection closed before its answer was delivered: ${reason}`);
+    const relay = spooledRelaySink(res, this.options.spool, giveUp);
+    return { outcome: this.relay(request, res, relay.sink, relay.over), delivered: relay.delivered };
+  }
+
+  private async relay(request: ForwardRequest, res: ServerResponse, sink: AnswerSink, over: Promise<Error | null>): Promise<ForwardOutcome> {
+    const opened = await this.open(request, sink);
     if (opened.kind === 'error') {
       answerFailure(request, res, opened.error);
       return { status: statusFor(opened.error.code), reachedUpstream: opened.reachedUpstream, upstreamHost: opened.host?.label ?? null, error: opened.error };
     }
     const { status, host } = opened;
-    const cut = await relay.over;
+    const cut = await over;
     if (cut === null) return { status, reachedUpstream: true, upstreamHost: host.label, error: null };
-    this.options.logger?.warn({ err: cut, upstreamHost: host.label, url: request.url }, 'upstream response cut short');
-    return { status, reachedUpstream: true, upstreamHost: host.label, error: this.cutMidResponse(host, cut) };
+    const error = this.cutMidResponse(host, cut);
+    // The client saw a status line and then a cut connection: for a write, "it may have been applied".
+    this.options.logger?.warn(
+      { err: error, code: error.code, upstreamHost: host.label, method: request.method, url: request.url },
+      'upstream answer cut short after its head was relayed: the client connection was cut, and a write in it may have been applied',
+    );
+    return { status, reachedUpstream: true, upstreamHost: host.label, error };
   }
 
   async exchange(request: ForwardRequest): Promise<UpstreamResponse> {
@@ -102,8 +121,9 @@ export class UndiciUpstreamForwarder implements UpstreamForwarder {
   }
 
   private cutMidResponse(host: UpstreamHost, cause: unknown): ProxyError {
-    this.failures.upstreamFailed('UPSTREAM_RESET');
-    return upstreamCutMidResponse(host, cause);
+    const error = upstreamCutMidResponse(host, this.options.timeoutMs, cause);
+    this.failures.upstreamFailed(error.code);
+    return error;
   }
 }
 

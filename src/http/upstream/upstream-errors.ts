@@ -24,8 +24,17 @@ export function upstreamReset(host: UpstreamHost, cause: Error): ProxyError {
   );
 }
 
-export function upstreamCutMidResponse(host: UpstreamHost, cause: unknown): ProxyError {
-  return new ProxyError('UPSTREAM_RESET', `Elasticsearch node [${host.label}] closed the connection mid-response`, {
+/** The answer's head came and its body did not come to its end: Elasticsearch has seen the request. */
+export function upstreamCutMidResponse(host: UpstreamHost, timeoutMs: number, cause: unknown): ProxyError {
+  if (errorCode(cause) === 'UND_ERR_BODY_TIMEOUT') {
+    return new ProxyError(
+      'UPSTREAM_TIMEOUT',
+      `Elasticsearch node [${host.label}] sent the head of its answer, then nothing for ${timeoutMs}ms; ` +
+        'the request may have been applied',
+      { cause, meta: { upstreamHost: host.label, timeoutMs } },
+    );
+  }
+  return new ProxyError('UPSTREAM_RESET', `Elasticsearch node [${host.label}] closed the connection mid-response; the request may have been applied`, {
     cause,
     meta: { upstreamHost: host.label },
   });

@@ -8,7 +8,7 @@ import type { DeadLetterRecord } from '../../../src/deadletter/dead-letter-recor
 import { statusFor } from '../../../src/errors/error-codes.js';
 import { ProxyError } from '../../../src/errors/proxy-error.js';
 import { sendElasticsearchError } from '../../../src/http/elasticsearch-error.js';
-import type { ForwardOutcome, ForwardRequest, UpstreamForwarder, UpstreamResponse } from '../../../src/forwarding/upstream-forwarder.js';
+import type { ForwardOutcome, ForwardRequest, SpooledForward, UpstreamForwarder, UpstreamResponse } from '../../../src/forwarding/upstream-forwarder.js';
 import type { InterceptedRequest } from '../../../src/http/write-interceptor.js';
 import type { WriteRoute } from '../../../src/write/write-request.js';
 import type { LockKey } from '../../../src/lock/lock-engine.js';
@@ -165,6 +165,12 @@ export class FakeForwarder implements UpstreamForwarder {
     res.writeHead(upstream.status, [...upstream.rawHeaders]);
     res.end(upstream.body);
     return { status: upstream.status, reachedUpstream: true, upstreamHost: upstream.upstreamHost, error: null };
+  }
+
+  /** The scripted answer is written whole, as `pipe` writes it: delivered once the exchange is over. */
+  spool(request: ForwardRequest, res: ServerResponse): SpooledForward {
+    const outcome = this.pipe(request, res);
+    return { outcome, delivered: outcome.then(() => undefined) };
   }
 
   async close(): Promise<void> {}
