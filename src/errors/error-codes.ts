@@ -39,6 +39,12 @@ export const ERROR_CODES = {
   DATE_MATH_INVALID: { status: 400, type: 'parse_exception' },
   /** A date-math index name valid for Elasticsearch whose format or zone the proxy does not evaluate: refused, never locked on a guess. */
   DATE_MATH_UNSUPPORTED: { status: 400, type: 'illegal_argument_exception' },
+  /**
+   * A bulk item whose date-math `_index` named another index by the time its lock was granted (its
+   * wait crossed a day's end, say): answered 429 so the bulk helpers send it again, never written
+   * under the lock of the document it named before.
+   */
+  DATE_MATH_BOUNDARY_CROSSED: { status: 429, type: 'date_math_boundary_exception' },
   REQUEST_TIMEOUT: { status: 408, type: 'request_timeout_exception' },
   BY_QUERY_REJECTED: { status: 403, type: 'security_exception' },
   LOCK_TIMEOUT: { status: 429, type: 'lock_wait_timeout_exception' },

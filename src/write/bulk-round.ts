@@ -4,7 +4,7 @@ import type { HeldLock, LockKey } from '../lock/lock-engine.js';
 import { keyString } from '../lock/lock-key.js';
 import { groupByKey, type KeyedBulkItem } from './bulk-items.js';
 import { parseBulkResponse } from './bulk-response.js';
-import { type BulkRun, recordFailure } from './bulk-run.js';
+import { type BulkRun, crossedDateMathBoundary, recordFailure } from './bulk-run.js';
 import { recordRefusal, refusalOf, type SubBulkOutcome } from './sub-bulk-refusal.js';
 import { lockTimeoutMs, ownerOf, forwardRequestOf } from './write-path-deps.js';
 import { isLockTimeout, lockNotUsableAtHandOver } from './lock-errors-http.js';
@@ -129,7 +129,8 @@ class Round {
       return;
     }
     // The original body can only go as it came when no item of it needs a fence.
-    const allAtOnce = this.firstRound && !this.run.forwardedAnything && locks.length === this.keys.length && this.fenceable.size === 0;
+    const allAtOnce =
+      this.firstRound && !this.run.forwardedAnything && locks.length === this.keys.length && this.fenceable.size === 0 && !this.run.items.some((keyed) => crossedDateMathBoundary(this.run, keyed));
     if (allAtOnce && locks.every((lock) => lock.usable())) {
       this.inFlight.push(this.forwardWhole(locks));
       return;
@@ -171,7 +172,7 @@ class Round {
     const lost = held.filter((lock) => !lock.usable());
     for (const lock of lost) recordFailure(this.run, this.byKey.get(keyString(lock.key)) ?? [], lostError(lock.key));
     releaseAll(lost);
-    const items = [...this.unkeyed, ...usable.flatMap((lock) => this.byKey.get(keyString(lock.key)) ?? [])];
+    const items = [...this.unkeyed, ...this.sendable(usable.flatMap((lock) => this.byKey.get(keyString(lock.key)) ?? []))];
     this.unkeyed = [];
     items.sort((a, b) => a.item.position - b.item.position);
     const heldSince = Date.now();
@@ -181,6 +182,21 @@ class Round {
       this.run.holdMs += Date.now() - heldSince;
       releaseAfterThisTurn(usable);
     }
+  }
+
+  /**
+   * The items still naming the document their key locks. One whose date-math `_index` crossed a
+   * boundary while its lock was awaited is answered 429 (retryable: the bulk helpers send it again,
+   * keyed on the new name) rather than written under a lock of another document.
+   */
+  private sendable(items: readonly KeyedBulkItem[]): KeyedBulkItem[] {
+    if (this.run.dateMathNames.size === 0) return [...items];
+    const crossed = items.filter((keyed) => crossedDateMathBoundary(this.run, keyed));
+    if (crossed.length === 0) return [...items];
+    for (const keyed of crossed) {
+      recordFailure(this.run, [keyed], new ProxyError('DATE_MATH_BOUNDARY_CROSSED', `date-math index name [${keyed.item.index}] names another index than when its lock was requested; send the item again`));
+    }
+    return items.filter((keyed) => !crossed.includes(keyed));
   }
 
   /** As they came, or fenced wave by wave when any of them needs a fence (fencing/fenced-sub-bulk.ts). */

@@ -1,7 +1,9 @@
 import { parseBulkBody, sliceBulkBody, type BulkItem } from '../classify/bulk-parser.js';
 import { documentKey, idsTooLong, idTooLongMessage, unlockableId } from '../classify/document-id.js';
 import { checkBulkContentType } from '../classify/content-type.js';
+import { isDateMathName } from '../classify/date-math/date-math-index-name.js';
 import { ProxyError } from '../errors/proxy-error.js';
+import type { ResolvedName } from './alias-resolver.js';
 import type { Priority } from '../lock/lock-engine.js';
 import { backOff, giveUp, retriesAfterTimeout } from './background-retry.js';
 import { distinctKeys, lockTimeoutItem, proxyItemResult, type KeyedBulkItem } from './bulk-items.js';
@@ -30,13 +32,14 @@ export async function handleBulkWrite(
 ): Promise<WriteOutcome> {
   const { defaultIndex } = route;
   checkBulkContentType(exchange.req.headers['content-type'], exchange.body.length);
-  const items = await keyItems(deps, parseBulkBody(exchange.body, defaultIndex, { allowTypeMetadata: route.typed }));
+  const { items, dateMathNames } = await keyItems(deps, parseBulkBody(exchange.body, defaultIndex, { allowTypeMetadata: route.typed }));
   const run: BulkRun = {
     deps,
     exchange,
     priority,
     defaultIndex,
     items,
+    dateMathNames,
     results: new Map(),
     took: 0,
     documents: 0,
@@ -93,21 +96,25 @@ function report(run: BulkRun, outcome: LockOutcome, documents: number): void {
  * date-math name valid for Elasticsearch that the proxy does not evaluate refuses the whole bulk
  * (400): it would otherwise be written unlocked.
  */
-async function keyItems(deps: WritePathDeps, items: readonly BulkItem[]): Promise<KeyedBulkItem[]> {
+async function keyItems(deps: WritePathDeps, items: readonly BulkItem[]): Promise<{ items: KeyedBulkItem[]; dateMathNames: Map<string, ResolvedName> }> {
   refuseIdsTooLong(items);
   const names = new Set<string>();
   for (const item of items) if (item.id !== null) names.add(item.index);
-  const lockIndices = new Map(await Promise.all([...names].map(async (name) => [name, await lockIndexOrRefused(deps, name)] as const)));
-  return items.map((item) => {
-    const index = item.id === null ? undefined : lockIndices.get(item.index);
-    return { item, key: item.id !== null && index !== undefined && index !== null ? documentKey(index, item.id) : null };
+  const resolved = new Map(await Promise.all([...names].map(async (name) => [name, await resolvedOrRefused(deps, name)] as const)));
+  const keyed = items.map((item) => {
+    const index = item.id === null ? undefined : resolved.get(item.index)?.lockIndex;
+    return { item, key: item.id !== null && index !== undefined ? documentKey(index, item.id) : null };
   });
+  // A lock wait can carry an item past a boundary of its date-math name: bulk-round checks these before sending.
+  const dateMathNames = new Map<string, ResolvedName>();
+  for (const [name, names] of resolved) if (names !== null && isDateMathName(name)) dateMathNames.set(name, names);
+  return { items: keyed, dateMathNames };
 }
 
-/** The lock index of a bulk item's `_index`; `null` for a date-math name Elasticsearch refuses. */
-async function lockIndexOrRefused(deps: WritePathDeps, name: string): Promise<string | null> {
+/** What a bulk item's `_index` resolves to; `null` for a date-math name Elasticsearch refuses. */
+async function resolvedOrRefused(deps: WritePathDeps, name: string): Promise<ResolvedName | null> {
   try {
-    return await deps.aliases.lockIndexFor(name);
+    return await deps.aliases.resolveName(name);
   } catch (error) {
     if (error instanceof ProxyError && error.code === 'DATE_MATH_INVALID') return null;
     throw error;

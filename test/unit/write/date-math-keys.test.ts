@@ -83,4 +83,23 @@ describe('a bulk with date-math `_index` names', () => {
     expect(harness.timeline.filter((entry) => entry.startsWith('grant'))).toEqual(['grant d-2026.12.04/2']);
     await expectNoLocksLeft(harness);
   });
+
+  it('answers an item whose lock wait crossed a boundary of its name with a retryable 429, never sent under the old name', async () => {
+    let now = MIDNIGHT - 10_000;
+    harness = startWritePath({}, { wallClock: () => now });
+    const blocker = await harness.block('d-2026.12.04', '1');
+    const body = ndjson([{ index: { _index: DAILY, _id: '1' } }, { v: 1 }, { index: { _index: 'plain', _id: '2' } }, { v: 2 }]);
+    const write = harness.start('POST', '/_bulk', { body, headers: { ...NDJSON, 'x-lock-type': 'foreground' } });
+    await until(async () => (await harness!.queueLength('d-2026.12.04', '1')) === 1);
+    now = MIDNIGHT + 2 * CLOCK_MARGIN_MS;
+    await blocker.release();
+    await write.done;
+    expect(write.res.statusCode).toBe(200);
+    const items = (write.res.json() as { items: Record<string, { status: number; error?: { type: string } }>[] }).items.map((item) => Object.values(item)[0]);
+    expect(items.map((item) => item?.status)).toEqual([429, 201]);
+    expect(items[0]?.error?.type).toBe('date_math_boundary_exception');
+    expect(harness.timeline.filter((entry) => entry.startsWith('send'))).toEqual(['send#1 plain/2']);
+    await expectNoLocksLeft(harness);
+  });
 });
+
