@@ -140,7 +140,7 @@ function admitPrincipal(deps: AdmissionDeps, settings: Settings, request: WriteR
   const release = name === null ? NOTHING_TO_RELEASE : deps.share.enter(name, auth.maxWaitingPerPrincipal);
   if (release === null) {
     deps.events.shareExceeded(name ?? '', request.requestId);
-    return { admitted: false, outcome: errorOutcome(shareExceeded(name ?? '', auth.maxWaitingPerPrincipal), { 'Retry-After': '1' }) };
+    return { admitted: false, outcome: errorOutcome(shareExceeded(name ?? '', auth.maxWaitingPerPrincipal), { retryAfterSeconds: 1 }) };
   }
   const answerHeaders: Record<string, string> = priority === null ? {} : { [PRIORITY_ANSWER_HEADER]: priority };
   return { admitted: true, principal: name, priority, answerHeaders, release };

@@ -2,6 +2,7 @@ import { isUtf8 } from 'node:buffer';
 import type { IncomingHttpHeaders } from 'node:http';
 import type { LockKey, Priority } from '../lock/lock-engine.js';
 import { newDeadLetterId } from './dead-letter-id.js';
+import { HOP_BY_HOP_HEADERS } from '../forwarding/hop-by-hop.js';
 
 export type DeadLetterHeaders = Readonly<Record<string, string | readonly string[]>>;
 
@@ -66,18 +67,8 @@ export function isCredentialHeader(name: string): boolean {
   return CREDENTIAL_HEADERS.has(name.toLowerCase());
 }
 
-/** Per-connection headers; a replay builds its own. */
-const HOP_BY_HOP_HEADERS: ReadonlySet<string> = new Set([
-  'connection',
-  'keep-alive',
-  'proxy-connection',
-  'transfer-encoding',
-  'te',
-  'trailer',
-  'upgrade',
-  'host',
-  'content-length',
-]);
+/** Per-connection headers, and the host and length a replay's own connection sets. */
+const NOT_KEPT_FOR_REPLAY: ReadonlySet<string> = new Set([...HOP_BY_HOP_HEADERS, 'host', 'content-length']);
 
 export function createDeadLetterRecord(input: DeadLetterInput, now: Date = new Date()): DeadLetterRecord {
   const queryStart = input.url.indexOf('?');
@@ -106,7 +97,7 @@ export function redactHeaders(headers: IncomingHttpHeaders): { headers: DeadLett
   let hadCredentials = false;
   for (const [name, value] of Object.entries(headers)) {
     const lower = name.toLowerCase();
-    if (value === undefined || HOP_BY_HOP_HEADERS.has(lower)) continue;
+    if (value === undefined || NOT_KEPT_FOR_REPLAY.has(lower)) continue;
     if (CREDENTIAL_HEADERS.has(lower)) {
       hadCredentials = true;
       continue;

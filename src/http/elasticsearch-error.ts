@@ -58,3 +58,12 @@ export function sendElasticsearchError(
   });
   res.end(payload);
 }
+
+/**
+ * Answers `error` unless the response is complete already (the client may be reusing the connection
+ * for its next request) or gone; a response that had started is cut (`sendElasticsearchError`).
+ */
+export function answerUnlessComplete(res: ServerResponse, error: ProxyError, extraHeaders: Readonly<Record<string, string>> = {}): void {
+  if (res.writableEnded || res.destroyed) return;
+  sendElasticsearchError(res, error, extraHeaders);
+}

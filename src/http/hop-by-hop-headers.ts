@@ -1,7 +1,8 @@
+import { HOP_BY_HOP_HEADERS } from '../forwarding/hop-by-hop.js';
+
 /**
- * Headers that describe one connection rather than the message (RFC 9110 §7.6.1), plus the legacy
- * `proxy-connection` and `keep-alive`, and the names `Connection` lists: a proxy must not forward
- * them, each connection has its own framing and keep-alive.
+ * Drops the hop-by-hop headers (`HOP_BY_HOP_HEADERS`) and the names `Connection` lists: a proxy must
+ * not forward them, each connection has its own framing and keep-alive.
  *
  * `raw` is `[name, value, ...]` as received (original case and order, repeated headers such as
  * `set-cookie` kept); the result keeps that form, minus hop-by-hop headers and the lower-case names
@@ -14,17 +15,9 @@ export function rawWithoutHopByHop(raw: readonly string[], alsoDrop: readonly st
   for (let i = 0; i + 1 < raw.length; i += 2) {
     const name = raw[i] ?? '';
     const lower = name.toLowerCase();
-    switch (lower) {
-      case 'connection':
-        listed = (listed ?? ([] as string[])).concat((raw[i + 1] ?? '').toLowerCase().split(',').map((token) => token.trim()));
-        continue;
-      case 'keep-alive':
-      case 'proxy-connection':
-      case 'te':
-      case 'trailer':
-      case 'transfer-encoding':
-      case 'upgrade':
-        continue;
+    if (HOP_BY_HOP_HEADERS.has(lower)) {
+      if (lower === 'connection') listed = (listed ?? ([] as string[])).concat((raw[i + 1] ?? '').toLowerCase().split(',').map((token) => token.trim()));
+      continue;
     }
     if (alsoDrop.length > 0 && alsoDrop.includes(lower)) continue;
     kept.push(name, raw[i + 1] ?? '');

@@ -4,7 +4,8 @@ import type { Logger } from 'pino';
 import { classifyRoute, type RouteClassification } from '../classify/route-parser.js';
 import type { ProxyError } from '../errors/proxy-error.js';
 import { ClientGone } from './client-gone.js';
-import { asProxyError, sendElasticsearchError } from './elasticsearch-error.js';
+import { answerUnlessComplete, asProxyError, sendElasticsearchError } from './elasticsearch-error.js';
+import { answerFailedWrite } from './failed-write.js';
 import { readRequestBody } from './request-body.js';
 import { KIND_OF_ROUTE, type RequestEvents, type RequestKind } from './request-kind.js';
 import type { UpstreamForwarder } from '../forwarding/upstream-forwarder.js';
@@ -42,7 +43,7 @@ export function createProxyHandler(deps: ProxyHandlerDeps): ProxyHandler {
     handle(deps, req, res).then(over, (error: unknown) => {
       over();
       deps.logger.error({ err: error, method: req.method, url: req.url }, 'proxy request failed');
-      answer(res, asProxyError(error));
+      answerUnlessComplete(res, asProxyError(error));
     });
   };
 }
@@ -55,7 +56,7 @@ async function handle(deps: ProxyHandlerDeps, req: IncomingMessage, res: ServerR
   try {
     route = classifyRoute(method, url, req.headers);
   } catch (error) {
-    answer(res, asProxyError(error));
+    answerUnlessComplete(res, asProxyError(error));
     served(deps, 'write', res);
     return;
   }
@@ -94,9 +95,7 @@ async function handleWrite(deps: ProxyHandlerDeps, req: IncomingMessage, res: Se
       await write.delivered();
     }
   } catch (error) {
-    const proxyError = asProxyError(error);
-    if (proxyError.code === 'INTERNAL') deps.logger.error({ err: error, requestId }, 'write path failed');
-    answer(res, proxyError, { 'X-Request-Id': requestId });
+    answerFailedWrite(deps.logger, res, error, requestId);
   }
   served(deps, kind, res);
 }
@@ -106,16 +105,6 @@ const EMPTY = Buffer.alloc(0);
 /** Counted once the answer has started; a client that left before any answer is not "served". */
 function served(deps: ProxyHandlerDeps, kind: RequestKind, res: ServerResponse): void {
   if (res.headersSent) deps.events?.requestServed(kind, res.statusCode);
-}
-
-/**
- * Answers an error when nothing was sent yet; cuts a response that had started (there is no honest
- * way to report an error in the middle of one). A response already complete is left alone: the
- * client may be reusing the connection for its next request.
- */
-function answer(res: ServerResponse, error: ProxyError, headers?: Readonly<Record<string, string>>): void {
-  if (res.writableEnded || res.destroyed) return;
-  sendElasticsearchError(res, error, headers);
 }
 
 /** Too large or stalled: answer, then close the connection rather than read the rest. */

@@ -1,7 +1,6 @@
 import type { ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
 import type { Settings } from '../config/settings.js';
-import { ProxyError } from '../errors/proxy-error.js';
 import type { UpstreamForwarder } from '../forwarding/upstream-forwarder.js';
 import type { WriteOutcome } from '../write/write-outcome.js';
 import { createWritePath, type WritePath } from '../write/write-path.js';
@@ -10,6 +9,7 @@ import { admittedWritePath, type WritePrincipals } from '../auth/admitted-write-
 import type { WriteAdmission } from '../auth/write-admission.js';
 import { addToAnswerHead } from './answer-headers.js';
 import { sendElasticsearchError } from './elasticsearch-error.js';
+import { answerFailedWrite, writeAnswerHeaders } from './failed-write.js';
 import { readableBody } from './readable-body.js';
 import { relayUpstreamResponse, sendJson } from './relay-response.js';
 import { presentedUpstreamError } from './response-options/present.js';
@@ -42,39 +42,29 @@ export function writeInterceptorOf(writePath: (request: InterceptedRequest) => P
       // Refused before any lock is taken: the proxy may compose the answer, and Elasticsearch refuses these too.
       responseOptionsOf(received.req.url ?? '/');
       const exchange = await readableBody(received, deps.settings(), deps.logger);
-      await renderOutcome(deps.forwarder, exchange.res, await writePath(exchange));
+      await renderOutcome(deps.forwarder, exchange.res, await writePath(exchange), received.requestId);
     } catch (error) {
-      answerFailure(deps.logger, received, error);
+      answerFailedWrite(deps.logger, received.res, error, received.requestId);
     }
   };
 }
 
 /** Writes `outcome` to the client; a forward resolves once its answer has streamed through. */
-async function renderOutcome(forwarder: UpstreamForwarder, res: ServerResponse, outcome: WriteOutcome): Promise<void> {
+async function renderOutcome(forwarder: UpstreamForwarder, res: ServerResponse, outcome: WriteOutcome, requestId: string): Promise<void> {
   switch (outcome.kind) {
     case 'upstream':
       return relayUpstreamResponse(res, outcome.upstream);
     case 'upstream_refusal':
       return relayUpstreamResponse(res, presentedUpstreamError(outcome.upstream, lenientResponseOptionsOf(res.req?.url)));
     case 'composed':
-      return sendJson(res, outcome.status, outcome.body, outcome.headers);
+      return sendJson(res, outcome.status, outcome.body, writeAnswerHeaders(requestId, outcome.notes));
     case 'error':
       if (res.destroyed) return;
-      return sendElasticsearchError(res, outcome.error, outcome.headers);
+      return sendElasticsearchError(res, outcome.error, writeAnswerHeaders(requestId, outcome.notes));
     case 'forward':
       await forwarder.pipe(outcome.request, res);
       return;
     case 'done':
       return;
   }
-}
-
-function answerFailure(logger: Logger, exchange: InterceptedRequest, error: unknown): void {
-  const proxyError =
-    error instanceof ProxyError
-      ? error
-      : new ProxyError('INTERNAL', 'internal error in the write path', { cause: error });
-  if (proxyError.code === 'INTERNAL') logger.error({ err: error, requestId: exchange.requestId }, 'write path failed');
-  if (exchange.res.headersSent || exchange.res.destroyed) return;
-  sendElasticsearchError(exchange.res, proxyError);
 }

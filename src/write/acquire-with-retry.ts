@@ -1,7 +1,7 @@
 import type { HeldLock, LockKey, Priority } from '../lock/lock-engine.js';
 import { backOff, retriesAfterTimeout } from './background-retry.js';
 import type { WriteRequest } from './write-request.js';
-import { isLockTimeout } from './lock-errors-http.js';
+import { isLockTimeout } from './lock-errors.js';
 import { lockTimeoutMs, ownerOf, type WritePathDeps } from './write-path-deps.js';
 import { singleWriteReporter } from './write-observer.js';
 

@@ -1,7 +1,7 @@
 import type { BulkItem } from '../classify/bulk-parser.js';
 import type { LockKey } from '../lock/lock-engine.js';
 import { keyString } from '../lock/lock-key.js';
-import { describeKey } from './lock-errors-http.js';
+import { describeKey } from './lock-errors.js';
 
 /** The per-item result object of a `_bulk` response: `{ "<action>": { _index, _id, status, ... } }`. */
 export type BulkItemResult = Record<string, Record<string, unknown>>;

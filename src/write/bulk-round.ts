@@ -7,7 +7,7 @@ import { parseBulkResponse } from './bulk-response.js';
 import { type BulkRun, crossedDateMathBoundary, recordFailure } from './bulk-run.js';
 import { recordRefusal, refusalOf, type SubBulkOutcome } from './sub-bulk-refusal.js';
 import { lockTimeoutMs, ownerOf, forwardRequestOf } from './write-path-deps.js';
-import { isLockTimeout, lockNotUsableAtHandOver } from './lock-errors-http.js';
+import { isLockTimeout, lockNotUsableAtHandOver } from './lock-errors.js';
 import { answeredAsSent } from './fencing/bulk-answer-rename.js';
 import type { FencedBody } from './fencing/fenced-bulk-body.js';
 import { fenceableItems, type FenceableItem } from './fencing/fenceable-item.js';

@@ -13,7 +13,7 @@ import { type BulkRun, recordFailure } from './bulk-run.js';
 import type { WriteRequest } from './write-request.js';
 import type { LockOutcome } from './write-observer.js';
 import type { WritePathDeps } from './write-path-deps.js';
-import { DONE, errorOutcome, NO_HEADERS, type WriteOutcome } from './write-outcome.js';
+import { type AnswerNotes, DONE, errorOutcome, NO_NOTES, type WriteOutcome } from './write-outcome.js';
 
 /**
  * `_bulk`: lock the documents the request names without hold-and-wait (`acquireEach`, see
@@ -170,11 +170,11 @@ async function answerTimedOut(run: BulkRun, waiting: readonly KeyedBulkItem[]): 
     attemptTimes: run.attemptTimes,
     lastError: { code: 'LOCK_TIMEOUT', message: `lock wait for ${waiting.length} documents timed out after ${run.waitMs}ms` },
   });
-  return { outcome: givenUp.outcome, answer: merged(run, givenUp.deadLetterId === null ? NO_HEADERS : { 'X-Dead-Letter-Id': givenUp.deadLetterId }) };
+  return { outcome: givenUp.outcome, answer: merged(run, givenUp.deadLetterId === null ? NO_NOTES : { deadLetterId: givenUp.deadLetterId }) };
 }
 
 /** The merged answer: every item's result in the client's order, as Elasticsearch would have answered it. */
-function merged(run: BulkRun, headers: Readonly<Record<string, string>> = NO_HEADERS): WriteOutcome {
+function merged(run: BulkRun, notes: AnswerNotes = NO_NOTES): WriteOutcome {
   const items = run.items.map((keyed) => run.results.get(keyed.item.position) ?? proxyItemResult(keyed, 500, 'internal_proxy_exception', 'item has no result'));
-  return { kind: 'composed', status: 200, body: renderBulkResponse(run.took, items), headers };
+  return { kind: 'composed', status: 200, body: renderBulkResponse(run.took, items), notes };
 }

@@ -3,7 +3,7 @@ import type { UpstreamResponse } from '../forwarding/upstream-forwarder.js';
 import type { HeldLock, LockKey, Priority } from '../lock/lock-engine.js';
 import { acquireWithRetry } from './acquire-with-retry.js';
 import { giveUp } from './background-retry.js';
-import { lockLostBeforeForwarding, lockNotUsableAtHandOver, lockWaitTimeout, retryAfterSeconds } from './lock-errors-http.js';
+import { lockLostBeforeForwarding, lockNotUsableAtHandOver, lockWaitTimeout, retryAfterSeconds } from './lock-errors.js';
 import { singleWriteReporter, type LockOutcome } from './write-observer.js';
 import { DONE, errorOutcome, type WriteOutcome } from './write-outcome.js';
 import { forwardRequestOf, type WritePathDeps } from './write-path-deps.js';
@@ -135,7 +135,6 @@ async function answerTimeout(
   result: { attemptTimes: readonly number[]; waitedMs: number; timeoutMs: number },
 ): Promise<WriteOutcome> {
   const error = lockWaitTimeout(key, result.waitedMs);
-  const headers: Record<string, string> = { 'Retry-After': retryAfterSeconds(result.timeoutMs) };
   const givenUp = await giveUp(deps, exchange, {
     body: exchange.body,
     priority,
@@ -143,7 +142,7 @@ async function answerTimeout(
     attemptTimes: result.attemptTimes,
     lastError: { code: error.code, message: error.message },
   });
-  if (givenUp.deadLetterId !== null) headers['X-Dead-Letter-Id'] = givenUp.deadLetterId;
   singleWriteReporter(deps.observer, exchange, key, priority)(givenUp.outcome, result.waitedMs, 0, null, result.attemptTimes.length);
-  return errorOutcome(error, headers);
+  const retryAfter = retryAfterSeconds(result.timeoutMs);
+  return errorOutcome(error, givenUp.deadLetterId === null ? { retryAfterSeconds: retryAfter } : { retryAfterSeconds: retryAfter, deadLetterId: givenUp.deadLetterId });
 }

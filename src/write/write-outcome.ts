@@ -15,18 +15,29 @@ export type WriteOutcome =
    */
   | { readonly kind: 'upstream_refusal'; readonly upstream: UpstreamResponse }
   /** An answer the proxy composed (a merged bulk answer), in Elasticsearch's JSON shape. */
-  | { readonly kind: 'composed'; readonly status: number; readonly body: Buffer; readonly headers: Readonly<Record<string, string>> }
+  | { readonly kind: 'composed'; readonly status: number; readonly body: Buffer; readonly notes: AnswerNotes }
   /** The proxy's own refusal, in Elasticsearch's error shape. */
-  | { readonly kind: 'error'; readonly error: ProxyError; readonly headers: Readonly<Record<string, string>> }
+  | { readonly kind: 'error'; readonly error: ProxyError; readonly notes: AnswerNotes }
   /** A write that needs no lock: forwarded as it came, the answer streamed back by the edge. */
   | { readonly kind: 'forward'; readonly request: ForwardRequest }
   /** Nothing left to write: the answer was streamed (`WriteRequest.streamAnswer`) or the client left. */
   | { readonly kind: 'done' };
 
-export const NO_HEADERS: Readonly<Record<string, string>> = Object.freeze({});
+/**
+ * What the write path tells the client beside the answer itself; the edge alone turns it into
+ * headers (`Retry-After`, `X-Dead-Letter-Id`), so write/ knows no header names.
+ */
+export interface AnswerNotes {
+  /** When to try again, in seconds (a lock wait timed out, a share was exceeded). */
+  readonly retryAfterSeconds?: number;
+  /** The dead-letter record that keeps a background write the proxy gave up on. */
+  readonly deadLetterId?: string;
+}
+
+export const NO_NOTES: AnswerNotes = Object.freeze({});
 
 export const DONE: WriteOutcome = Object.freeze({ kind: 'done' });
 
-export function errorOutcome(error: ProxyError, headers: Readonly<Record<string, string>> = NO_HEADERS): WriteOutcome {
-  return { kind: 'error', error, headers };
+export function errorOutcome(error: ProxyError, notes: AnswerNotes = NO_NOTES): WriteOutcome {
+  return { kind: 'error', error, notes };
 }

@@ -1,5 +1,6 @@
 import type { ForwardRequest } from '../../forwarding/upstream-forwarder.js';
 import type { UpstreamHost } from './host-pool.js';
+import { HOP_BY_HOP_HEADERS } from '../../forwarding/hop-by-hop.js';
 
 /**
  * The request headers sent upstream, as a raw `[name, value, ...]` list in the client's order
@@ -38,15 +39,12 @@ export function upstreamRequestHeaders(request: ForwardRequest, host: UpstreamHo
       case 'transfer-encoding':
         chunked = true;
         continue;
-      case 'keep-alive':
-      case 'proxy-connection':
-      case 'te':
-      case 'trailer':
-      case 'upgrade':
+      // Rebuilt for this hop: the upstream host's own name; undici answers `100-continue` itself.
       case 'host':
       case 'expect':
         continue;
     }
+    if (HOP_BY_HOP_HEADERS.has(lower)) continue;
     if (drop !== undefined && drop.includes(lower)) continue;
     kept.push(name, value);
   }

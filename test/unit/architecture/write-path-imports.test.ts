@@ -25,6 +25,28 @@ describe('the write path and the HTTP edge', () => {
   });
 });
 
+/** Header names of the answers the edge writes; the write path says what it means instead (AnswerNotes). */
+const HEADER_NAMES = /['"](?:Retry-After|X-Dead-Letter-Id|X-Request-Id|WWW-Authenticate|X-Lock-Priority)['"]/i;
+
+describe('write/ speaks of outcomes, not HTTP', () => {
+  it('names no response header and has no file named for HTTP', () => {
+    const files = sourceFiles(join(SRC, 'write'));
+    expect(files.filter((file) => HEADER_NAMES.test(readFileSync(file, 'utf8'))).map((file) => relative(SRC, file))).toEqual([]);
+    expect(files.filter((file) => /http/i.test(relative(join(SRC, 'write'), file))).map((file) => relative(SRC, file))).toEqual([]);
+  });
+
+  it('the check sees a header name where there is one', () => {
+    expect(HEADER_NAMES.test(readFileSync(join(SRC, 'http', 'failed-write.ts'), 'utf8'))).toBe(true);
+  });
+});
+
+describe('one list of hop-by-hop headers', () => {
+  it('is named in src/forwarding/hop-by-hop.ts alone', () => {
+    const listing = sourceFiles(SRC).filter((file) => /['"]proxy-connection['"]/.test(readFileSync(file, 'utf8')));
+    expect(listing.map((file) => relative(SRC, file))).toEqual([join('forwarding', 'hop-by-hop.ts')]);
+  });
+});
+
 describe('legacy configuration key names', () => {
   it('the lock wait timeouts are read from their legacy names only in config-keys.ts', () => {
     const legacy = /zookeeper\.(?:foregound|backgound|foreground|background)\.task\.timeout/;

@@ -48,11 +48,11 @@ describe('the write path returns outcomes', () => {
     expect(harness.forwarder.sent.map((call) => call.via)).toEqual(['exchange']);
   });
 
-  it('a lock wait timeout: the proxy\'s 429 error with Retry-After, nothing forwarded', async () => {
+  it('a lock wait timeout: the proxy\'s 429 error, when to retry noted (no header names), nothing forwarded', async () => {
     harness = startWritePath({ lock: { foregroundTimeoutMs: 20 } });
     await harness.block('products', '1');
     const outcome = await createWritePath(harness.deps)(requestOf('PUT', '/products/_doc/1', '{}'));
-    expect(outcome).toMatchObject({ kind: 'error', error: { code: 'LOCK_TIMEOUT' }, headers: { 'Retry-After': '1' } });
+    expect(outcome).toMatchObject({ kind: 'error', error: { code: 'LOCK_TIMEOUT' }, notes: { retryAfterSeconds: 1 } });
     expect(harness.forwarder.calls).toHaveLength(0);
   });
 

@@ -33,8 +33,8 @@ export function lockNotUsableAtHandOver(key: LockKey): ProxyError {
 }
 
 /** Seconds a client should wait before retrying after a lock wait timeout (at least 1). */
-export function retryAfterSeconds(timeoutMs: number): string {
-  return String(Math.max(1, Math.ceil(timeoutMs / 1000)));
+export function retryAfterSeconds(timeoutMs: number): number {
+  return Math.max(1, Math.ceil(timeoutMs / 1000));
 }
 
 export function isLockTimeout(error: unknown): error is ProxyError {

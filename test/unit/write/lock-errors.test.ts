@@ -1,14 +1,14 @@
 import { describe, expect, it } from 'vitest';
-import { lockWaitTimeout, retryAfterSeconds } from '../../../src/write/lock-errors-http.js';
+import { lockWaitTimeout, retryAfterSeconds } from '../../../src/write/lock-errors.js';
 import { elasticsearchErrorBody } from '../../../src/http/elasticsearch-error.js';
 
 describe('lock errors as clients see them', () => {
   it.each([
-    [0, '1'],
-    [999, '1'],
-    [1_000, '1'],
-    [1_001, '2'],
-    [30_000, '30'],
+    [0, 1],
+    [999, 1],
+    [1_000, 1],
+    [1_001, 2],
+    [30_000, 30],
   ])('asks a client to retry after a %i ms lock timeout in %s s', (timeoutMs, seconds) => {
     expect(retryAfterSeconds(timeoutMs)).toBe(seconds);
   });
