@@ -19,20 +19,20 @@ const BREAKS = [
   {
     name: 'privateLock released at the safety margin instead of kept',
     file: 'src/lock/zookeeper/cohort-ownership.ts',
-    find: "if (this.generation <= generation) this.toLost('ZooKeeper connection suspended past the safety margin');",
-    replace: "if (this.generation <= generation) {\n      this.toLost('ZooKeeper connection suspended past the safety margin');\n      void this.giveBack('dropLost');\n    }",
+    find: "if (this.core.generation <= generation) this.toLost('ZooKeeper connection suspended past the safety margin');",
+    replace: "if (this.core.generation <= generation) {\n      this.toLost('ZooKeeper connection suspended past the safety margin');\n      void this.giveBack('dropLost');\n    }",
   },
   {
     name: 'hand-over check skipped (a lost lock passed on locally)',
-    file: 'src/lock/zookeeper/document-lock.ts',
-    find: "    if (this.state === 'lost') return this.giveBack('dropLost');\n",
+    file: 'src/lock/zookeeper/local-cohort.ts',
+    find: "    if (state === 'lost') return this.host.giveBack('dropLost');\n",
     replace: '',
   },
   {
     name: 'recovery after a lost reply skipped (queue again instead)',
-    file: 'src/lock/zookeeper/cohort-base.ts',
-    find: "      if (failure.kind === 'unknown') void this.ctx.orphans.sweep();\n      return 'recover';",
-    replace: "      this.nodes.uncertain = false;\n      if (failure.kind === 'unknown') void this.ctx.orphans.sweep();\n      return 'enterQueue';",
+    file: 'src/lock/zookeeper/cohort-queue-loop.ts',
+    find: "      if (failure.kind === 'unknown') void this.core.ctx.orphans.sweep();\n      return 'recover';",
+    replace: "      this.core.nodes.outcomeSettled();\n      if (failure.kind === 'unknown') void this.core.ctx.orphans.sweep();\n      return 'enterQueue';",
   },
   {
     name: "fast path ignores the queue it read (jumps other processes' waiters)",
@@ -42,9 +42,9 @@ const BREAKS = [
   },
   {
     name: "recovery keeps privateLock by an old entry's place (passes another process's waiter it read)",
-    file: 'src/lock/zookeeper/cohort-queue-loop.ts',
-    find: 'const placed = this.nodes.entry !== null && this.nodes.entryRank >= rank;',
-    replace: 'const placed = this.nodes.entry !== null;',
+    file: 'src/lock/zookeeper/cohort-decisions.ts',
+    find: 'const placed = input.entry !== null && input.entryRank >= input.rank;',
+    replace: 'const placed = input.entry !== null;',
   },
   {
     name: "release fused with the next acquisition past another process's waiter",

@@ -1,19 +1,30 @@
 import { LockUnavailableError } from '../lock-errors.js';
-import { queueFromChildren, rankOf } from '../queue-order.js';
 import { ZK_RC, ZkError } from '../../zookeeper/zk-errors.js';
 import type { Link } from './connection.js';
 import { type ParentNode, parentChain } from './containers.js';
-import type { Step } from './cohort-base.js';
-import { OwningCohort } from './cohort-ownership.js';
+import type { CohortCore } from './cohort-core.js';
+import { mayKeepLock } from './cohort-decisions.js';
+import type { CohortOwnership } from './cohort-ownership.js';
+import type { CohortRecovery } from './cohort-recovery.js';
+import type { LoopStep } from './cohort-states.js';
 import { type FastPathPlan, type FastPathResult, fastPath, fusedFastPath } from './fast-path.js';
+import { type LocalCohort, prefixOfRank } from './local-cohort.js';
 import { arbitrate, enterQueue, lastSegment, readQueue, viewQueue } from './queue-wait.js';
 import { type PendingRelease, opsOf } from './release-item.js';
 import { type Failure, type Unread, classifyFailure as classify } from './round-trip.js';
-import type { WakeReason } from './wake-up.js';
+import { type WakeReason, WakeUp } from './wake-up.js';
 import { indexPath } from './znode-names.js';
 
 /** Round trips that found the document reaped under them, in a row, before giving up. */
 const MAX_REAPED_RETRIES = 5;
+
+/** What the queue loop asks of the document lock that holds it. */
+export interface QueueLoopHost {
+  /** privateLock is ours and nobody is served before us: the first local request holds it. */
+  toHeld(): void;
+  /** Reconciliation after a lost reply (cohort-recovery.ts). */
+  recovery(): CohortRecovery;
+}
 
 /**
  * The ZooKeeper queue loop (Curator's LockInternals loop, with a fast path in front): try
@@ -22,36 +33,65 @@ const MAX_REAPED_RETRIES = 5;
  * reconciliation found (cohort-recovery.ts). Each step returns the next; the loop stops when the
  * lock is held, given back, or the session is gone.
  */
-export abstract class QueueLoop extends OwningCohort {
-  /** privateLock is ours and nobody is served before us: the first local request holds it. */
-  protected abstract toHeld(): void;
+export class CohortQueueLoop {
+  private readonly core: CohortCore;
+  private readonly cohort: LocalCohort;
+  private readonly ownership: CohortOwnership;
+  private readonly host: QueueLoopHost;
+  /** Round trips in a row that found the document reaped. */
+  private reapedRetries = 0;
+  private readonly wakeUp = new WakeUp();
 
-  protected async acquireLoop(first: Step): Promise<void> {
+  constructor(core: CohortCore, cohort: LocalCohort, ownership: CohortOwnership, host: QueueLoopHost) {
+    this.core = core;
+    this.cohort = cohort;
+    this.ownership = ownership;
+    this.host = host;
+  }
+
+  /** Runs the acquisition loop from `first` until it stops (held, given back, or the session gone). */
+  async acquireLoop(first: LoopStep): Promise<void> {
+    const core = this.core;
     let step = first;
     try {
       while (step !== 'stop') {
-        if (this.state === 'released') return;
-        const nobodyWaits = this.waiters.size === 0 || this.ctx.connection.state() === 'closed';
-        if (nobodyWaits && step !== 'recover' && step !== 'leave' && step !== 'held') step = 'leave';
-        if (step === 'leave') {
-          await this.giveBack('finish');
+        if (core.state === 'released') return;
+        const nobodyWaits = this.cohort.waiting === 0 || core.ctx.connection.state() === 'closed';
+        if (nobodyWaits && step !== 'recover' && step !== 'finish' && step !== 'grant') step = 'finish';
+        if (step === 'finish') {
+          await this.ownership.giveBack('finish');
           return;
         }
         step = await this.run(step);
       }
     } catch (error) {
-      this.ctx.logger.error({ err: error, key: this.key }, 'lock acquisition failed');
-      const failure = new LockUnavailableError(`ZooKeeper error while acquiring ${this.key.index}/${this.key.id}`, { cause: error });
-      for (const member of this.waiters.drain()) member.group.fail(member, failure);
-      await this.giveBack('finish');
+      core.ctx.logger.error({ err: error, key: core.key }, 'lock acquisition failed');
+      const failure = new LockUnavailableError(`ZooKeeper error while acquiring ${core.key.index}/${core.key.id}`, { cause: error });
+      this.cohort.failWaiters(failure);
+      await this.ownership.giveBack('finish');
       // The failed request may have been applied after all (its answer misreported): look for what it left.
-      void this.ctx.orphans.sweep();
+      void core.ctx.orphans.sweep();
     }
   }
 
-  private run(step: Exclude<Step, 'stop' | 'leave'>): Promise<Step> {
+  /** Runs the loop from what `failure` calls for. */
+  continueAfterFailure(failure: Failure | Unread): void {
+    void this.acquireLoop(this.afterFailureStep(failure));
+  }
+
+  /** The grant is made: reaped documents are counted afresh. */
+  granted(): void {
+    this.reapedRetries = 0;
+  }
+
+  /** A local change (or the session's end) for the loop asleep on a watch. */
+  wake(reason: WakeReason): void {
+    this.wakeUp.wake(reason);
+  }
+
+  private run(step: Exclude<LoopStep, 'stop' | 'finish'>): Promise<LoopStep> {
     switch (step) {
-      case 'fastPath':
+      case 'tryFastPath':
         return this.tryFastPath();
       case 'enterQueue':
         return this.enterQueue();
@@ -65,42 +105,43 @@ export abstract class QueueLoop extends OwningCohort {
         return this.rerank();
       case 'recover':
         return this.recover();
-      case 'held':
-        if (this.placeNeedsFreshQueue()) return this.confirmPlace();
-        this.toHeld();
+      case 'grant':
+        if (this.cohort.placeNeedsFreshQueue()) return this.confirmPlace();
+        this.host.toHeld();
         return Promise.resolve('stop');
     }
   }
 
-  private async tryFastPath(): Promise<Step> {
-    const link = await this.link();
-    if (link === null) return 'leave';
-    this.apply('tryFastPath');
-    this.beforeCreate();
+  private async tryFastPath(): Promise<LoopStep> {
+    const core = this.core;
+    const link = await core.link();
+    if (link === null) return 'finish';
+    core.apply('tryFastPath');
+    this.ownership.beforeCreate();
     const plan = {
-      docPath: this.docPath,
-      privatePath: this.privatePath,
+      docPath: core.docPath,
+      privatePath: core.privatePath,
       parents: this.parents(),
-      rank: this.bestRank(),
-      data: this.nodeData(),
+      rank: this.cohort.bestRank(),
+      data: this.cohort.nodeData(),
     };
     await this.releaseIssued();
-    const release = this.ctx.releases.takeForFusion(this.docPath, link.generation);
+    const release = core.ctx.releases.takeForFusion(core.docPath, link.generation);
     const result = release === null ? await this.plainFastPath(link, plan) : await this.fusedFastPath(link, plan, release);
     switch (result.kind) {
       case 'held':
       case 'preceded':
-        this.nodes.owns(result.czxid, result.docVersion);
-        this.nodes.observed(result.children, result.docVersion);
-        if (result.kind === 'held') return 'held';
-        this.ctx.contention.mark(this.docPath);
-        await this.giveBack('stepBack');
+        core.nodes.owns(result.czxid, result.docVersion);
+        core.nodes.observed(result.children, result.docVersion);
+        if (result.kind === 'held') return 'grant';
+        core.ctx.contention.mark(core.docPath);
+        await this.ownership.giveBack('stepBack');
         return 'enterQueue';
       case 'contended':
-        this.ctx.contention.mark(this.docPath);
+        core.ctx.contention.mark(core.docPath);
         return 'enterQueue';
       case 'reaped':
-        return this.retryReaped('fastPath');
+        return this.retryReaped('tryFastPath');
       default:
         return this.afterFailure(result);
     }
@@ -108,13 +149,14 @@ export abstract class QueueLoop extends OwningCohort {
 
   /** Our previous lock's release of this document, when it waits for its verification: ordered before what we send. */
   private async releaseIssued(): Promise<void> {
-    const issued = this.ctx.releases.issuedFor([this.docPath]);
+    const issued = this.core.ctx.releases.issuedFor([this.core.docPath]);
     if (issued !== null) await issued;
   }
 
   private plainFastPath(link: Link, plan: FastPathPlan): Promise<FastPathResult> {
-    this.ctx.releases.flushFor(this.docPath);
-    return fastPath(link.zk, this.ctx.containers, this.ctx.prefixes, plan);
+    const ctx = this.core.ctx;
+    ctx.releases.flushFor(this.core.docPath);
+    return fastPath(link.zk, ctx.containers, ctx.prefixes, plan);
   }
 
   /**
@@ -126,104 +168,109 @@ export abstract class QueueLoop extends OwningCohort {
    * what is ours before going on.
    */
   private async fusedFastPath(link: Link, plan: FastPathPlan, release: PendingRelease): Promise<FastPathResult> {
-    const ops = opsOf(release.item, this.ctx.forcedEpoch).map(({ op }) => op);
+    const ctx = this.core.ctx;
+    const ops = opsOf(release.item, ctx.forcedEpoch).map(({ op }) => op);
     try {
-      const result = await fusedFastPath(link.zk, this.ctx.prefixes, plan, { ops, entry: release.item.entry });
+      const result = await fusedFastPath(link.zk, ctx.prefixes, plan, { ops, entry: release.item.entry });
       if (result.kind === 'releaseRefused') {
-        this.ctx.releases.resubmit(release);
+        ctx.releases.resubmit(release);
         return await this.plainFastPath(link, plan);
       }
       if (result.kind === 'refusedWhole') {
-        this.ctx.releases.afterUnknownOutcome(release, result.error);
+        ctx.releases.afterUnknownOutcome(release, result.error);
         return { kind: 'unknown' };
       }
-      if (result.kind === 'unknown') this.ctx.releases.afterUnknownOutcome(release, new ZkError(ZK_RC.CONNECTIONLOSS, 'fused release: reply lost'));
+      if (result.kind === 'unknown') ctx.releases.afterUnknownOutcome(release, new ZkError(ZK_RC.CONNECTIONLOSS, 'fused release: reply lost'));
       // Applied with the transaction (`held`, `preceded`, `unread`), or the session ended with its nodes (`gone`).
       else release.done();
       return result;
     } catch (error) {
-      this.ctx.releases.resubmit(release);
+      ctx.releases.resubmit(release);
       throw error;
     }
   }
 
-  private async enterQueue(): Promise<Step> {
-    const link = await this.link();
-    if (link === null) return 'leave';
-    this.apply('enterQueue');
+  private async enterQueue(): Promise<LoopStep> {
+    const core = this.core;
+    const link = await core.link();
+    if (link === null) return 'finish';
+    core.apply('enterQueue');
     await this.releaseIssued();
-    this.ctx.releases.flushFor(this.docPath);
-    const rank = this.bestRank();
-    const result = await enterQueue(link.zk, this.ctx.containers, {
-      docPath: this.docPath,
+    core.ctx.releases.flushFor(core.docPath);
+    const rank = this.cohort.bestRank();
+    const result = await enterQueue(link.zk, core.ctx.containers, {
+      docPath: core.docPath,
       parents: this.parents(),
-      prefix: this.prefixOfRank(rank),
-      data: this.nodeData(),
+      prefix: prefixOfRank(rank, core),
+      data: this.cohort.nodeData(),
     });
     if (result.kind === 'queued') {
-      this.nodes.entry = result.entry;
-      this.nodes.entryRank = rank;
-      this.nodes.observed(result.children, result.docVersion);
+      core.nodes.queued(result.entry, rank);
+      core.nodes.observed(result.children, result.docVersion);
       return 'evaluate';
     }
     return result.kind === 'reaped' ? this.retryReaped('enterQueue') : this.afterFailure(result);
   }
 
-  private async readQueue(): Promise<Step> {
-    const link = await this.link();
-    if (link === null) return 'leave';
-    const result = await readQueue(link.zk, this.docPath);
+  private async readQueue(): Promise<LoopStep> {
+    const core = this.core;
+    const link = await core.link();
+    if (link === null) return 'finish';
+    const result = await readQueue(link.zk, core.docPath);
     if (result.kind === 'read') {
-      this.nodes.observed(result.children, result.docVersion);
+      core.nodes.observed(result.children, result.docVersion);
       return 'evaluate';
     }
     if (result.kind === 'reaped') {
-      this.nodes.entry = null;
+      core.nodes.leftQueue();
       return this.retryReaped('enterQueue');
     }
     return this.afterFailure(result);
   }
 
   /** Where do we stand: head with privateLock free → arbitrate; otherwise wait for the one ahead. */
-  private async evaluate(): Promise<Step> {
-    this.apply('evaluate');
-    if (this.nodes.entry === null) return 'enterQueue';
-    const view = viewQueue(this.nodes.children, this.nodes.entry, this.ctx.prefixes);
+  private async evaluate(): Promise<LoopStep> {
+    const core = this.core;
+    const nodes = core.nodes;
+    core.apply('evaluate');
+    if (nodes.entry === null) return 'enterQueue';
+    const view = viewQueue(nodes.children, nodes.entry, core.ctx.prefixes);
     if (view.position < 0) {
       // Our entry was deleted under us while the session lives (an operator): queue again.
-      this.nodes.entry = null;
+      nodes.leftQueue();
       return 'enterQueue';
     }
-    this.notePositions(view.ahead.length + (view.privateLockTaken ? 1 : 0));
-    if (this.bestRank() !== this.nodes.entryRank) return 'rerank';
+    this.cohort.notePositions(view.ahead.length + (view.privateLockTaken ? 1 : 0));
+    if (this.cohort.bestRank() !== nodes.entryRank) return 'rerank';
     if (view.ahead.length === 0 && !view.privateLockTaken) return 'arbitrate';
-    const watched = view.ahead.length === 0 ? this.privatePath : `${this.docPath}/${view.ahead[view.ahead.length - 1]!.name}`;
+    const watched = view.ahead.length === 0 ? core.privatePath : `${core.docPath}/${view.ahead[view.ahead.length - 1]!.name}`;
     const woke = await this.waitOn(watched);
     if (woke === 'poked') return 'evaluate';
     // Speculate: at the head, or with one entry ahead that just went, the next round trip tries privateLock.
     return view.ahead.length <= 1 ? 'arbitrate' : 'readQueue';
   }
 
-  private async arbitrate(): Promise<Step> {
-    const link = await this.link();
-    if (link === null) return 'leave';
-    this.apply('arbitrate');
-    this.beforeCreate();
+  private async arbitrate(): Promise<LoopStep> {
+    const core = this.core;
+    const link = await core.link();
+    if (link === null) return 'finish';
+    core.apply('arbitrate');
+    this.ownership.beforeCreate();
     const result = await arbitrate(link.zk, {
-      docPath: this.docPath,
-      privatePath: this.privatePath,
-      data: this.nodeData(),
+      docPath: core.docPath,
+      privatePath: core.privatePath,
+      data: this.cohort.nodeData(),
     });
     switch (result.kind) {
       case 'created':
-        this.nodes.owns(result.czxid, result.docVersion);
-        this.nodes.observed(result.children, result.docVersion);
+        core.nodes.owns(result.czxid, result.docVersion);
+        core.nodes.observed(result.children, result.docVersion);
         return this.keepOrStepBack();
       case 'taken':
-        this.nodes.observed(result.children, result.docVersion);
+        core.nodes.observed(result.children, result.docVersion);
         return 'evaluate';
       case 'reaped':
-        this.nodes.entry = null;
+        core.nodes.leftQueue();
         return this.retryReaped('enterQueue');
       default:
         return this.afterFailure(result);
@@ -236,22 +283,22 @@ export abstract class QueueLoop extends OwningCohort {
    * at foreground rank, the background request left was served ahead of other processes'
    * foreground writers queued after it.
    */
-  private async rerank(): Promise<Step> {
-    const link = await this.link();
-    if (link === null) return 'leave';
-    if (this.nodes.entry === null) return 'enterQueue';
-    const rank = this.bestRank();
+  private async rerank(): Promise<LoopStep> {
+    const core = this.core;
+    const link = await core.link();
+    if (link === null) return 'finish';
+    if (core.nodes.entry === null) return 'enterQueue';
+    const rank = this.cohort.bestRank();
     try {
       const outcome = await link.zk.multi([
-        { type: 'create', path: `${this.docPath}/${this.prefixOfRank(rank)}-`, data: this.nodeData(), mode: 'ephemeralSequential' },
-        { type: 'delete', path: `${this.docPath}/${this.nodes.entry}`, version: -1 },
+        { type: 'create', path: `${core.docPath}/${prefixOfRank(rank, core)}-`, data: this.cohort.nodeData(), mode: 'ephemeralSequential' },
+        { type: 'delete', path: `${core.docPath}/${core.nodes.entry}`, version: -1 },
       ]);
       if (!outcome.ok) {
-        this.nodes.entry = null;
+        core.nodes.leftQueue();
         return 'enterQueue';
       }
-      this.nodes.entry = lastSegment(outcome.results[0]?.path ?? '');
-      this.nodes.entryRank = rank;
+      core.nodes.queued(lastSegment(outcome.results[0]?.path ?? ''), rank);
       return 'readQueue';
     } catch (error) {
       return this.afterFailure(classify(error));
@@ -259,98 +306,90 @@ export abstract class QueueLoop extends OwningCohort {
   }
 
   /** After a lost reply: what of ours is there? Never replay a request blindly. */
-  private async recover(): Promise<Step> {
-    this.apply('recover');
-    await this.ctx.connection.settle(this.recovery.pauseMs());
-    const link = await this.link();
-    if (link === null) return 'leave';
-    this.arrivalsAtQueueRead = this.arrivals;
-    const result = await this.recovery.look(link);
+  private async recover(): Promise<LoopStep> {
+    const core = this.core;
+    const recovery = this.host.recovery();
+    core.apply('recover');
+    await core.ctx.connection.settle(recovery.pauseMs());
+    const link = await core.link();
+    if (link === null) return 'finish';
+    this.cohort.queueRead();
+    const result = await recovery.look(link);
     if (result.kind === 'noDocument') {
-      this.nodes.forgetAll();
-      return this.waiters.size === 0 ? 'leave' : 'fastPath';
+      core.nodes.forgetAll();
+      return this.cohort.waiting === 0 ? 'finish' : 'tryFastPath';
     }
     if (result.kind !== 'reconciled') return result.kind === 'unknown' ? 'recover' : this.afterFailure(result);
-    this.recovery.adopt(result);
-    if (this.waiters.size === 0) return 'leave';
-    if (this.nodes.ownsPrivateLock) return this.keepOrStepBack();
-    if (this.nodes.entry !== null) return 'evaluate';
-    return this.ctx.contention.contended(this.docPath) ? 'enterQueue' : 'fastPath';
+    recovery.adopt(result);
+    if (this.cohort.waiting === 0) return 'finish';
+    if (core.nodes.ownsPrivateLock) return this.keepOrStepBack();
+    if (core.nodes.entry !== null) return 'evaluate';
+    return core.ctx.contention.contended(core.docPath) ? 'enterQueue' : 'tryFastPath';
   }
 
-  /**
-   * We own privateLock: keep it if nobody is served before us, else give it back and wait. An
-   * entry of ours ranked above every waiter now (left by a foreground request, when a yield that
-   * would have re-queued us at the waiters' rank was refused or lost) gives no place: the waiters
-   * come after every other process's entry of their rank or better.
-   */
-  private async keepOrStepBack(): Promise<Step> {
-    const rank = this.bestRank();
-    const placed = this.nodes.entry !== null && this.nodes.entryRank >= rank;
-    const ahead = placed
-      ? viewQueue(this.nodes.children, this.nodes.entry ?? '', this.ctx.prefixes).ahead.length
-      : queueFromChildren(this.nodes.children, this.ctx.prefixes).filter((e) => e.name !== this.nodes.entry && rankOf(e.prefix, this.ctx.prefixes) <= rank).length;
-    if (ahead === 0) return 'held';
-    this.ctx.contention.mark(this.docPath);
-    await this.giveBack('stepBack');
-    return this.nodes.entry === null ? 'enterQueue' : 'evaluate';
-  }
-
-  /**
-   * The request about to be served is a background one that arrived after the read of the queue
-   * that placed us (its requester gave up while the create was on its way, or it joined then):
-   * another process's entry may have queued before our create and after that read — one a
-   * foreground writer waiting since before this request began. Only a fresh read can say.
-   */
-  protected placeNeedsFreshQueue(): boolean {
-    const first = this.waiters.peek();
-    return first !== undefined && first.priority === 'background' && first.arrival > this.arrivalsAtQueueRead;
+  /** We own privateLock: keep it if nobody is served before us (cohort-decisions.ts), else give it back and wait. */
+  private async keepOrStepBack(): Promise<LoopStep> {
+    const core = this.core;
+    const nodes = core.nodes;
+    const keep = mayKeepLock({ children: nodes.children, entry: nodes.entry, entryRank: nodes.entryRank, rank: this.cohort.bestRank(), prefixes: core.ctx.prefixes });
+    if (keep) return 'grant';
+    core.ctx.contention.mark(core.docPath);
+    await this.ownership.giveBack('stepBack');
+    return nodes.entry === null ? 'enterQueue' : 'evaluate';
   }
 
   /** Reads the queue again and keeps privateLock only if nobody there comes before the request to be served. */
-  private async confirmPlace(): Promise<Step> {
-    const link = await this.link();
-    if (link === null) return 'leave';
-    this.arrivalsAtQueueRead = this.arrivals;
-    const result = await readQueue(link.zk, this.docPath);
+  private async confirmPlace(): Promise<LoopStep> {
+    const core = this.core;
+    const link = await core.link();
+    if (link === null) return 'finish';
+    this.cohort.queueRead();
+    const result = await readQueue(link.zk, core.docPath);
     // Our privateLock keeps the document node: gone, so is the lock; find out what is ours.
     if (result.kind === 'reaped') return 'recover';
     if (result.kind !== 'read') return this.afterFailure(result);
     // The document's version stays the one read before our create: a forced release since must still refuse our release.
-    this.nodes.children = result.children;
+    core.nodes.observedChildren(result.children);
     return this.keepOrStepBack();
   }
 
   /** Every node the document node needs first: wanted only by the paths that create it one by one. */
   private parents(): readonly ParentNode[] {
-    return parentChain(this.ctx.root, indexPath(this.ctx.root, this.key.index), this.docPath);
+    const core = this.core;
+    return parentChain(core.ctx.root, indexPath(core.ctx.root, core.key.index), core.docPath);
   }
 
-  private afterFailure(failure: Failure | Unread): Promise<Step> {
+  private afterFailure(failure: Failure | Unread): Promise<LoopStep> {
     return Promise.resolve(this.afterFailureStep(failure));
   }
 
-  private retryReaped(step: Step): Step {
-    this.reapedRetries++;
-    if (this.reapedRetries > MAX_REAPED_RETRIES) throw new LockUnavailableError(`document node ${this.docPath} keeps disappearing`);
-    return step;
+  private afterFailureStep(failure: Failure | Unread): LoopStep {
+    if (failure.kind === 'unknown' || failure.kind === 'unread') {
+      this.core.nodes.outcomeUnknown();
+      // This lock adopts what its request made (its guid keeps the sweep off it); the sweep finds
+      // whatever else an outcome nobody could vouch for may have left.
+      if (failure.kind === 'unknown') void this.core.ctx.orphans.sweep();
+      return 'recover';
+    }
+    if (failure.kind === 'gone') return 'stop';
+    throw failure.error;
   }
 
-  /** The first time the ZooKeeper queue is seen, the waiters learn how many were ahead there. */
-  private notePositions(zkAhead: number): void {
-    if (this.positioned) return;
-    this.positioned = true;
-    for (const member of this.waiters.values()) member.queuePositionOnArrival += zkAhead;
+  private retryReaped(step: LoopStep): LoopStep {
+    this.reapedRetries++;
+    if (this.reapedRetries > MAX_REAPED_RETRIES) throw new LockUnavailableError(`document node ${this.core.docPath} keeps disappearing`);
+    return step;
   }
 
   /** Leaves a watch on `path` and sleeps until it fires, the node is gone, or a local change. */
   private async waitOn(path: string): Promise<WakeReason> {
+    const core = this.core;
     // Armed before waiting for the link: a local change while ZooKeeper is away (a foreground
     // arrival, the last request giving up) must still wake the loop once the watch is left.
     this.wakeUp.arm();
-    const link = await this.link();
+    const link = await core.link();
     if (link === null) {
-      await this.ctx.connection.settle();
+      await core.ctx.connection.settle();
       return 'poked';
     }
     try {
@@ -360,9 +399,9 @@ export abstract class QueueLoop extends OwningCohort {
       if (failure.kind === 'refused' && failure.error.code === 'NONODE') return 'gone';
       if (failure.kind === 'refused') throw failure.error;
       // Connection lost (or session gone): wait for the session to settle, then look again.
-      await this.ctx.connection.settle();
+      await core.ctx.connection.settle();
       return 'poked';
     }
-    return this.wakeUp.sleep(this.state === 'released');
+    return this.wakeUp.sleep(core.state === 'released');
   }
 }

@@ -70,10 +70,10 @@ export class CohortRecovery {
       if (link === null || link.generation !== this.lock.generation) return;
       const result = await this.look(link);
       if (result.kind === 'reconciled') this.adopt(result);
-      else if (result.kind === 'noDocument' || result.kind === 'gone') this.nodes.uncertain = false;
+      else if (result.kind === 'noDocument' || result.kind === 'gone') this.nodes.outcomeSettled();
       else if (result.kind === 'refused') {
         this.ctx.logger.error({ err: result.error, key: this.lock.key }, 'cannot look for the lock nodes of an abandoned acquisition');
-        this.nodes.uncertain = false;
+        this.nodes.outcomeSettled();
       } else await this.ctx.connection.settle(reconcilePauseMs(this.unknownReconciles));
     }
   }

@@ -232,7 +232,7 @@ export class ZooKeeperLockEngine implements LockEngine {
       // Not awaited one by one: with ZooKeeper out of reach a release waits for a reconnect that
       // may never come. The transactions in flight get the drain; closing the session removes the rest.
       void lock.holder?.release();
-      void lock.giveBack('endLinger');
+      void lock.giveBack('lingerEnded');
     }
     await this.context.releases.drain(CLOSE_DRAIN_MS);
     await this.session.close();
