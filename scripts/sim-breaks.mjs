@@ -12,31 +12,31 @@ import { parseArgs } from 'node:util';
 const BREAKS = [
   {
     name: 'forced-release epoch check removed from releases',
-    file: 'src/lock/zookeeper/release-item.ts',
+    file: 'src/lock/zookeeper/ownership/release-item.ts',
     find: "    ops.push({ op: epoch.checkOp(privateLock.epoch), role: 'epoch' });\n",
     replace: '',
   },
   {
     name: 'privateLock released at the safety margin instead of kept',
-    file: 'src/lock/zookeeper/cohort-ownership.ts',
+    file: 'src/lock/zookeeper/ownership/cohort-ownership.ts',
     find: "if (this.core.generation <= generation) this.toLost('ZooKeeper connection suspended past the safety margin');",
     replace: "if (this.core.generation <= generation) {\n      this.toLost('ZooKeeper connection suspended past the safety margin');\n      void this.giveBack('dropLost');\n    }",
   },
   {
     name: 'hand-over check skipped (a lost lock passed on locally)',
-    file: 'src/lock/zookeeper/local-cohort.ts',
+    file: 'src/lock/zookeeper/cohort/local-cohort.ts',
     find: "    if (state === 'lost') return this.host.giveBack('dropLost');\n",
     replace: '',
   },
   {
     name: 'recovery after a lost reply skipped (queue again instead)',
-    file: 'src/lock/zookeeper/cohort-queue-loop.ts',
+    file: 'src/lock/zookeeper/queue/cohort-queue-loop.ts',
     find: "      if (failure.kind === 'unknown') void this.core.ctx.orphans.sweep();\n      return 'recover';",
     replace: "      this.core.nodes.outcomeSettled();\n      if (failure.kind === 'unknown') void this.core.ctx.orphans.sweep();\n      return 'enterQueue';",
   },
   {
     name: "fast path ignores the queue it read (jumps other processes' waiters)",
-    file: 'src/lock/zookeeper/fast-path.ts',
+    file: 'src/lock/zookeeper/queue/fast-path.ts',
     find: 'const preceded = queueFromChildren(children.value.children, prefixes).some((entry) => rankOf(entry.prefix, prefixes) <= plan.rank);',
     replace: 'const preceded = false;',
   },
@@ -48,7 +48,7 @@ const BREAKS = [
   },
   {
     name: "release fused with the next acquisition past another process's waiter",
-    file: 'src/lock/zookeeper/fast-path.ts',
+    file: 'src/lock/zookeeper/queue/fast-path.ts',
     find: 'const others = children.value.children.filter((child) => child !== release.entry);',
     replace: 'const others: string[] = [];',
   },

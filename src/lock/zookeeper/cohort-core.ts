@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { LockKey } from '../lock-engine.js';
 import { LockUnavailableError } from '../lock-errors.js';
 import { privateLockPath } from './znode-names.js';
-import type { Link } from './connection.js';
+import type { Link } from './session/connection.js';
 import type { EngineContext } from './engine-context.js';
 import { type CohortEvent, type CohortState, nextTransition } from './cohort-states.js';
 import { CohortNodes } from './cohort-nodes.js';

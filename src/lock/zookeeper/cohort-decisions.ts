@@ -1,7 +1,7 @@
 import type { Priority } from '../lock-engine.js';
 import { type PrefixRanks, queueFromChildren, rankOf } from '../queue-order.js';
 import type { CohortState } from './cohort-states.js';
-import { viewQueue } from './queue-wait.js';
+import { viewQueue } from './queue/queue-wait.js';
 
 /**
  * The questions a document lock asks about itself, each answered in one place from plain values

@@ -1,6 +1,6 @@
-import type { Reconciled } from './recovery.js';
-import type { HolderWatch } from './holder-watch.js';
-import type { OwnedLock } from './release-item.js';
+import type { Reconciled } from './recovery/recovery.js';
+import type { HolderWatch } from './ownership/holder-watch.js';
+import type { OwnedLock } from './ownership/release-item.js';
 
 /**
  * What of ours ZooKeeper holds under one document, as far as this process knows: our queue entry,

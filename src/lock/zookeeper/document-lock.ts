@@ -5,13 +5,13 @@ import { PRIVATE_LOCK } from './znode-names.js';
 import type { EngineContext } from './engine-context.js';
 import { CohortCore, type CoreHooks } from './cohort-core.js';
 import { mayHoldPrivateLock } from './cohort-decisions.js';
-import { CohortOwnership, type OwnershipHost } from './cohort-ownership.js';
-import { CohortQueueLoop, type QueueLoopHost } from './cohort-queue-loop.js';
-import { CohortRecovery } from './cohort-recovery.js';
+import { CohortOwnership, type OwnershipHost } from './ownership/cohort-ownership.js';
+import { CohortQueueLoop, type QueueLoopHost } from './queue/cohort-queue-loop.js';
+import { CohortRecovery } from './recovery/cohort-recovery.js';
 import type { CohortState, GiveBack, LoopStep } from './cohort-states.js';
-import { LocalCohort, type LocalCohortHost } from './local-cohort.js';
-import type { Failure, Unread } from './round-trip.js';
-import type { WakeReason } from './wake-up.js';
+import { LocalCohort, type LocalCohortHost } from './cohort/local-cohort.js';
+import type { Failure, Unread } from './session/round-trip.js';
+import type { WakeReason } from './queue/wake-up.js';
 
 /**
  * One document's lock in this process, as the engine and its requests see it (Curator's

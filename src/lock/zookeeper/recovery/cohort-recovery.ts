@@ -1,8 +1,8 @@
-import type { LockKey } from '../lock-engine.js';
-import { parseEntryName, rankOf } from '../queue-order.js';
-import type { Link } from './connection.js';
-import type { CohortNodes } from './cohort-nodes.js';
-import type { EngineContext } from './engine-context.js';
+import type { LockKey } from '../../lock-engine.js';
+import { parseEntryName, rankOf } from '../../queue-order.js';
+import type { Link } from '../session/connection.js';
+import type { CohortNodes } from '../cohort-nodes.js';
+import type { EngineContext } from '../engine-context.js';
 import { RECONCILE_UNKNOWN_WARN_AFTER, type ReconcileResult, type Reconciled, reconcile, reconcilePauseMs } from './recovery.js';
 
 /** The document lock as its recovery sees it. */

@@ -1,14 +1,14 @@
-import { toZkError } from '../../zookeeper/zk-errors.js';
-import type { Link } from './connection.js';
-import type { CohortCore } from './cohort-core.js';
-import { holdsLock } from './cohort-decisions.js';
-import type { CohortRecovery } from './cohort-recovery.js';
-import { type GiveBack, type LoopStep, transitionOf } from './cohort-states.js';
+import { toZkError } from '../../../zookeeper/zk-errors.js';
+import type { Link } from '../session/connection.js';
+import type { CohortCore } from '../cohort-core.js';
+import { holdsLock } from '../cohort-decisions.js';
+import type { CohortRecovery } from '../recovery/cohort-recovery.js';
+import { type GiveBack, type LoopStep, transitionOf } from '../cohort-states.js';
 import { HolderWatch } from './holder-watch.js';
-import { type LocalCohort, prefixOfRank } from './local-cohort.js';
-import { lastSegment } from './queue-wait.js';
+import { type LocalCohort, prefixOfRank } from '../cohort/local-cohort.js';
+import { lastSegment } from '../queue/queue-wait.js';
 import type { ReleaseItem, ReleaseOwner, ReleasePace } from './release-item.js';
-import { type Failure, classifyFailure as classify } from './round-trip.js';
+import { type Failure, classifyFailure as classify } from '../session/round-trip.js';
 
 /**
  * Operations of the yield transaction that, refused, prove privateLock is not ours any more:

@@ -1,15 +1,15 @@
-import { LocalQueue } from '../local-queue.js';
-import type { LockAcquisition } from '../lock-acquisition.js';
-import type { Priority } from '../lock-engine.js';
-import { encodeRequestNodeData } from '../lock-node-data.js';
-import { prefixFor, rankOf } from '../queue-order.js';
-import type { Link } from './connection.js';
-import type { CohortCore } from './cohort-core.js';
-import { mustReadQueueAgain } from './cohort-decisions.js';
-import type { GiveBack } from './cohort-states.js';
+import { LocalQueue } from '../../local-queue.js';
+import type { LockAcquisition } from '../../lock-acquisition.js';
+import type { Priority } from '../../lock-engine.js';
+import { encodeRequestNodeData } from '../../lock-node-data.js';
+import { prefixFor, rankOf } from '../../queue-order.js';
+import type { Link } from '../session/connection.js';
+import type { CohortCore } from '../cohort-core.js';
+import { mustReadQueueAgain } from '../cohort-decisions.js';
+import type { GiveBack } from '../cohort-states.js';
 import { ForeignQueueWatch, UNKNOWN_FOREIGN_QUEUE, foreignQueueOf } from './foreign-queue.js';
 import { type ForeignQueue, HandOverWindow, decideHandOver } from './handover-policy.js';
-import type { WakeReason } from './wake-up.js';
+import type { WakeReason } from '../queue/wake-up.js';
 
 const RANK_PRIORITY: readonly Priority[] = ['foreground', 'background'];
 

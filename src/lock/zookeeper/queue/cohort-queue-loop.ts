@@ -1,19 +1,19 @@
-import { LockUnavailableError } from '../lock-errors.js';
-import { ZK_RC, ZkError } from '../../zookeeper/zk-errors.js';
-import type { Link } from './connection.js';
+import { LockUnavailableError } from '../../lock-errors.js';
+import { ZK_RC, ZkError } from '../../../zookeeper/zk-errors.js';
+import type { Link } from '../session/connection.js';
 import { type ParentNode, parentChain } from './containers.js';
-import type { CohortCore } from './cohort-core.js';
-import { mayKeepLock } from './cohort-decisions.js';
-import type { CohortOwnership } from './cohort-ownership.js';
-import type { CohortRecovery } from './cohort-recovery.js';
-import type { LoopStep } from './cohort-states.js';
+import type { CohortCore } from '../cohort-core.js';
+import { mayKeepLock } from '../cohort-decisions.js';
+import type { CohortOwnership } from '../ownership/cohort-ownership.js';
+import type { CohortRecovery } from '../recovery/cohort-recovery.js';
+import type { LoopStep } from '../cohort-states.js';
 import { type FastPathPlan, type FastPathResult, fastPath, fusedFastPath } from './fast-path.js';
-import { type LocalCohort, prefixOfRank } from './local-cohort.js';
+import { type LocalCohort, prefixOfRank } from '../cohort/local-cohort.js';
 import { arbitrate, enterQueue, lastSegment, readQueue, viewQueue } from './queue-wait.js';
-import { type PendingRelease, opsOf } from './release-item.js';
-import { type Failure, type Unread, classifyFailure as classify } from './round-trip.js';
+import { type PendingRelease, opsOf } from '../ownership/release-item.js';
+import { type Failure, type Unread, classifyFailure as classify } from '../session/round-trip.js';
 import { type WakeReason, WakeUp } from './wake-up.js';
-import { indexPath } from './znode-names.js';
+import { indexPath } from '../znode-names.js';
 
 /** Round trips that found the document reaped under them, in a row, before giving up. */
 const MAX_REAPED_RETRIES = 5;
