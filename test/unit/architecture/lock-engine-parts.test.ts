@@ -6,14 +6,19 @@ import { SRC, sourceFiles } from './source-imports.js';
 
 const ENGINE = join(SRC, 'lock/zookeeper');
 
-/** The document lock and the parts it is composed of (docs/lock-protocol.md). */
+/** The document lock, the parts it is composed of (docs/lock-protocol.md) and the pieces they hold. */
 const PARTS = [
   'document-lock.ts',
   'cohort-core.ts',
   'cohort-nodes.ts',
   'cohort/local-cohort.ts',
+  'cohort/foreign-queue-watch.ts',
+  'cohort/recent-releases.ts',
   'queue/cohort-queue-loop.ts',
+  'queue/wake-up.ts',
   'ownership/cohort-ownership.ts',
+  'ownership/holder-watch.ts',
+  'ownership/forced-release-epoch.ts',
   'recovery/cohort-recovery.ts',
 ].map((file) => join(ENGINE, file));
 

@@ -7,7 +7,7 @@ import type { Link } from '../session/connection.js';
 import type { CohortCore } from '../cohort-core.js';
 import { mustReadQueueAgain } from '../cohort-decisions.js';
 import type { GiveBack } from '../cohort-states.js';
-import { ForeignQueueWatch, UNKNOWN_FOREIGN_QUEUE, foreignQueueOf } from './foreign-queue.js';
+import { ForeignQueueWatch, UNKNOWN_FOREIGN_QUEUE, foreignQueueOf } from './foreign-queue-watch.js';
 import { type ForeignQueue, HandOverWindow, decideHandOver } from './handover-policy.js';
 import type { WakeReason } from '../queue/wake-up.js';
 
