@@ -15,8 +15,8 @@ import type { WakeReason } from './queue/wake-up.js';
 
 /**
  * One document's lock in this process, as the engine and its requests see it (Curator's
- * `InterProcessMutex`): it composes the parts and passes each the others' verbs, and holds no
- * state of its own. The parts, each the one writer of what it holds:
+ * `InterProcessMutex`): it composes the parts and passes each the others' verbs; it holds
+ * nothing but them. The parts, each the one writer of what it holds:
  * - the core (cohort-core.ts): identity, state — moved only by the transition table
  *   (cohort-states.ts) — grant incarnation, session generation, and our nodes (cohort-nodes.ts);
  * - the local cohort (local-cohort.ts): this process's requests, hand-over, linger;
