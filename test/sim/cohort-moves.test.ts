@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { HeldLock, LockKey } from '../../src/lock/lock-engine.js';
-import { CohortBase } from '../../src/lock/zookeeper/cohort-base.js';
+import { CohortCore } from '../../src/lock/zookeeper/cohort-core.js';
 import { type CohortEvent, type CohortState, transitionOf } from '../../src/lock/zookeeper/cohort-states.js';
 import type { ZooKeeperLockEngine } from '../../src/lock/zookeeper/zookeeper-lock-engine.js';
 import { zkSettings } from '../integration/lock/zk-test-engines.js';
@@ -17,7 +17,7 @@ const ROOT = '/moves/locks';
 
 /** The document lock's move, as the transition table is asked for it. */
 type Apply = (this: { state: CohortState; guid: string }, event: CohortEvent) => void;
-const prototype = CohortBase.prototype as unknown as { apply: Apply };
+const prototype = CohortCore.prototype as unknown as { apply: Apply };
 const tableApply = prototype.apply;
 let uninstall: (() => void) | null = null;
 afterEach(() => {

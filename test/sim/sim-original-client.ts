@@ -1,7 +1,7 @@
 import type { HeldLock, LockKey, Priority } from '../../src/lock/lock-engine.js';
 import { isZkCode } from '../../src/zookeeper/zk-errors.js';
 import { PRIVATE_LOCK } from '../../src/lock/zookeeper/znode-names.js';
-import type { LockZk } from '../../src/lock/zookeeper/lock-zk.js';
+import type { LockZk } from '../../src/lock/zookeeper/session/lock-zk.js';
 
 /**
  * A client of the original algorithm (the Contentserv design, as test/integration/lock's

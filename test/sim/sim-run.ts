@@ -4,7 +4,7 @@ import type { LockKey } from '../../src/lock/lock-engine.js';
 import { PRIVATE_LOCK, documentPath } from '../../src/lock/zookeeper/znode-names.js';
 import { keyString } from '../../src/lock/lock-key.js';
 import { lockEvents } from '../../src/lock/lock-events.js';
-import type { ZkHandles } from '../../src/lock/zookeeper/session-handle.js';
+import type { ZkHandles } from '../../src/lock/zookeeper/session/session-handle.js';
 import { ZooKeeperLockEngine } from '../../src/lock/zookeeper/zookeeper-lock-engine.js';
 import { SimClient, type SimNet } from './sim-client.js';
 import { Actors, type Original, Work } from './sim-actors.js';

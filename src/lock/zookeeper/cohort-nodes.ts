@@ -1,80 +1,160 @@
-import type { Reconciled } from './recovery.js';
-import type { HolderWatch } from './holder-watch.js';
-import type { OwnedLock } from './release-item.js';
-
-
+import type { Reconciled } from './recovery/recovery.js';
+import type { HolderWatch } from './ownership/holder-watch.js';
+import type { OwnedLock } from './ownership/release-item.js';
 
 /**
  * What of ours ZooKeeper holds under one document, as far as this process knows: our queue entry,
  * our privateLock (its czxid is the fencing token; the epoch known at its create guards its
- * release), and whether a request that makes either may have been applied unseen. Every step of
- * the document lock reads and writes it; a release is built from it.
+ * release), and whether a request that makes either may have been applied unseen. The parts of
+ * the document lock read it; only the methods below change it, each named for the news it
+ * records, and a release is built from it.
  */
 export class CohortNodes {
-  entry: string | null = null;
-  entryRank = Number.POSITIVE_INFINITY;
-  ownsPrivateLock = false;
+  private entryName: string | null = null;
+  private rankOfEntry = Number.POSITIVE_INFINITY;
+  private owned = false;
+  private czxid: number | null = null;
+  private version = 0;
+  private epoch = 0;
+  private created = false;
+  private gone = false;
+  private unsure = false;
+  private lastChildren: readonly string[] = [];
+
+  /** Our queue entry's name; null when we have none. */
+  get entry(): string | null {
+    return this.entryName;
+  }
+
+  /** The rank our entry was made at (Infinity: no entry). */
+  get entryRank(): number {
+    return this.rankOfEntry;
+  }
+
+  get ownsPrivateLock(): boolean {
+    return this.owned;
+  }
+
   /** czxid of our privateLock; null when we own none or its create was not answered. */
-  ownedCzxid: number | null = null;
-  docVersion = 0;
+  get ownedCzxid(): number | null {
+    return this.czxid;
+  }
+
+  /** The document's version as last read (a release and a yield check it). */
+  get docVersion(): number {
+    return this.version;
+  }
+
   /** The forced-release epoch known before our latest privateLock create was issued. */
-  epochAtCreate = 0;
+  get epochAtCreate(): number {
+    return this.epoch;
+  }
+
   /** The transaction that granted our privateLock created the document container (see `deletesDocument`). */
-  createdDocument = false;
-  privateLockGone = false;
+  get createdDocument(): boolean {
+    return this.created;
+  }
+
+  /** Our privateLock was seen gone while we owned it (forced release, deleted by hand): a release leaves it be. */
+  get privateLockGone(): boolean {
+    return this.gone;
+  }
+
   /** A create (or transaction) of ours may have been applied without us seeing the answer. */
-  uncertain = false;
-  children: readonly string[] = [];
+  get uncertain(): boolean {
+    return this.unsure;
+  }
+
+  /** The document's children as last read. */
+  get children(): readonly string[] {
+    return this.lastChildren;
+  }
+
+  /** Our entry is `entry`, made at `rank` (a create, a re-rank, a re-queue). */
+  queued(entry: string, rank: number): void {
+    this.entryName = entry;
+    this.rankOfEntry = rank;
+  }
+
+  /** Our entry is gone (the document reaped, deleted by hand, a refused re-rank). */
+  leftQueue(): void {
+    this.entryName = null;
+  }
 
   /**
    * A privateLock of ours. The document node goes with its release only when the transaction that
-   * created the node granted it (`grantedInBatch` says so right after): taken any other way — after
-   * a yield to another process, or again after recovering — the node may be somebody else's now.
+   * created the node granted it (`createdDocument`, said by the batch): taken any other way —
+   * after a yield to another process, or again after recovering — the node may be somebody else's now.
    */
-  owns(czxid: number, docVersion: number): void {
-    this.ownsPrivateLock = true;
+  owns(czxid: number, docVersion: number, createdDocument = false): void {
+    this.owned = true;
     // A new privateLock: a forced release seen before was of an earlier one.
-    this.privateLockGone = false;
-    this.ownedCzxid = czxid;
-    this.docVersion = docVersion;
-    this.createdDocument = false;
+    this.gone = false;
+    this.czxid = czxid;
+    this.version = docVersion;
+    this.created = createdDocument;
   }
 
   /** privateLock is not ours any more (given back, or found gone). */
   disown(): void {
-    this.ownsPrivateLock = false;
-    this.ownedCzxid = null;
+    this.owned = false;
+    this.czxid = null;
+  }
+
+  /** Our privateLock went (or may have) without our release: `gone` true, a release deletes nothing by its name. */
+  privateLockWent(gone: boolean): void {
+    this.gone = gone;
+  }
+
+  /** Right before a privateLock create is issued: the epoch known now. */
+  creating(epoch: number): void {
+    this.epoch = epoch;
+  }
+
+  /** A request of ours may have been applied unseen: look before going on. */
+  outcomeUnknown(): void {
+    this.unsure = true;
+  }
+
+  /** Nothing of ours can be found any more (the document or the session went, or looking failed for good). */
+  outcomeSettled(): void {
+    this.unsure = false;
   }
 
   /** The document was gone: nothing of ours is there, and nothing is uncertain. */
   forgetAll(): void {
-    this.entry = null;
+    this.entryName = null;
     this.disown();
-    this.uncertain = false;
+    this.unsure = false;
   }
 
   observed(children: readonly string[], docVersion: number): void {
-    this.children = children;
-    this.docVersion = docVersion;
+    this.lastChildren = children;
+    this.version = docVersion;
+  }
+
+  /** The children read again; the document's version stays the one read before our create (a forced release since must still refuse our release). */
+  observedChildren(children: readonly string[]): void {
+    this.lastChildren = children;
   }
 
   /** What a reconciliation found is ours from now on; nothing is uncertain any more. */
   adopt(result: Reconciled, entryRank: number): void {
-    this.entry = result.entry;
-    this.entryRank = entryRank;
-    this.ownsPrivateLock = result.privateLock !== null;
-    this.ownedCzxid = result.privateLock?.czxid ?? null;
+    this.entryName = result.entry;
+    this.rankOfEntry = entryRank;
+    this.owned = result.privateLock !== null;
+    this.czxid = result.privateLock?.czxid ?? null;
     // Which create made it is not known: 0 is below any epoch (a release then verifies first).
-    this.epochAtCreate = 0;
-    this.uncertain = false;
+    this.epoch = 0;
+    this.unsure = false;
     this.observed(result.children, result.docVersion);
   }
 
   /** Our privateLock as a release deletes it; `watch` (when it watches this one) tells whether it went. */
   ownedLock(watch: HolderWatch | null): OwnedLock | null {
-    if (!this.ownsPrivateLock || this.ownedCzxid === null) return null;
-    const own = watch?.czxid === this.ownedCzxid ? watch : null;
-    return { czxid: this.ownedCzxid, docVersion: this.docVersion, epoch: this.epochAtCreate, ...(own === null ? {} : { gone: () => own.gone() }) };
+    if (!this.owned || this.czxid === null) return null;
+    const own = watch?.czxid === this.czxid ? watch : null;
+    return { czxid: this.czxid, docVersion: this.version, epoch: this.epoch, ...(own === null ? {} : { gone: () => own.gone() }) };
   }
 
   /**
@@ -83,9 +163,9 @@ export class CohortNodes {
    * name taken by the next holder meanwhile.
    */
   heldLock(watch: HolderWatch | null): OwnedLock | null {
-    if (!this.ownsPrivateLock || this.ownedCzxid === null) return null;
-    if (watch?.czxid === this.ownedCzxid) return this.ownedLock(watch);
+    if (!this.owned || this.czxid === null) return null;
+    if (watch?.czxid === this.czxid) return this.ownedLock(watch);
     // Built at once (a bulk releases hundreds of these in one turn), not as a copy of ownedLock's.
-    return { czxid: this.ownedCzxid, docVersion: this.docVersion, epoch: this.epochAtCreate, verifyFirst: true };
+    return { czxid: this.czxid, docVersion: this.version, epoch: this.epoch, verifyFirst: true };
   }
 }

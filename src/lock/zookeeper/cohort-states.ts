@@ -51,6 +51,31 @@ export type CohortEvent =
   /** Released, or the session ended: nothing of ours is left. */
   | 'end';
 
+/**
+ * The acquisition loop's next step: the event it is about to apply (`tryFastPath`, `enterQueue`,
+ * `evaluate`, `arbitrate`, `recover`, `grant`, `finish`), or one of the loop's own reads and
+ * writes that move no state — `readQueue` (read the children again), `rerank` (move our entry to
+ * the best local request's rank) — or `stop` (the lock is held, given back, or the session gone).
+ */
+export type LoopStep = Extract<CohortEvent, 'tryFastPath' | 'enterQueue' | 'evaluate' | 'arbitrate' | 'recover' | 'grant' | 'finish'> | 'readQueue' | 'rerank' | 'stop';
+
+/**
+ * The one way a document lock gives the lock back to ZooKeeper, by what it does:
+ * - `finish`      nobody here wants it: compare-and-delete privateLock and our entry (coalesced
+ *                 with other releases when nobody else is known to wait), then the lock is done;
+ * - `lingerEnded` lingering is over (its time, another process queued, the engine closing):
+ *                 `finish` from `idle`;
+ * - `requeue`     others wait and the hand-over bound is reached: one transaction re-queues us at
+ *                 our best local rank and gives privateLock back, so our waiters queue behind them;
+ * - `stepBack`    we created privateLock but somebody is served before us: delete it, keep our place;
+ * - `dropLost`    the lock is lost: delete what is still ours and never hand it over; the waiters
+ *                 start again with a fresh acquisition, ordered after this release.
+ * The first three are the events they apply. Each release is a compare-and-delete guarded by the
+ * document's version and the forced-release epoch (release-batcher.ts): it never deletes another
+ * holder's privateLock.
+ */
+export type GiveBack = Extract<CohortEvent, 'finish' | 'lingerEnded' | 'requeue'> | 'stepBack' | 'dropLost';
+
 /** Bookkeeping that goes with a move, run right after the state changes. */
 export type CohortEffect =
   /** The grant the hold belonged to is over: answers to its reads are stale. */

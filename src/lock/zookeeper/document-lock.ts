@@ -1,177 +1,176 @@
 import type { LockAcquisition, LockHome } from '../lock-acquisition.js';
+import type { LockKey } from '../lock-engine.js';
 import { LockUnavailableError } from '../lock-errors.js';
-import { prefixFor, rankOf } from '../queue-order.js';
-import { QueueLoop } from './cohort-queue-loop.js';
 import { PRIVATE_LOCK } from './znode-names.js';
-import { decideHandOver } from './handover-policy.js';
-import type { Link } from './connection.js';
+import type { EngineContext } from './engine-context.js';
+import { CohortCore, type CoreHooks } from './cohort-core.js';
+import { mayHoldPrivateLock } from './cohort-decisions.js';
+import { CohortOwnership, type OwnershipHost } from './ownership/cohort-ownership.js';
+import { CohortQueueLoop, type QueueLoopHost } from './queue/cohort-queue-loop.js';
+import { CohortRecovery } from './recovery/cohort-recovery.js';
+import type { CohortState, GiveBack, LoopStep } from './cohort-states.js';
+import { LocalCohort, type LocalCohortHost } from './cohort/local-cohort.js';
+import type { Failure, Unread } from './session/round-trip.js';
+import type { WakeReason } from './queue/wake-up.js';
 
 /**
- * One document's lock in this process: the local queue of its requests, and the ZooKeeper side
- * of holding it for them. The process takes the ZooKeeper lock once and passes it from local
- * holder to local holder within the hand-over bounds (handover-policy.ts), keeps it a moment
- * after the last one when it is wanted again soon (lingering), and gives it back with one verb,
- * `giveBack` (cohort-ownership.ts). The parts it is built from, each in its file: the transition
- * table (cohort-states.ts), what of ours is in ZooKeeper (cohort-nodes.ts), reconciliation after
- * a lost reply (cohort-recovery.ts), ownership and release (cohort-ownership.ts) and the queue
- * loop (cohort-queue-loop.ts).
+ * One document's lock in this process, as the engine and its requests see it (Curator's
+ * `InterProcessMutex`): it composes the parts and passes each the others' verbs; it holds
+ * nothing but them. The parts, each the one writer of what it holds:
+ * - the core (cohort-core.ts): identity, state — moved only by the transition table
+ *   (cohort-states.ts) — grant incarnation, session generation, and our nodes (cohort-nodes.ts);
+ * - the local cohort (local-cohort.ts): this process's requests, hand-over, linger;
+ * - the queue loop (cohort-queue-loop.ts): fast path, entry, watches, arbitration, re-rank;
+ * - ownership (cohort-ownership.ts): privateLock, the one verb that gives it back, epoch, pace;
+ * - recovery (cohort-recovery.ts): reconciliation after a lost reply.
+ * The questions with a pure answer are in cohort-decisions.ts.
  */
-export class DocumentLock extends QueueLoop implements LockHome {
+export class DocumentLock implements LockHome, CoreHooks, LocalCohortHost, OwnershipHost, QueueLoopHost {
+  private readonly core: CohortCore;
+  private readonly cohort: LocalCohort;
+  private readonly ownership: CohortOwnership;
+  // Made on first use: most locks (a bulk's keys) never wait in the queue or recover, and every
+  // object a lock carries is copied by each young-generation collection while the lock is held.
+  private loopPart: CohortQueueLoop | null = null;
+  private recoveryPart: CohortRecovery | null = null;
+
+  constructor(ctx: EngineContext, key: LockKey, docPath: string) {
+    this.core = new CohortCore(ctx, key, docPath, this);
+    this.cohort = new LocalCohort(this.core, this);
+    this.ownership = new CohortOwnership(this.core, this.cohort, this);
+  }
+
+  private get loop(): CohortQueueLoop {
+    return (this.loopPart ??= new CohortQueueLoop(this.core, this.cohort, this.ownership, this));
+  }
+
+  get key(): LockKey {
+    return this.core.key;
+  }
+
+  get docPath(): string {
+    return this.core.docPath;
+  }
+
+  get privatePath(): string {
+    return this.core.privatePath;
+  }
+
+  get guid(): string {
+    return this.core.guid;
+  }
+
+  get state(): CohortState {
+    return this.core.state;
+  }
+
+  /** Session generation our nodes belong to. */
+  get generation(): number {
+    return this.core.generation;
+  }
+
+  get holder(): LockAcquisition | null {
+    return this.cohort.holder;
+  }
+
   get waiting(): number {
-    return this.waiters.size;
+    return this.cohort.waiting;
   }
 
   localWaiters(): readonly LockAcquisition[] {
-    return this.waiters.values();
+    return this.cohort.values();
   }
 
   // ---- requests of this process -------------------------------------------------------------
 
   arrive(member: LockAcquisition): void {
     member.home = this;
-    member.arrival = ++this.arrivals;
-    member.queuePositionOnArrival = this.waiters.ahead(member.priority) + (this.holder === null ? 0 : 1);
-    this.waiters.push(member);
-    if (this.state === 'idle') this.resumeFromIdle();
-    else if (this.state === 'held') this.watchForeignQueue();
-    else if (this.state === 'queued' && this.bestRank() < this.nodes.entryRank) this.wake('poked');
+    this.cohort.arrive(member);
   }
 
   withdraw(member: LockAcquisition): Promise<void> | undefined {
-    if (!this.waiters.remove(member)) return undefined;
-    if (this.waiters.size > 0 || this.holder !== null) {
-      if (this.state === 'queued' && this.bestRank() > this.nodes.entryRank) this.wake('poked');
-      return undefined;
-    }
-    // The last request here gave up: the loop leaves the queue; the caller may wait for that.
-    this.wake('poked');
-    return this.whenFinished();
+    return this.cohort.withdraw(member);
   }
 
   /** Starts taking the ZooKeeper lock for the queued requests. */
   begin(): void {
-    void this.acquireLoop(this.ctx.contention.contended(this.docPath) ? 'enterQueue' : 'fastPath');
+    void this.loop.acquireLoop(this.core.ctx.contention.contended(this.core.docPath) ? 'enterQueue' : 'tryFastPath');
   }
 
   // ---- LockHome -------------------------------------------------------------------------------
 
-  async release(member: LockAcquisition, handOver: boolean): Promise<void> {
-    if (member !== this.holder) return;
-    this.holder = null;
-    if (this.state === 'released' || this.state === 'releasing') return;
-    if (this.state === 'lost') return this.giveBack('dropLost');
-    if (this.waiters.size === 0) return this.lingerOrRelease(handOver);
-    return this.passOn(handOver);
+  release(member: LockAcquisition, handOver: boolean): Promise<void> {
+    return this.cohort.release(member, handOver);
   }
 
-  /**
-   * The common end of a bulk's key — held, nobody else here wants it, not worth keeping — gives
-   * the lock back without a promise; any other goes the way `release` goes.
-   */
   releaseInBackground(member: LockAcquisition): void {
-    if (member === this.holder && this.state === 'held' && this.waiters.size === 0 && this.lingerLink(true) === null) {
-      this.holder = null;
-      this.finishInBackground();
-      return;
-    }
-    void this.release(member, true);
-  }
-
-  /** The next local request takes the lock now, or the lock goes back to ZooKeeper's queue first. */
-  private passOn(handOver: boolean): Promise<void> | undefined {
-    const next = this.waiters.peek();
-    if (next === undefined) return undefined;
-    const now = Date.now();
-    const foreign = this.foreignQueue();
-    this.handOverWindow.catchUp(foreign);
-    const decision = decideHandOver(
-      {
-        handOverAllowed: handOver,
-        nextRank: rankOf(prefixFor(next.priority, this.ctx.prefixes), this.ctx.prefixes),
-        foreign,
-        handOvers: this.handOverWindow.count,
-        msInWindow: this.handOverWindow.msSinceStart(now),
-      },
-      this.ctx.bounds,
-    );
-    if (decision === 'yield') return this.giveBack('requeue');
-    this.handOverWindow.record(now);
-    if (this.handOverWindow.halfUsed(now, this.ctx.bounds)) this.lookAtQueueAgain();
-    this.waiters.shift();
-    this.grantTo(next, true);
-    return undefined;
-  }
-
-  /**
-   * Nobody here wants the lock now. Keeping it a moment (lock lingering, as a biased lock does)
-   * saves the release and the next acquisition — two ZooKeeper commits — when this process wants
-   * the document again soon; another process's entry ends the wait at once. Not for a bulk's keys,
-   * which would need a child watch each.
-   */
-  private lingerOrRelease(handOver: boolean): Promise<void> {
-    const link = this.lingerLink(handOver);
-    if (link === null) return this.giveBack('finish');
-    this.apply('linger');
-    this.lingerTimer = setTimeout(() => void this.giveBack('endLinger'), this.ctx.lingerMs);
-    this.foreign.watch(link.zk);
-    return Promise.resolve();
-  }
-
-  /** The link to keep the lock on a moment, when it is worth keeping; null: give it back now. */
-  private lingerLink(handOver: boolean): Link | null {
-    const worthKeeping = handOver && this.ctx.lingerMs > 0 && this.wantedAgain() && this.mayLinger && this.nobodyElseQueued();
-    if (!worthKeeping) return null;
-    const link = this.ctx.connection.current();
-    return link === null || link.generation !== this.generation ? null : link;
-  }
-
-  /** A request of this process arrived while the lock lingered: it is a local hand-over. */
-  private resumeFromIdle(): void {
-    this.apply('resume');
-    void this.passOn(true);
-  }
-
-  protected foreignQueueChanged(): void {
-    if (this.state === 'idle' && !this.nobodyElseQueued()) void this.giveBack('endLinger');
-  }
-
-  /** privateLock may be ours now: held, or a create (or transaction) of ours that makes it may be on its way or unanswered. */
-  mayHoldPrivateLock(): boolean {
-    return this.nodes.ownsPrivateLock || this.nodes.uncertain || this.state === 'fastPath' || this.state === 'arbitrating' || this.state === 'recovering';
-  }
-
-  /** The node `name` of our document (privateLock or a queue entry) is ours as far as we know. */
-  knowsNode(name: string): boolean {
-    return name === PRIVATE_LOCK ? this.nodes.ownsPrivateLock : name === this.nodes.entry;
+    this.cohort.releaseInBackground(member);
   }
 
   linkUp(): boolean {
-    return this.ctx.connection.linkUp(this.generation);
+    return this.core.ctx.connection.linkUp(this.core.generation);
   }
 
   async whenLinkUp(signal: AbortSignal): Promise<void> {
-    const link = await this.ctx.connection.whenConnected(signal);
+    const link = await this.core.ctx.connection.whenConnected(signal);
     if (link !== null) return;
     signal.throwIfAborted();
     throw new LockUnavailableError('lock engine closed');
   }
 
-  // ---- session events (from the engine) -----------------------------------------------------
+  // ---- the engine's questions and news --------------------------------------------------------
+
+  /** Gives the lock back to ZooKeeper, the way `how` says (cohort-states.ts `GiveBack`). */
+  giveBack(how: GiveBack): Promise<void> {
+    return this.ownership.giveBack(how);
+  }
+
+  /** privateLock may be ours now (cohort-decisions.ts): the orphan sweep leaves it be. */
+  mayHoldPrivateLock(): boolean {
+    const nodes = this.core.nodes;
+    return mayHoldPrivateLock(this.core.state, nodes.ownsPrivateLock, nodes.uncertain);
+  }
+
+  /** The node `name` of our document (privateLock or a queue entry) is ours as far as we know. */
+  knowsNode(name: string): boolean {
+    const nodes = this.core.nodes;
+    return name === PRIVATE_LOCK ? nodes.ownsPrivateLock : name === nodes.entry;
+  }
 
   /** The session ended (or the engine closes): its nodes are gone; waiters fail with `error`. */
   end(error: Error, reason: string): void {
-    const holder = this.holder;
-    this.toReleased();
-    if (holder?.markLost(reason) === true) this.ctx.events.lost({ key: this.key, reason });
-    for (const member of this.waiters.drain()) member.group.fail(member, error);
+    const holder = this.cohort.holder;
+    this.core.apply('end');
+    this.cohort.holderLost(reason, holder);
+    this.cohort.failWaiters(error);
     this.wake('poked');
+  }
+
+  /** The link was silent past the safety margin: stop vouching, but keep privateLock while its write may still run. */
+  marginExceeded(generation: number): void {
+    this.ownership.marginExceeded(generation);
+  }
+
+  /** An operator force-released our privateLock through this process. */
+  forcedHere(): void {
+    this.ownership.forcedHere();
+  }
+
+  /** A forced release at `forcedZxid` was seen: if our privateLock is older, read it. */
+  forcedReleaseSeen(forcedZxid: number): void {
+    this.ownership.forcedReleaseSeen(forcedZxid);
   }
 
   // ---- batch acquisition (batch-acquire.ts) --------------------------------------------------
 
+  /** Call right before the batch's privateLock create is issued (cohort-ownership.ts). */
+  beforeCreate(): void {
+    this.ownership.beforeCreate();
+  }
+
   /** Fills privateLock's data for a batch transaction. */
   lockData(): string {
-    return this.nodeData();
+    return this.cohort.nodeData();
   }
 
   /**
@@ -181,68 +180,65 @@ export class DocumentLock extends QueueLoop implements LockHome {
    * object: a bulk's keys are granted by the thousand.
    */
   grantedInBatch(czxid: number, docVersion: number, createdDocument: boolean, children: readonly string[], mayLinger: boolean): void {
-    this.nodes.owns(czxid, docVersion);
-    this.nodes.observed(children, docVersion);
-    this.mayLinger = mayLinger;
-    this.nodes.createdDocument = createdDocument;
-    this.positioned = true;
-    if (this.waiters.size === 0) {
+    this.core.nodes.owns(czxid, docVersion, createdDocument);
+    this.core.nodes.observed(children, docVersion);
+    this.cohort.grantedInBatch(mayLinger);
+    if (this.cohort.waiting === 0) {
       void this.giveBack('finish');
       return;
     }
-    if (this.placeNeedsFreshQueue()) void this.acquireLoop('held');
+    if (this.cohort.placeNeedsFreshQueue()) void this.loop.acquireLoop('grant');
     else this.toHeld();
   }
 
   /** The batch found the key taken or queued: wait in the queue like a single acquisition. */
   contendedInBatch(): void {
-    this.ctx.contention.mark(this.docPath);
-    void this.acquireLoop('enterQueue');
+    this.core.ctx.contention.mark(this.core.docPath);
+    void this.loop.acquireLoop('enterQueue');
   }
 
   /** The batch transaction's outcome is unknown: find out what is ours first. */
   unknownInBatch(): void {
-    this.nodes.uncertain = true;
-    void this.acquireLoop('recover');
+    this.core.nodes.outcomeUnknown();
+    void this.loop.acquireLoop('recover');
   }
 
-  // ---- holding ---------------------------------------------------------------------------------
+  // ---- between the parts -----------------------------------------------------------------------
 
-  protected toHeld(): void {
-    this.apply('grant');
+  /** privateLock is ours and nobody is served before us: the first local request holds it. */
+  toHeld(): void {
+    this.core.apply('grant');
     const grantedAt = Date.now();
-    this.reapedRetries = 0;
-    // A forced release already seen may be newer than a create whose answer came only now.
-    this.forcedReleaseSeen(this.ctx.forcedEpoch.latestForcedZxid());
-    this.watchPrivateLock();
-    this.startGrant(grantedAt, this.nodes.children);
-    const first = this.waiters.shift();
-    if (first === undefined) {
-      void this.giveBack('finish');
-      return;
-    }
-    this.grantTo(first, false);
+    this.loopPart?.granted();
+    this.ownership.granted();
+    this.cohort.granted(grantedAt);
   }
 
-  private grantTo(member: LockAcquisition, local: boolean): void {
-    this.holder = member;
-    if (local) this.handedOverHere = true;
-    member.grant({ queuePosition: member.queuePositionOnArrival, handedOverLocally: local, fencingToken: this.nodes.ownedCzxid ?? 0 }, Date.now());
-    if (this.waiters.size > 0) this.watchForeignQueue();
+  recovery(): CohortRecovery {
+    return (this.recoveryPart ??= new CohortRecovery(this.core.ctx, this.core, this.core.nodes));
   }
 
-  /** Half the hand-over window is used: a fresh look at an empty queue lets the next hand-overs go on without a ZooKeeper commit. */
-  private lookAtQueueAgain(): void {
-    const link = this.ctx.connection.current();
-    if (link === null || link.generation !== this.generation) return;
-    this.foreign.refresh(link.zk);
+  finishInBackground(): void {
+    this.ownership.finishInBackground();
   }
 
-  /** While held with local waiters: see other processes' entries, for the hand-over bound. */
-  private watchForeignQueue(): void {
-    if (this.state !== 'held') return;
-    const link = this.ctx.connection.current();
-    if (link === null || link.generation !== this.generation) return;
-    this.foreign.watch(link.zk);
+  wake(reason: WakeReason): void {
+    this.loopPart?.wake(reason);
+  }
+
+  continueLoop(step: LoopStep): void {
+    void this.loop.acquireLoop(step);
+  }
+
+  continueAfterFailure(failure: Failure | Unread): void {
+    this.loop.continueAfterFailure(failure);
+  }
+
+  stopLingerTimer(): void {
+    this.cohort.stopLingerTimer();
+  }
+
+  failWaiters(error: Error): void {
+    this.cohort.failWaiters(error);
   }
 }

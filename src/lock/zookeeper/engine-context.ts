@@ -3,13 +3,13 @@ import type { LockAcquisition } from '../lock-acquisition.js';
 import type { LockKey } from '../lock-engine.js';
 import type { LockEvents } from '../lock-events.js';
 import type { PrefixRanks } from '../queue-order.js';
-import type { Connection } from './connection.js';
-import type { ContainerCache, ContentionHints } from './containers.js';
-import type { ForcedReleaseEpoch } from './forced-release-epoch.js';
-import type { HandOverBounds } from './handover-policy.js';
-import type { OrphanSweep } from './orphan-sweep.js';
-import type { RecentReleases } from './recent-releases.js';
-import type { ReleaseBatcher } from './release-batcher.js';
+import type { Connection } from './session/connection.js';
+import type { ContainerCache, ContentionHints } from './queue/containers.js';
+import type { ForcedReleaseEpoch } from './ownership/forced-release-epoch.js';
+import type { HandOverBounds } from './cohort/handover-policy.js';
+import type { OrphanSweep } from './recovery/orphan-sweep.js';
+import type { RecentReleases } from './cohort/recent-releases.js';
+import type { ReleaseBatcher } from './ownership/release-batcher.js';
 
 /** What every document lock of one engine shares. */
 export interface EngineContext {

@@ -3,7 +3,7 @@ import { type LockNodeData, parseNodeData } from '../lock-node-data.js';
 import { type PrefixRanks, priorityOfPrefix, queueFromChildren } from '../queue-order.js';
 import { isZkCode } from '../../zookeeper/zk-errors.js';
 import { decodeSegment, documentPath, indexPath, privateLockPath } from './znode-names.js';
-import type { LockZk, NodeRead } from './lock-zk.js';
+import type { LockZk, NodeRead } from './session/lock-zk.js';
 
 const UNKNOWN_OWNER: LockOwner = { host: 'unknown', pid: 0, requestId: '' };
 

@@ -23,19 +23,19 @@ import { type LockEngineStats, newStats, snapshotStats } from '../lock-stats.js'
 import type { PrefixRanks } from '../queue-order.js';
 import { ZkError } from '../../zookeeper/zk-errors.js';
 import { PRIVATE_LOCK, documentPath, encodeSegment, indexPath, normalizeRoot } from './znode-names.js';
-import { acquireInBatches } from './batch-acquire.js';
-import { Connection, type Link } from './connection.js';
-import { ContainerCache, ContentionHints } from './containers.js';
+import { acquireInBatches } from './queue/batch-acquire.js';
+import { Connection, type Link } from './session/connection.js';
+import { ContainerCache, ContentionHints } from './queue/containers.js';
 import { DocumentLock } from './document-lock.js';
 import type { EngineContext } from './engine-context.js';
-import { forceRelease } from './force-release.js';
-import { ForcedReleaseEpoch } from './forced-release-epoch.js';
+import { forceRelease } from './ownership/force-release.js';
+import { ForcedReleaseEpoch } from './ownership/forced-release-epoch.js';
 import { type ZkInspection, heldKeys, inspectKey } from './inspect.js';
-import { OrphanSweep } from './orphan-sweep.js';
-import { RecentReleases } from './recent-releases.js';
-import { ReleaseBatcher } from './release-batcher.js';
-import { ZkSession } from './session.js';
-import { type ZkHandles, addonHandles } from './session-handle.js';
+import { OrphanSweep } from './recovery/orphan-sweep.js';
+import { RecentReleases } from './cohort/recent-releases.js';
+import { ReleaseBatcher } from './ownership/release-batcher.js';
+import { ZkSession } from './session/session.js';
+import { type ZkHandles, addonHandles } from './session/session-handle.js';
 
 const KNOWN_CONTAINERS = 100_000;
 const CONTENTION_TTL_MS = 2_000;
@@ -232,7 +232,7 @@ export class ZooKeeperLockEngine implements LockEngine {
       // Not awaited one by one: with ZooKeeper out of reach a release waits for a reconnect that
       // may never come. The transactions in flight get the drain; closing the session removes the rest.
       void lock.holder?.release();
-      void lock.giveBack('endLinger');
+      void lock.giveBack('lingerEnded');
     }
     await this.context.releases.drain(CLOSE_DRAIN_MS);
     await this.session.close();

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, inject, it, vi } from 'vitest';
 import type { HeldLock, LockKey } from '../../../src/lock/lock-engine.js';
 import type { ZooKeeperLockEngine } from '../../../src/lock/zookeeper/zookeeper-lock-engine.js';
-import { MAX_KEYS_PER_TXN } from '../../../src/lock/zookeeper/batch-acquire.js';
+import { MAX_KEYS_PER_TXN } from '../../../src/lock/zookeeper/queue/batch-acquire.js';
 import { childrenOrEmpty } from '../../../src/zookeeper/zk-client.js';
 import { connectRawClient } from '../../support/zk-raw-client.js';
 import { documentPath, indexPath, normalizeRoot } from '../../../src/lock/zookeeper/znode-names.js';

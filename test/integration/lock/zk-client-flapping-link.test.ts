@@ -3,7 +3,7 @@ import { afterEach, describe, expect, inject, it, vi } from 'vitest';
 import { newStats } from '../../../src/lock/lock-stats.js';
 import { ZkClient } from '../../../src/zookeeper/zk-client.js';
 import { ZK_RC, toZkError } from '../../../src/zookeeper/zk-errors.js';
-import { SUSPENDED_LOSS_FRACTION } from '../../../src/lock/zookeeper/session.js';
+import { SUSPENDED_LOSS_FRACTION } from '../../../src/lock/zookeeper/session/session.js';
 import { TcpForwarder } from '../../support/tcp-forwarder.js';
 
 /**

@@ -6,7 +6,7 @@ import { childrenOrEmpty } from '../../../src/zookeeper/zk-client.js';
 import { ZK_RC } from '../../../src/zookeeper/zk-errors.js';
 import { type RawZkConnection, connectRawClient } from '../../support/zk-raw-client.js';
 import { documentPath, normalizeRoot } from '../../../src/lock/zookeeper/znode-names.js';
-import { Connection } from '../../../src/lock/zookeeper/connection.js';
+import { Connection } from '../../../src/lock/zookeeper/session/connection.js';
 import { freePort } from '../../support/free-port.js';
 import { captureLogs } from '../faults/fault-kit.js';
 import { TcpForwarder } from '../../support/tcp-forwarder.js';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { ContainerCache, ContentionHints } from '../../../../src/lock/zookeeper/containers.js';
-import { RecentReleases } from '../../../../src/lock/zookeeper/recent-releases.js';
+import { ContainerCache, ContentionHints } from '../../../../src/lock/zookeeper/queue/containers.js';
+import { RecentReleases } from '../../../../src/lock/zookeeper/cohort/recent-releases.js';
 
 /** The engine's bounded memories of documents: past their capacity, the least recently set go first. */
 describe('bounded document memories', () => {

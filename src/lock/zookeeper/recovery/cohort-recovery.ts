@@ -1,8 +1,8 @@
-import type { LockKey } from '../lock-engine.js';
-import { parseEntryName, rankOf } from '../queue-order.js';
-import type { Link } from './connection.js';
-import type { CohortNodes } from './cohort-nodes.js';
-import type { EngineContext } from './engine-context.js';
+import type { LockKey } from '../../lock-engine.js';
+import { parseEntryName, rankOf } from '../../queue-order.js';
+import type { Link } from '../session/connection.js';
+import type { CohortNodes } from '../cohort-nodes.js';
+import type { EngineContext } from '../engine-context.js';
 import { RECONCILE_UNKNOWN_WARN_AFTER, type ReconcileResult, type Reconciled, reconcile, reconcilePauseMs } from './recovery.js';
 
 /** The document lock as its recovery sees it. */
@@ -70,10 +70,10 @@ export class CohortRecovery {
       if (link === null || link.generation !== this.lock.generation) return;
       const result = await this.look(link);
       if (result.kind === 'reconciled') this.adopt(result);
-      else if (result.kind === 'noDocument' || result.kind === 'gone') this.nodes.uncertain = false;
+      else if (result.kind === 'noDocument' || result.kind === 'gone') this.nodes.outcomeSettled();
       else if (result.kind === 'refused') {
         this.ctx.logger.error({ err: result.error, key: this.lock.key }, 'cannot look for the lock nodes of an abandoned acquisition');
-        this.nodes.uncertain = false;
+        this.nodes.outcomeSettled();
       } else await this.ctx.connection.settle(reconcilePauseMs(this.unknownReconciles));
     }
   }

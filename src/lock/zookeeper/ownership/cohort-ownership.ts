@@ -1,27 +1,14 @@
-import { toZkError } from '../../zookeeper/zk-errors.js';
-import type { Link } from './connection.js';
-import { transitionOf } from './cohort-states.js';
-import { CohortBase } from './cohort-base.js';
+import { toZkError } from '../../../zookeeper/zk-errors.js';
+import type { Link } from '../session/connection.js';
+import type { CohortCore } from '../cohort-core.js';
+import { holdsLock } from '../cohort-decisions.js';
+import type { CohortRecovery } from '../recovery/cohort-recovery.js';
+import { type GiveBack, type LoopStep, transitionOf } from '../cohort-states.js';
 import { HolderWatch } from './holder-watch.js';
-import { lastSegment } from './queue-wait.js';
-import type { ReleaseItem, ReleasePace } from './release-item.js';
-import { classifyFailure as classify } from './round-trip.js';
-
-/**
- * The one way a document lock gives the lock back to ZooKeeper, by what it does:
- * - `finish`    nobody here wants it: compare-and-delete privateLock and our entry (coalesced
- *               with other releases when nobody else is known to wait), then the lock is done;
- * - `endLinger` lingering is over (its time, another process queued, the engine closing): `finish`
- *               from `idle`;
- * - `requeue`   others wait and the hand-over bound is reached: one transaction re-queues us at our
- *               best local rank and gives privateLock back, so our waiters queue behind them;
- * - `stepBack`  we created privateLock but somebody is served before us: delete it, keep our place;
- * - `dropLost`  the lock is lost: delete what is still ours and never hand it over; the waiters
- *               start again with a fresh acquisition, ordered after this release.
- * Each release is a compare-and-delete guarded by the document's version and the forced-release
- * epoch (release-batcher.ts): it never deletes another holder's privateLock.
- */
-export type GiveBack = 'finish' | 'endLinger' | 'requeue' | 'stepBack' | 'dropLost';
+import { type LocalCohort, prefixOfRank } from '../cohort/local-cohort.js';
+import { lastSegment } from '../queue/queue-wait.js';
+import type { ReleaseItem, ReleaseOwner, ReleasePace } from './release-item.js';
+import { type Failure, classifyFailure as classify } from '../session/round-trip.js';
 
 /**
  * Operations of the yield transaction that, refused, prove privateLock is not ours any more:
@@ -32,18 +19,42 @@ export type GiveBack = 'finish' | 'endLinger' | 'requeue' | 'stepBack' | 'dropLo
  */
 const YIELD_LOCK_GONE_OPS: ReadonlySet<number> = new Set([3]);
 
+/** What ownership asks of the document lock that holds it: the acquisition loop and the recovery. */
+export interface OwnershipHost {
+  /** Runs the acquisition loop from `step` (a re-queue goes on waiting in the queue). */
+  continueLoop(step: LoopStep): void;
+  /** Runs the acquisition loop from what `failure` calls for (cohort-queue-loop.ts). */
+  continueAfterFailure(failure: Failure): void;
+  /** Reconciliation after a lost reply (cohort-recovery.ts). */
+  recovery(): CohortRecovery;
+}
+
 /**
- * Ownership of privateLock and giving it back: the one verb (`giveBack`), the epoch and watches
- * that tell a held lock is lost (the safety margin, an operator's forced release, a delete by
- * hand), and whether a release takes the document node with it and how soon it goes out.
+ * Ownership of privateLock and giving it back: the one verb (`giveBack`, its ways in
+ * cohort-states.ts), the epoch and watches that tell a held lock is lost (the safety margin, an
+ * operator's forced release, a delete by hand), and whether a release takes the document node
+ * with it and how soon it goes out.
  */
-export abstract class OwningCohort extends CohortBase {
+export class CohortOwnership implements ReleaseOwner {
+  private readonly core: CohortCore;
+  private readonly cohort: LocalCohort;
+  private readonly host: OwnershipHost;
+  /** The watch on the privateLock we hold (its czxid's), for a single acquisition's grant. */
+  private holderWatch: HolderWatch | null = null;
+
+  /** `host`: the document lock itself, which the engine detaches when its release starts. */
+  constructor(core: CohortCore, cohort: LocalCohort, host: OwnershipHost) {
+    this.core = core;
+    this.cohort = cohort;
+    this.host = host;
+  }
+
   /** Gives the lock back to ZooKeeper, the way `how` says (see `GiveBack`). */
   giveBack(how: GiveBack): Promise<void> {
     switch (how) {
       case 'finish':
         return this.finish();
-      case 'endLinger':
+      case 'lingerEnded':
         this.endLinger();
         return Promise.resolve();
       case 'requeue':
@@ -64,48 +75,51 @@ export abstract class OwningCohort extends CohortBase {
    * `finish` for a holder nobody waits on (a bulk's keys, hundreds at once): the same steps, with
    * the release batcher calling `releaseCommitted` instead of an async frame and two promises per key.
    */
-  protected finishInBackground(): void {
+  finishInBackground(): void {
     if (!this.startFinishing()) return;
-    if (this.nodes.uncertain) void this.completeFinish();
-    else this.ctx.releases.submitFor(this, this.finalRelease(), this.releasePace());
+    if (this.core.nodes.uncertain) void this.completeFinish();
+    else this.core.ctx.releases.submitFor(this, this.finalRelease(), this.releasePace());
   }
 
   /** The background finish's release is through, or moot. */
   releaseCommitted(): void {
-    this.ctx.releasing.delete(this.guid);
-    this.toReleased();
+    this.core.ctx.releasing.delete(this.core.guid);
+    this.core.apply('end');
   }
 
   /** The rest of a finish once started: find our nodes first when a reply was lost, delete them, done. */
   private async completeFinish(): Promise<void> {
+    const core = this.core;
     try {
-      if (this.nodes.uncertain) await this.recovery.findOwnNodes();
-      await this.ctx.releases.submit(this.finalRelease(), this.releasePace());
+      if (core.nodes.uncertain) await this.host.recovery().findOwnNodes();
+      await core.ctx.releases.submit(this.finalRelease(), this.releasePace());
     } finally {
-      this.ctx.releasing.delete(this.guid);
+      core.ctx.releasing.delete(core.guid);
     }
-    this.toReleased();
+    core.apply('end');
   }
 
   /** The synchronous start of a finish; false when the lock was released already. */
   private startFinishing(): boolean {
-    this.ctx.detach(this.docPath, this);
+    const core = this.core;
+    core.ctx.detach(core.docPath, this.host);
     // Only a lock that may linger learns from coming back soon: a bulk's keys never linger, and
     // noting them (1,000 a bulk) only churned the bounded memory of recent releases.
-    if (this.state === 'held' && this.mayLinger) this.ctx.recentReleases.noteReleased(this.docPath);
-    if (this.state === 'released') return false;
-    this.apply('finish');
+    if (core.state === 'held' && this.cohort.mayLinger) core.ctx.recentReleases.noteReleased(core.docPath);
+    if (core.state === 'released') return false;
+    core.apply('finish');
     // Out of the engine's map, our nodes are still ours until the release is through: the orphan sweep leaves them be.
-    this.ctx.releasing.add(this.guid);
+    core.ctx.releasing.add(core.guid);
     return true;
   }
 
   /** What the finish deletes, and whether the document container goes with it. */
   private finalRelease(): ReleaseItem {
+    const core = this.core;
     const deleteDocument = this.deletesDocument();
-    if (deleteDocument) this.ctx.containers.forgetPath(this.docPath);
-    else if (this.nodes.createdDocument) this.ctx.containers.remember(this.docPath);
-    return { docPath: this.docPath, generation: this.generation, privateLock: this.nodes.heldLock(this.holderWatch), entry: this.nodes.entry, deleteDocument };
+    if (deleteDocument) core.ctx.containers.forgetPath(core.docPath);
+    else if (core.nodes.createdDocument) core.ctx.containers.remember(core.docPath);
+    return { docPath: core.docPath, generation: core.generation, privateLock: core.nodes.heldLock(this.holderWatch), entry: core.nodes.entry, deleteDocument };
   }
 
   /**
@@ -114,7 +128,8 @@ export abstract class OwningCohort extends CohortBase {
    * most for this process's release transactions already on their way.
    */
   private releasePace(): ReleasePace {
-    const nobodyKnown = this.nodes.entry === null && !this.ctx.contention.contended(this.docPath) && this.nobodyElseQueued();
+    const core = this.core;
+    const nobodyKnown = core.nodes.entry === null && !core.ctx.contention.contended(core.docPath) && this.cohort.nobodyElseQueued();
     return nobodyKnown ? 'coalesced' : 'now';
   }
 
@@ -128,23 +143,13 @@ export abstract class OwningCohort extends CohortBase {
    * release when that has not gone out yet. Never with `zookeeper.lock.document.cleanup=reaper`.
    */
   private deletesDocument(): boolean {
-    return this.ctx.deletesCreatedDocuments && this.nodes.createdDocument && !(this.mayLinger && this.writtenAgain());
-  }
-
-  /** This process wants the document again and again: a local hand-over, or back within the linger window. */
-  protected wantedAgain(): boolean {
-    return this.handedOverHere || this.releasedAgoMs <= this.ctx.lingerMs;
-  }
-
-  /** A local hand-over, or back within the recent releases' window (a second, or the linger window when longer). */
-  private writtenAgain(): boolean {
-    return this.handedOverHere || this.releasedAgoMs < Number.POSITIVE_INFINITY;
+    return this.core.ctx.deletesCreatedDocuments && this.core.nodes.createdDocument && !(this.cohort.mayLinger && this.cohort.writtenAgain());
   }
 
   /** Ends lingering (timer, engine closing, another process queued): the ordinary release. */
   private endLinger(): void {
-    if (transitionOf(this.state, 'lingerEnded') === undefined) return;
-    this.apply('lingerEnded');
+    if (transitionOf(this.core.state, 'lingerEnded') === undefined) return;
+    this.core.apply('lingerEnded');
     void this.giveBack('finish');
   }
 
@@ -154,41 +159,42 @@ export abstract class OwningCohort extends CohortBase {
    * (privateLock), delete(old entry)] — so our waiters queue behind the other processes, FIFO.
    */
   private async requeue(): Promise<void> {
-    this.apply('requeue');
-    const link = await this.link();
+    const core = this.core;
+    const nodes = core.nodes;
+    core.apply('requeue');
+    const link = await core.link();
     if (link === null) {
       await this.giveBack('finish');
       return;
     }
-    const rank = this.bestRank();
-    const old = this.nodes.entry;
+    const rank = this.cohort.bestRank();
+    const old = nodes.entry;
     try {
       const outcome = await link.zk.multi([
-        { type: 'create', path: `${this.docPath}/${this.prefixOfRank(rank)}-`, data: this.nodeData(), mode: 'ephemeralSequential' },
-        { type: 'check', path: this.docPath, version: this.nodes.docVersion },
-        this.ctx.forcedEpoch.checkOp(this.nodes.epochAtCreate),
-        { type: 'delete', path: this.privatePath, version: 0 },
-        ...(old === null ? [] : [{ type: 'delete' as const, path: `${this.docPath}/${old}`, version: -1 }]),
+        { type: 'create', path: `${core.docPath}/${prefixOfRank(rank, core)}-`, data: this.cohort.nodeData(), mode: 'ephemeralSequential' },
+        { type: 'check', path: core.docPath, version: nodes.docVersion },
+        core.ctx.forcedEpoch.checkOp(nodes.epochAtCreate),
+        { type: 'delete', path: core.privatePath, version: 0 },
+        ...(old === null ? [] : [{ type: 'delete' as const, path: `${core.docPath}/${old}`, version: -1 }]),
       ]);
       if (!outcome.ok) {
         // privateLock is gone: an operator force-released it. The document's version or the epoch
         // moved, or our old entry was deleted by hand: privateLock may still be ours, and the
         // release's compare-and-delete finds out (it never deletes another holder's).
-        this.nodes.privateLockGone = YIELD_LOCK_GONE_OPS.has(outcome.failedIndex);
-        this.apply('requeueRefused');
+        nodes.privateLockWent(YIELD_LOCK_GONE_OPS.has(outcome.failedIndex));
+        core.apply('requeueRefused');
         return this.giveBack('dropLost');
       }
-      this.nodes.entry = lastSegment(outcome.results[0]?.path ?? '');
-      this.nodes.entryRank = rank;
-      this.nodes.disown();
-      void this.acquireLoop('readQueue');
+      nodes.queued(lastSegment(outcome.results[0]?.path ?? ''), rank);
+      nodes.disown();
+      this.host.continueLoop('readQueue');
     } catch (error) {
       // Refused as a whole request, not by one of its operations (THROTTLEDOP, say; SESSIONMOVED and
       // an unreadable answer are 'unknown' already): look at what is ours, as after a lost
       // connection. Thrown from here, it left the lock in 'yielding' (no waiter ever served) and
       // rejected the release.
       const failure = classify(error);
-      void this.acquireLoop(this.afterFailureStep(failure.kind === 'refused' ? { kind: 'unknown' } : failure));
+      this.host.continueAfterFailure(failure.kind === 'refused' ? { kind: 'unknown' } : failure);
     }
   }
 
@@ -197,50 +203,52 @@ export abstract class OwningCohort extends CohortBase {
    * arrives meanwhile) start over with a fresh acquisition, ordered after that release.
    */
   private async dropLost(): Promise<void> {
-    this.apply('finish');
-    await this.ctx.releases.submit({
-      docPath: this.docPath,
-      generation: this.generation,
-      privateLock: this.nodes.privateLockGone ? null : this.nodes.heldLock(this.holderWatch),
-      entry: this.nodes.entry,
+    const core = this.core;
+    core.apply('finish');
+    await core.ctx.releases.submit({
+      docPath: core.docPath,
+      generation: core.generation,
+      privateLock: core.nodes.privateLockGone ? null : core.nodes.heldLock(this.holderWatch),
+      entry: core.nodes.entry,
       deleteDocument: false,
     });
-    this.ctx.detach(this.docPath, this);
+    core.ctx.detach(core.docPath, this.host);
     // The session may have ended meanwhile: then `end` failed the waiters already.
-    if (this.isReleased()) return;
-    this.toReleased();
-    const waiters = this.waiters.drain();
-    if (waiters.length > 0) this.ctx.rehome(this.key, waiters);
+    if (core.state === 'released') return;
+    core.apply('end');
+    const waiters = this.cohort.drainWaiters();
+    if (waiters.length > 0) core.ctx.rehome(core.key, waiters);
   }
 
   /** A privateLock we may not keep (somebody is served before us): give it back, keep our place in the queue. */
   private async stepBack(): Promise<void> {
-    const lock = this.nodes.ownedLock(this.holderWatch);
-    this.nodes.disown();
-    await this.ctx.releases.submit({ docPath: this.docPath, generation: this.generation, privateLock: lock, entry: null, deleteDocument: false });
+    const core = this.core;
+    const lock = core.nodes.ownedLock(this.holderWatch);
+    core.nodes.disown();
+    await core.ctx.releases.submit({ docPath: core.docPath, generation: core.generation, privateLock: lock, entry: null, deleteDocument: false });
   }
 
   private toLost(reason: string): void {
-    const from = this.state;
+    const from = this.core.state;
     if (transitionOf(from, 'lose') === undefined) return;
-    this.apply('lose');
+    this.core.apply('lose');
     if (from === 'idle') {
       void this.giveBack('dropLost');
       return;
     }
-    if (this.holder?.markLost(reason) === true) this.ctx.events.lost({ key: this.key, reason });
+    this.cohort.holderLost(reason);
   }
 
   /** The link was silent past the safety margin: stop vouching, but keep privateLock while its write may still run. */
   marginExceeded(generation: number): void {
-    if (this.generation <= generation) this.toLost('ZooKeeper connection suspended past the safety margin');
+    if (this.core.generation <= generation) this.toLost('ZooKeeper connection suspended past the safety margin');
   }
 
   /** An operator force-released our privateLock through this process. */
   forcedHere(): void {
     // The answer may come after this lock gave privateLock up (a yield): nothing of ours is gone then.
-    if (!this.nodes.ownsPrivateLock) return;
-    this.nodes.privateLockGone = true;
+    if (!this.core.nodes.ownsPrivateLock) return;
+    this.core.nodes.privateLockWent(true);
     this.toLost('forced release by an operator');
   }
 
@@ -249,9 +257,18 @@ export abstract class OwningCohort extends CohortBase {
    * the create, so a release checking against it is refused after any later forced release.
    */
   beforeCreate(): void {
-    this.nodes.epochAtCreate = this.ctx.forcedEpoch.known();
+    this.core.nodes.creating(this.core.ctx.forcedEpoch.known());
     // The queue read that goes with the create (fast path, arbitration, a batch's plan) is as of now.
-    this.arrivalsAtQueueRead = this.arrivals;
+    this.cohort.queueRead();
+  }
+
+  /**
+   * At a grant: a forced release already seen may be newer than a create whose answer came only
+   * now; and a single acquisition's grant watches its privateLock.
+   */
+  granted(): void {
+    this.forcedReleaseSeen(this.core.ctx.forcedEpoch.latestForcedZxid());
+    this.watchPrivateLock();
   }
 
   /**
@@ -260,47 +277,50 @@ export abstract class OwningCohort extends CohortBase {
    * its release deletes nothing by that name. A bulk's keys (one read each would double a bulk's
    * requests) learn it at their release, which verifies first (release-batcher.ts).
    */
-  protected watchPrivateLock(): void {
-    const czxid = this.nodes.ownedCzxid;
-    if (!this.mayLinger || czxid === null || this.holderWatch?.czxid === czxid) return;
-    this.holderWatch = new HolderWatch(this.ctx.connection, this.privatePath, czxid, this.generation, () => this.privateLockWent(czxid));
+  private watchPrivateLock(): void {
+    const core = this.core;
+    const czxid = core.nodes.ownedCzxid;
+    if (!this.cohort.mayLinger || czxid === null || this.holderWatch?.czxid === czxid) return;
+    this.holderWatch = new HolderWatch(core.ctx.connection, core.privatePath, czxid, core.generation, () => this.privateLockWent(czxid));
     this.holderWatch.arm();
   }
 
   /** Our privateLock of `czxid` went, and not by our own release, yield or step-back. */
   private privateLockWent(czxid: number): void {
-    if (this.nodes.ownedCzxid !== czxid) return;
-    if (this.state === 'lost') this.nodes.privateLockGone = true;
-    if (!this.holdsPrivateLock()) return;
-    this.nodes.privateLockGone = true;
-    this.ctx.logger.warn({ key: this.key }, 'privateLock was deleted while held (by hand?): the lock is lost, nothing is forwarded under it');
+    const core = this.core;
+    if (core.nodes.ownedCzxid !== czxid) return;
+    if (core.state === 'lost') core.nodes.privateLockWent(true);
+    if (!holdsLock(core.state)) return;
+    core.nodes.privateLockWent(true);
+    core.ctx.logger.warn({ key: core.key }, 'privateLock was deleted while held (by hand?): the lock is lost, nothing is forwarded under it');
     this.toLost('privateLock was deleted while held (a forced release, or by hand)');
   }
 
   /**
    * A forced release at `forcedZxid` was seen (the forced-release epoch moved): if our privateLock
-   * is older, read it — gone, or not ours any more, it was force-released. This replaces a holder
-   * watch per grant (a read per write: 11–14% of an uncontended write's CPU in `write-uncontended`)
-   * and covers a bulk's keys too, which never had one. Locks created after it are untouched by it.
+   * is older, read it — gone, or not ours any more, it was force-released. This covers a bulk's
+   * keys too, which have no holder watch; locks created after it are untouched by it.
    */
   forcedReleaseSeen(forcedZxid: number): void {
-    if (!this.holdsPrivateLock() || this.nodes.ownedCzxid === null || this.nodes.ownedCzxid > forcedZxid) return;
-    const link = this.ctx.connection.current();
+    const core = this.core;
+    if (!holdsLock(core.state) || core.nodes.ownedCzxid === null || core.nodes.ownedCzxid > forcedZxid) return;
+    const link = core.currentLink();
     // No link: a forced release meanwhile fires the epoch watch again when the session's link is back.
-    if (link === null || link.generation !== this.generation) return;
+    if (link === null) return;
     this.verifyStillOurs(link);
   }
 
   private verifyStillOurs(link: Link): void {
-    const incarnation = this.incarnation;
+    const core = this.core;
+    const incarnation = core.incarnation;
     const forced = (): void => {
-      if (incarnation !== this.incarnation || !this.holdsPrivateLock()) return;
-      this.nodes.privateLockGone = true;
+      if (incarnation !== core.incarnation || !holdsLock(core.state)) return;
+      core.nodes.privateLockWent(true);
       this.toLost('privateLock was deleted (forced release by an operator)');
     };
-    link.zk.get(this.privatePath).then(
+    link.zk.get(core.privatePath).then(
       (node) => {
-        if (node.stat.czxid !== this.nodes.ownedCzxid) forced();
+        if (node.stat.czxid !== core.nodes.ownedCzxid) forced();
       },
       (error: unknown) => {
         // Only a lost connection or an ended session say nothing about privateLock here; any other
@@ -309,14 +329,5 @@ export abstract class OwningCohort extends CohortBase {
         if (!zkError.connectionLost && !zkError.sessionGone) forced();
       },
     );
-  }
-
-  /** privateLock is ours and vouched for: a local holder has it, or it lingers for the next one. */
-  private holdsPrivateLock(): boolean {
-    return this.state === 'held' || this.state === 'idle';
-  }
-
-  private isReleased(): boolean {
-    return this.state === 'released';
   }
 }

@@ -1,10 +1,10 @@
 import type { Logger } from 'pino';
-import { isZkCode } from '../../zookeeper/zk-errors.js';
-import { forcedReleasesPath } from './znode-names.js';
-import type { Link } from './connection.js';
-import { type ContainerCache, lockRootNodes } from './containers.js';
-import type { LockZk, NodeStat, ZkOp } from './lock-zk.js';
-import { classifyFailure } from './round-trip.js';
+import { isZkCode } from '../../../zookeeper/zk-errors.js';
+import { forcedReleasesPath } from '../znode-names.js';
+import type { Link } from '../session/connection.js';
+import { type ContainerCache, lockRootNodes } from '../queue/containers.js';
+import type { LockZk, NodeStat, ZkOp } from '../session/lock-zk.js';
+import { classifyFailure } from '../session/round-trip.js';
 
 /**
  * The forced-release epoch: the data version of the persistent `{root}/.forced-releases` node,

@@ -1,12 +1,12 @@
-import { queueFromChildren, rankOf } from '../queue-order.js';
-import { isZkCode } from '../../zookeeper/zk-errors.js';
-import { PRIVATE_LOCK, indexPath } from './znode-names.js';
-import type { Link } from './connection.js';
+import { queueFromChildren, rankOf } from '../../queue-order.js';
+import { isZkCode } from '../../../zookeeper/zk-errors.js';
+import { PRIVATE_LOCK, indexPath } from '../znode-names.js';
+import type { Link } from '../session/connection.js';
 import { type Sighting, lockRootNodes } from './containers.js';
-import type { DocumentLock } from './document-lock.js';
-import type { EngineContext } from './engine-context.js';
-import type { ZkOp, TxnOutcome } from './lock-zk.js';
-import { classifyFailure } from './round-trip.js';
+import type { DocumentLock } from '../document-lock.js';
+import type { EngineContext } from '../engine-context.js';
+import type { ZkOp, TxnOutcome } from '../session/lock-zk.js';
+import { classifyFailure } from '../session/round-trip.js';
 
 /** Keys per transaction, and bytes (ZooKeeper refuses requests over jute.maxbuffer, 1 MiB by default). */
 export const MAX_KEYS_PER_TXN = 1_000;

@@ -1,8 +1,8 @@
-import { type ZkError, isZkCode } from '../../zookeeper/zk-errors.js';
-import { type PrefixRanks, queueFromChildren, rankOf } from '../queue-order.js';
+import { type ZkError, isZkCode } from '../../../zookeeper/zk-errors.js';
+import { type PrefixRanks, queueFromChildren, rankOf } from '../../queue-order.js';
 import type { ContainerCache, ParentNode } from './containers.js';
-import type { LockZk, ZkOp } from './lock-zk.js';
-import { type Failure, type Unread, classifyFailure, readFailedBesideCreate } from './round-trip.js';
+import type { LockZk, ZkOp } from '../session/lock-zk.js';
+import { type Failure, type Unread, classifyFailure, readFailedBesideCreate } from '../session/round-trip.js';
 
 export interface FastPathPlan {
   readonly docPath: string;

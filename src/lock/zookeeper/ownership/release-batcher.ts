@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
-import { isZkCode, toZkError } from '../../zookeeper/zk-errors.js';
-import { PRIVATE_LOCK_SUFFIX } from './znode-names.js';
-import type { Connection, Link } from './connection.js';
+import { isZkCode, toZkError } from '../../../zookeeper/zk-errors.js';
+import { PRIVATE_LOCK_SUFFIX } from '../znode-names.js';
+import type { Connection, Link } from '../session/connection.js';
 import type { ForcedReleaseEpoch } from './forced-release-epoch.js';
 import { type PendingRelease, type ReleaseItem, type ReleaseOwner, type ReleasePace, type Role, OwnedRelease, ReleaseTxn, awaitsListing, chunks, withoutFailedPart } from './release-item.js';
 import { listingPrefix, stillOurs } from './release-verification.js';

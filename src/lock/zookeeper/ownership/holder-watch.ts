@@ -1,5 +1,5 @@
-import { toZkError } from '../../zookeeper/zk-errors.js';
-import type { Connection } from './connection.js';
+import { toZkError } from '../../../zookeeper/zk-errors.js';
+import type { Connection } from '../session/connection.js';
 
 /**
  * A data watch on one privateLock of ours (one czxid): learns the moment the node goes — deleted

@@ -1,8 +1,8 @@
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
-import { ContainerCache } from '../../../../src/lock/zookeeper/containers.js';
-import { ForcedReleaseEpoch } from '../../../../src/lock/zookeeper/forced-release-epoch.js';
-import { opCount, opsOf, type PendingRelease, type ReleaseItem, ReleaseTxn } from '../../../../src/lock/zookeeper/release-item.js';
+import { ContainerCache } from '../../../../../src/lock/zookeeper/queue/containers.js';
+import { ForcedReleaseEpoch } from '../../../../../src/lock/zookeeper/ownership/forced-release-epoch.js';
+import { opCount, opsOf, type PendingRelease, type ReleaseItem, ReleaseTxn } from '../../../../../src/lock/zookeeper/ownership/release-item.js';
 
 /** A release's operations, and the count that sizes a batch's transactions without building them. */
 describe('release operations', () => {

@@ -1,8 +1,8 @@
 import type { Logger } from 'pino';
-import type { ZooKeeperSettings } from '../../config/settings.js';
-import type { LockServiceState } from '../lock-engine.js';
-import { LockUnavailableError } from '../lock-errors.js';
-import type { LockEngineStats } from '../lock-stats.js';
+import type { ZooKeeperSettings } from '../../../config/settings.js';
+import type { LockServiceState } from '../../lock-engine.js';
+import { LockUnavailableError } from '../../lock-errors.js';
+import type { LockEngineStats } from '../../lock-stats.js';
 import type { LockZk } from './lock-zk.js';
 import type { SessionHandle, ZkHandles } from './session-handle.js';
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { type ForeignQueue, HandOverWindow, decideHandOver } from '../../../../src/lock/zookeeper/handover-policy.js';
+import { type ForeignQueue, HandOverWindow, decideHandOver } from '../../../../../src/lock/zookeeper/cohort/handover-policy.js';
 
 const bounds = { maxCount: 4, maxMs: 100 };
 const unknown: ForeignQueue = { known: false, watched: false, asOf: 0, count: 0, bestRank: Number.POSITIVE_INFINITY };

@@ -1,11 +1,11 @@
 import type { Logger } from 'pino';
-import { parseNodeData } from '../lock-node-data.js';
-import { parseEntryName } from '../queue-order.js';
-import { PRIVATE_LOCK } from './znode-names.js';
-import type { Connection, Link } from './connection.js';
-import type { ForcedReleaseEpoch } from './forced-release-epoch.js';
-import type { ZkOp } from './lock-zk.js';
-import { classifyFailure } from './round-trip.js';
+import { parseNodeData } from '../../lock-node-data.js';
+import { parseEntryName } from '../../queue-order.js';
+import { PRIVATE_LOCK } from '../znode-names.js';
+import type { Connection, Link } from '../session/connection.js';
+import type { ForcedReleaseEpoch } from '../ownership/forced-release-epoch.js';
+import type { ZkOp } from '../session/lock-zk.js';
+import { classifyFailure } from '../session/round-trip.js';
 
 /** What this process's live document locks claim; the engine answers from its map of them. */
 export interface LocalClaims {

@@ -1,6 +1,6 @@
-import { type PrefixRanks, queueFromChildren, rankOf } from '../queue-order.js';
+import { type PrefixRanks, queueFromChildren, rankOf } from '../../queue-order.js';
 import { type ForeignQueue, seenEmpty } from './handover-policy.js';
-import type { LockZk } from './lock-zk.js';
+import type { LockZk } from '../session/lock-zk.js';
 
 export const UNKNOWN_FOREIGN_QUEUE: ForeignQueue = { known: false, watched: false, asOf: 0, count: 0, bestRank: Number.POSITIVE_INFINITY };
 /** Nobody else queued: what every key a bulk creates is granted with (one object for all of them). */

@@ -1,4 +1,4 @@
-import type { LockServiceState } from '../lock-engine.js';
+import type { LockServiceState } from '../../lock-engine.js';
 import type { LockZk } from './lock-zk.js';
 import type { SessionLease, ZkSession } from './session.js';
 

@@ -1,6 +1,6 @@
-import { privateLockPath } from './znode-names.js';
+import { privateLockPath } from '../znode-names.js';
 import type { ForcedReleaseEpoch } from './forced-release-epoch.js';
-import type { ZkOp } from './lock-zk.js';
+import type { ZkOp } from '../session/lock-zk.js';
 
 /**
  * What one acquisition leaves behind and may delete: never a bare path, which could be another holder's node.

@@ -1,9 +1,9 @@
-import { isZkCode } from '../../zookeeper/zk-errors.js';
-import { type PrefixRanks, type QueueEntry, queueFromChildren } from '../queue-order.js';
-import { PRIVATE_LOCK } from './znode-names.js';
+import { isZkCode } from '../../../zookeeper/zk-errors.js';
+import { type PrefixRanks, type QueueEntry, queueFromChildren } from '../../queue-order.js';
+import { PRIVATE_LOCK } from '../znode-names.js';
 import type { ContainerCache, ParentNode } from './containers.js';
-import type { LockZk } from './lock-zk.js';
-import { type Failure, type Unread, classifyFailure, readFailedBesideCreate } from './round-trip.js';
+import type { LockZk } from '../session/lock-zk.js';
+import { type Failure, type Unread, classifyFailure, readFailedBesideCreate } from '../session/round-trip.js';
 
 /**
  * The queue path (the original algorithm's, with Curator's refinements): an

@@ -1,6 +1,6 @@
-import { isZkCode } from '../../zookeeper/zk-errors.js';
-import { privateLockPath } from './znode-names.js';
-import type { Link } from './connection.js';
+import { isZkCode } from '../../../zookeeper/zk-errors.js';
+import { privateLockPath } from '../znode-names.js';
+import type { Link } from '../session/connection.js';
 import type { ForcedReleaseEpoch } from './forced-release-epoch.js';
 import type { ReleaseItem } from './release-item.js';
 

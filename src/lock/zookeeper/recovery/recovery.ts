@@ -1,9 +1,9 @@
-import { parseNodeData } from '../lock-node-data.js';
-import { parseEntryName } from '../queue-order.js';
-import { isZkCode } from '../../zookeeper/zk-errors.js';
-import { PRIVATE_LOCK } from './znode-names.js';
-import type { LockZk } from './lock-zk.js';
-import { classifyFailure, type Failure } from './round-trip.js';
+import { parseNodeData } from '../../lock-node-data.js';
+import { parseEntryName } from '../../queue-order.js';
+import { isZkCode } from '../../../zookeeper/zk-errors.js';
+import { PRIVATE_LOCK } from '../znode-names.js';
+import type { LockZk } from '../session/lock-zk.js';
+import { classifyFailure, type Failure } from '../session/round-trip.js';
 
 /**
  * After a connection loss within the session, what our lost requests did: instead of replaying

@@ -1,8 +1,8 @@
-import { parseNodeData } from '../lock-node-data.js';
-import { isZkCode } from '../../zookeeper/zk-errors.js';
-import { privateLockPath } from './znode-names.js';
+import { parseNodeData } from '../../lock-node-data.js';
+import { isZkCode } from '../../../zookeeper/zk-errors.js';
+import { privateLockPath } from '../znode-names.js';
 import type { ForcedReleaseEpoch } from './forced-release-epoch.js';
-import type { LockZk, ZkOp } from './lock-zk.js';
+import type { LockZk, ZkOp } from '../session/lock-zk.js';
 
 export interface ForcedRelease {
   /** Guid of the acquisition that held it (null: a client of the original algorithm). */

@@ -1,7 +1,7 @@
 import { LRUCache } from 'lru-cache';
-import { forcedReleasesPath } from './znode-names.js';
-import { isZkCode } from '../../zookeeper/zk-errors.js';
-import type { LockZk } from './lock-zk.js';
+import { forcedReleasesPath } from '../znode-names.js';
+import { isZkCode } from '../../../zookeeper/zk-errors.js';
+import type { LockZk } from '../session/lock-zk.js';
 
 /** A node above the queue: the persistent lock root chain, then index and document containers. */
 export interface ParentNode {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { listingPrefix } from '../../../../src/lock/zookeeper/release-verification.js';
+import { listingPrefix } from '../../../../../src/lock/zookeeper/ownership/release-verification.js';
 
 /** The longest common prefix of `${path}/` for every path, by comparing each path in turn. */
 function commonPrefixOfEach(paths: readonly string[]): string {
