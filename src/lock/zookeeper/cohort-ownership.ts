@@ -163,6 +163,13 @@ export abstract class OwningCohort extends CohortBase {
     const rank = this.bestRank();
     const old = this.nodes.entry;
     try {
+      // The yield deletes privateLock by name. A lock no holder watch guards (a bulk's key, handed
+      // on to a waiter here) reads it first: deleted by hand, the name may be the next holder's.
+      if (!this.privateLockWatched() && !(await this.privateLockStillOurs(link))) {
+        this.nodes.privateLockGone = true;
+        this.apply('requeueRefused');
+        return this.giveBack('dropLost');
+      }
       const outcome = await link.zk.multi([
         { type: 'create', path: `${this.docPath}/${this.prefixOfRank(rank)}-`, data: this.nodeData(), mode: 'ephemeralSequential' },
         { type: 'check', path: this.docPath, version: this.nodes.docVersion },
@@ -189,6 +196,22 @@ export abstract class OwningCohort extends CohortBase {
       // rejected the release.
       const failure = classify(error);
       void this.acquireLoop(this.afterFailureStep(failure.kind === 'refused' ? { kind: 'unknown' } : failure));
+    }
+  }
+
+  /** A holder watch guards our current privateLock: its deletion would have made the lock lost. */
+  private privateLockWatched(): boolean {
+    return this.holderWatch !== null && this.holderWatch.czxid === this.nodes.ownedCzxid;
+  }
+
+  /** privateLock is still the node we created, of our session (NONODE: it is not). */
+  private async privateLockStillOurs(link: Link): Promise<boolean> {
+    try {
+      const node = await link.zk.get(this.privatePath);
+      return node.stat.czxid === this.nodes.ownedCzxid && node.stat.ephemeralOwner === link.zk.sessionId;
+    } catch (error) {
+      if (toZkError(error).code === 'NONODE') return false;
+      throw error;
     }
   }
 
@@ -258,11 +281,13 @@ export abstract class OwningCohort extends CohortBase {
    * A single acquisition's grant watches its privateLock (a read sent now, not awaited): deleted
    * by hand, the lock is lost at once — nothing new is forwarded or handed over under it — and
    * its release deletes nothing by that name. A bulk's keys (one read each would double a bulk's
-   * requests) learn it at their release, which verifies first (release-batcher.ts).
+   * requests) learn it at their release, which verifies first (release-batcher.ts) — unless a
+   * request of this process comes to wait for the key: the lock it is handed on to is watched
+   * (`evenForBulk`), one read per such lock.
    */
-  protected watchPrivateLock(): void {
+  protected watchPrivateLock(evenForBulk = false): void {
     const czxid = this.nodes.ownedCzxid;
-    if (!this.mayLinger || czxid === null || this.holderWatch?.czxid === czxid) return;
+    if ((!this.mayLinger && !evenForBulk) || czxid === null || this.holderWatch?.czxid === czxid) return;
     this.holderWatch = new HolderWatch(this.ctx.connection, this.privatePath, czxid, this.generation, () => this.privateLockWent(czxid));
     this.holderWatch.arm();
   }

@@ -226,7 +226,11 @@ export class DocumentLock extends QueueLoop implements LockHome {
 
   private grantTo(member: LockAcquisition, local: boolean): void {
     this.holder = member;
-    if (local) this.handedOverHere = true;
+    if (local) {
+      this.handedOverHere = true;
+      // A bulk's key has no holder watch; the request it is handed on to gets one.
+      this.watchPrivateLock(true);
+    }
     member.grant({ queuePosition: member.queuePositionOnArrival, handedOverLocally: local, fencingToken: this.nodes.ownedCzxid ?? 0 }, Date.now());
     if (this.waiters.size > 0) this.watchForeignQueue();
   }
