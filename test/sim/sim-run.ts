@@ -52,6 +52,10 @@ export async function simulate(options: RunOptions): Promise<RunResult> {
   // The added faults draw from streams of their own, so that a seed's other draws stay what they were before them.
   const wrapRandom = new SimRandom(options.seed ^ 0x2031_5e9a);
   const operatorRandom = new SimRandom(options.seed ^ 0x0be7_a70d);
+  const steerRandom = new SimRandom(options.seed ^ 0x57ee_12ed);
+  // Steered runs (4 in 10): bursts on hot documents and, on a share of the hops, a slow network —
+  // where the rare paths are (a grant's create answered after its request gave up, fresh reads of the queue).
+  const steered = steerRandom.chance(0.4);
   // Sequence counters near 2^31 in a share of runs: the queue's names wrap to negative within a few entries.
   const sequenceStart = wrapRandom.chance(0.3) ? 2 ** 31 - wrapRandom.int(0, 8) : 0;
   const server = new SimZooKeeper(() => clock.now(), { sequenceStart });
@@ -63,7 +67,7 @@ export async function simulate(options: RunOptions): Promise<RunResult> {
     server,
     clock,
     random: netRandom,
-    latency: () => (slowNet && netRandom.chance(0.1) ? netRandom.int(5, 60) : netRandom.int(0, 3)),
+    latency: () => (slowNet && netRandom.chance(0.1) ? netRandom.int(5, 60) : netRandom.int(0, 3)) + (steered && steerRandom.chance(0.15) ? steerRandom.int(10, 60) : 0),
     trace: log,
     // Rare whole-request refusals of transactions while the actors work; none once the faults are over.
     throttled: () => clock.now() - START_MS < ACTIVE_MS && throttleRandom.chance(throttleChance),
@@ -150,6 +154,13 @@ export async function simulate(options: RunOptions): Promise<RunResult> {
     }
     const actors = new Actors(slots, keys, ledger, actorRandom, work, log, original);
     actors.plan(ACTIVE_MS);
+    // Steered runs: bursts on hot documents, where hand-overs, the bound and fresh reads of the queue are decided.
+    if (steered) {
+      const hot = new Actors(slots, keys, ledger, steerRandom, work, log, null);
+      const bursts = steerRandom.int(1, 4);
+      log(`${bursts} bursts on hot documents`);
+      for (let i = 0; i < bursts; i++) hot.burst(ACTIVE_MS);
+    }
     if (operator && original === null) {
       log('an operator steps in');
       planOperator(slots, keys, server, ledger, operatorRandom, clock, ACTIVE_MS, log);
@@ -168,7 +179,7 @@ export async function simulate(options: RunOptions): Promise<RunResult> {
         return [...node.children].filter((name) => server.nodes.get(`${node.path}/${name}`)?.ephemeralOwner === sessionId);
       },
     });
-    const lastFaultEnd = planFaults(slots, faultRandom, clock, log);
+    const lastFaultEnd = planFaults(slots, faultRandom, clock, log, steered);
     planReaper(server, faultRandom, clock, log, ACTIVE_MS + QUIET_MS);
     const step = async (): Promise<boolean> => {
       if (!clock.fireNext(START_MS + RUN_LIMIT_MS)) return false;
