@@ -118,6 +118,18 @@ const BREAKS = [
     find: "if (this.bestRank() !== this.nodes.entryRank) return 'rerank';",
     replace: "if (this.bestRank() < this.nodes.entryRank) return 'rerank';",
   },
+  {
+    name: 'yield of a lock no holder watch guards deletes privateLock by name unread',
+    file: 'src/lock/zookeeper/cohort-ownership.ts',
+    find: 'if (!this.privateLockWatched() && !(await this.privateLockStillOurs(link))) {',
+    replace: 'if (this.nodes.entry === "never" && !(await this.privateLockStillOurs(link))) {',
+  },
+  {
+    name: "a bulk key's lock handed on locally is not watched",
+    file: 'src/lock/zookeeper/document-lock.ts',
+    find: '      this.watchPrivateLock(true);\n',
+    replace: '',
+  },
 ];
 
 const { values } = parseArgs({ options: { runs: { type: 'string', default: '2000' }, seed: { type: 'string', default: '1' }, only: { type: 'string', default: '' } } });

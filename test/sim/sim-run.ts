@@ -170,6 +170,7 @@ export async function simulate(options: RunOptions): Promise<RunResult> {
       keys: keys.map((key) => keyString(key)),
       lingerMs: settings.lingerMs,
       startMs: START_MS,
+      fastNetwork: !slowNet && !steered,
       now: () => clock.now() - START_MS,
       asked: (index) => ledger.asked.get(index) ?? 0,
       cuts: (index) => slots[index]?.clients.reduce((sum, client) => sum + client.cuts, 0) ?? 0,

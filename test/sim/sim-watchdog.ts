@@ -6,8 +6,15 @@ import { type EngineSlot, SESSION_TIMEOUT_MS } from './sim-world.js';
  * what it is).
  */
 export const WATCHDOG = {
-  /** A wait whose document is free of holders and other waiters, every link up, is granted within this. */
+  /**
+   * A wait whose document is free of holders and other waiters, every link up, is granted within
+   * this: on a fast network (hops of 0–3 ms) `fastProgressMs`, on a slow one (hops up to 120 ms)
+   * `progressMs` — and, after a link came back, only once the acquisitions that lost a reply
+   * have looked at what they have (pauses of 100, 200, 400, 800 ms after unknown outcomes in a row).
+   */
   progressMs: 1_000,
+  fastProgressMs: 150,
+  afterReconnectMs: 1_600,
   /** An engine that neither waits for nor holds a document, its link up, has deleted its queue entries there within this. */
   leftoverMs: 500,
   /** A single acquisition's lock is marked lost within this after its privateLock was deleted by hand, its link up meanwhile. */
@@ -43,6 +50,8 @@ export interface WatchdogWorld {
   readonly lingerMs: number;
   /** Run time (ms). */
   now(): number;
+  /** Every hop of the run's network takes 0–3 ms. */
+  readonly fastNetwork: boolean;
   /** The virtual clock's time at the run's start (the clients' times are the clock's). */
   readonly startMs: number;
 }
@@ -57,6 +66,8 @@ export class Watchdog {
   private readonly idleSince = new Map<string, number>();
   private readonly reported = new Set<string>();
   private upSince: number;
+  /** When every link was last back up after one was down (−∞: never down). */
+  private backSince = Number.NEGATIVE_INFINITY;
 
   constructor(
     private readonly ledger: Ledger,
@@ -69,7 +80,10 @@ export class Watchdog {
     const now = this.world.now();
     const allUp = this.world.slots.every((slot) => slot.clients.at(-1)?.connected === true);
     if (!allUp) this.upSince = Number.POSITIVE_INFINITY;
-    else if (this.upSince === Number.POSITIVE_INFINITY) this.upSince = now;
+    else if (this.upSince === Number.POSITIVE_INFINITY) {
+      this.upSince = now;
+      this.backSince = now;
+    }
     const refused = Math.max(0, ...this.world.slots.flatMap((slot) => slot.clients.map((client) => client.lastRefusedAt ?? 0)));
     // The time bounds start once refused transactions can no longer be waiting for their pause.
     if (refused > 0) this.upSince = Math.max(this.upSince, refused - this.world.startMs + WATCHDOG.afterRefusalMs);
@@ -102,9 +116,9 @@ export class Watchdog {
         this.freeSince.delete(wait.id);
         continue;
       }
-      const since = Math.max(this.freeSince.get(wait.id) ?? now, this.upSince);
+      const since = Math.max(this.freeSince.get(wait.id) ?? now, this.upSince, this.backSince + WATCHDOG.afterReconnectMs);
       this.freeSince.set(wait.id, this.freeSince.get(wait.id) ?? now);
-      if (now - since > WATCHDOG.progressMs) {
+      if (now - since > (this.world.fastNetwork ? WATCHDOG.fastProgressMs : WATCHDOG.progressMs)) {
         this.once(`progress ${wait.id}`, `progress: ${wait.key} on engine ${wait.engine} (wait ${wait.id}) not granted after ${now - since} ms with the document free and every link up`);
       }
     }
