@@ -347,13 +347,14 @@ export class Ledger {
    */
   private checkHandOverBound(grant: Grant): void {
     const zkKey = `${grant.engine} ${grant.held.fencingToken}`;
-    if (!this.zkGrantAt.has(zkKey)) this.zkGrantAt.set(zkKey, grant.at);
+    // Every grant through ZooKeeper starts a window, also one that keeps the same privateLock (recovery found it ours and first).
+    if (!grant.held.handedOverLocally || !this.zkGrantAt.has(zkKey)) this.zkGrantAt.set(zkKey, grant.at);
     if (this.limits === null || !grant.held.handedOverLocally || this.forcedTokens.has(grant.held.fencingToken)) return;
     const rank = rankOfPriority(grant.held.priority);
     const grantedAt = this.zkGrantAt.get(zkKey) ?? grant.at;
     for (const entry of this.server.queue(grant.key)) {
       if (entry.owner === grant.sessionId || rankOfEntry(entry.name) > rank) continue;
-      const id = `${grant.key}/${entry.name}@${entry.czxid} ${zkKey}`;
+      const id = `${grant.key}/${entry.name}@${entry.czxid} ${zkKey}@${grantedAt}`;
       const passes = (this.localPasses.get(id) ?? 0) + 1;
       this.localPasses.set(id, passes);
       if (passes > this.limits.maxCount) this.violate(`hand-over bound: ${grant.key} passed on locally on engine ${grant.engine} ${passes} times ahead of ${entry.name} (bound ${this.limits.maxCount})`);
