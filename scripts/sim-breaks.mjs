@@ -52,6 +52,84 @@ const BREAKS = [
     find: 'const others = children.value.children.filter((child) => child !== release.entry);',
     replace: 'const others: string[] = [];',
   },
+  {
+    name: 'local hand-over bound off by one (one pass more than the count)',
+    file: 'src/lock/zookeeper/handover-policy.ts',
+    find: 'if (input.handOvers >= bounds.maxCount || input.msInWindow >= bounds.maxMs) return',
+    replace: 'if (input.handOvers > bounds.maxCount || input.msInWindow >= bounds.maxMs) return',
+  },
+  {
+    name: 'hand-over time bound dropped (count only)',
+    file: 'src/lock/zookeeper/handover-policy.ts',
+    find: 'if (input.handOvers >= bounds.maxCount || input.msInWindow >= bounds.maxMs) return',
+    replace: 'if (input.handOvers >= bounds.maxCount) return',
+  },
+  {
+    name: "fast path ignores same-rank entries (jumps waiters of its own priority)",
+    file: 'src/lock/zookeeper/fast-path.ts',
+    find: 'const preceded = queueFromChildren(children.value.children, prefixes).some((entry) => rankOf(entry.prefix, prefixes) <= plan.rank);',
+    replace: 'const preceded = queueFromChildren(children.value.children, prefixes).some((entry) => rankOf(entry.prefix, prefixes) < plan.rank);',
+  },
+  {
+    name: 'queue order compares sequences without undoing the wrap',
+    file: 'src/lock/queue-order.ts',
+    find: 'const wrapped = entries.some((e) => e.sequence >= TWO_POW_30) && entries.some((e) => e.sequence < -TWO_POW_30);',
+    replace: 'const wrapped = entries.length < 0;',
+  },
+  {
+    name: 'holder watch ignores its privateLock deleted by hand',
+    file: 'src/lock/zookeeper/holder-watch.ts',
+    find: "        if (type === 'deleted') this.wentAway();\n",
+    replace: "        if (type === 'deleted') return;\n",
+  },
+  {
+    name: 'lingering lock kept when another process queues',
+    file: 'src/lock/zookeeper/document-lock.ts',
+    find: "    if (this.state === 'idle' && !this.nobodyElseQueued()) void this.giveBack('endLinger');\n",
+    replace: '',
+  },
+  {
+    name: 'session expiry not reported to the engine',
+    file: 'src/lock/zookeeper/session.ts',
+    find: '    this.events.expired(generation);\n',
+    replace: '',
+  },
+  {
+    name: 'last withdrawal does not wake the queue loop (its entry stays)',
+    file: 'src/lock/zookeeper/document-lock.ts',
+    find: "    // The last request here gave up: the loop leaves the queue; the caller may wait for that.\n    this.wake('poked');\n",
+    replace: '',
+  },
+  {
+    name: 'placeNeedsFreshQueue always false',
+    file: 'src/lock/zookeeper/cohort-queue-loop.ts',
+    find: "    return first !== undefined && first.priority === 'background' && first.arrival > this.arrivalsAtQueueRead;",
+    replace: '    return false;',
+  },
+  {
+    name: 'safety margin skips the current generation',
+    file: 'src/lock/zookeeper/cohort-ownership.ts',
+    find: 'if (this.generation <= generation) this.toLost(',
+    replace: 'if (this.generation < generation) this.toLost(',
+  },
+  {
+    name: 'queue entry re-ranked up, never back down',
+    file: 'src/lock/zookeeper/cohort-queue-loop.ts',
+    find: "if (this.bestRank() !== this.nodes.entryRank) return 'rerank';",
+    replace: "if (this.bestRank() < this.nodes.entryRank) return 'rerank';",
+  },
+  {
+    name: 'yield of a lock no holder watch guards deletes privateLock by name unread',
+    file: 'src/lock/zookeeper/cohort-ownership.ts',
+    find: 'if (!this.privateLockWatched() && !(await this.privateLockStillOurs(link))) {',
+    replace: 'if (this.nodes.entry === "never" && !(await this.privateLockStillOurs(link))) {',
+  },
+  {
+    name: "a bulk key's lock handed on locally is not watched",
+    file: 'src/lock/zookeeper/document-lock.ts',
+    find: '      this.watchPrivateLock(true);\n',
+    replace: '',
+  },
 ];
 
 const { values } = parseArgs({ options: { runs: { type: 'string', default: '2000' }, seed: { type: 'string', default: '1' }, only: { type: 'string', default: '' } } });

@@ -73,6 +73,19 @@ describe('simulation regressions', () => {
     expect(result.trace.some((line) => line.includes('2312 actor e3 acquire docs/d0 background'))).toBe(true);
   });
 
+  // Found by the operator actor. A bulk's key (no holder watch) was held when an operator deleted
+  // its privateLock by hand, and another engine took the document. A single request of the
+  // holder's process came to wait for the key; the holder's release went the yield way, whose
+  // transaction deletes privateLock by name, and deleted the new holder's: a third engine was
+  // granted while the new holder still wrote. A yield of a lock no holder watch guards now reads
+  // privateLock first.
+  it('does not yield a hand-deleted privateLock of a bulk key by name (seed 1885)', async () => {
+    const result = await simulate({ seed: 1885, trace: true });
+    expect(result.violations).toEqual([]);
+    expect(result.trace.some((line) => line.includes('operator deletes /sim/locks/docs/d1/privateLock'))).toBe(true);
+    expect(result.trace.some((line) => /e2 sends get \/sim\/locks\/docs\/d1\/privateLock/.test(line))).toBe(true);
+  });
+
   // Checker, not engine: a privateLock create (or a batch's create-with-document) reached the
   // server before another process's foreground entry, and its answer travelled slowly. The request
   // it was for gave up meanwhile; a background request of the same engine arrived after the entry

@@ -51,6 +51,28 @@ export class Actors {
     }
   }
 
+  /**
+   * A hot document: several requests of one engine for one key within a few milliseconds, each
+   * held a moment, and a request of another engine for it among them — local hand-overs passing
+   * a foreign waiter, up to the bound.
+   */
+  burst(activeMs: number): void {
+    const at = this.random.int(0, activeMs);
+    const slot = this.random.pick(this.slots);
+    const key = this.random.pick(this.keys);
+    const count = this.random.int(3, 8);
+    const priority = this.priority();
+    for (let i = 0; i < count; i++) {
+      const mine = this.random.chance(0.7) ? priority : this.priority();
+      const timeout = this.random.chance(0.4) ? 50 : this.timeout();
+      this.later(at + this.random.int(0, 15), () => this.single(slot, key, mine, timeout, this.random.int(0, 8)));
+    }
+    const others = this.slots.filter((other) => other !== slot);
+    if (others.length === 0) return;
+    const other = this.random.pick(others);
+    this.later(at + this.random.int(0, 15), () => this.single(other, key, this.priority(), this.timeout(), this.random.int(0, 8)));
+  }
+
   /** One foreground acquisition per document, each from a random engine: all must be granted. */
   probe(timeoutMs: number): void {
     for (const key of this.keys) {

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { type RunResult, simulate } from './sim-run.js';
+import type { TransitionCoverage } from './sim-coverage.js';
 
 export interface BatchReport {
   readonly runs: number;
@@ -16,6 +17,8 @@ export interface BatchOptions {
    * order, with the same outcomes: the check that a restructuring changed no behaviour.
    */
   readonly onDigest?: (seed: number, digest: string) => void;
+  /** Counts the moves of the document lock's transition table each seed makes. */
+  readonly coverage?: TransitionCoverage;
 }
 
 /** A run's whole trace as one SHA-1 (hex). */
@@ -34,9 +37,13 @@ export async function runSeeds(first: number, runs: number, options: BatchOption
   let events = 0;
   for (let seed = first; seed < first + runs; seed++) {
     const result = await simulate({ seed, trace: digesting });
+    options.coverage?.seedDone();
     events += result.events;
     options.onDigest?.(seed, traceDigest(result.trace));
-    if (result.violations.length > 0) failing.push(digesting ? result : await simulate({ seed, trace: true }));
+    if (result.violations.length > 0) {
+      failing.push(digesting ? result : await simulate({ seed, trace: true }));
+      options.coverage?.discard();
+    }
     const done = seed - first + 1;
     if (done % 1_000 === 0) options.onProgress?.(done, failing.length);
   }

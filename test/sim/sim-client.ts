@@ -67,6 +67,14 @@ export class SimClient implements SessionHandle, LockZk, WatchSink {
   private held: Delivery[] = [];
   private expiryTimer: { cancel(): void } | null = null;
   private readonly name: string;
+  /** Requests the engine made on this handle (sent or failed at once): the checker's budget counts them. */
+  requests = 0;
+  /** When the server last refused one of this handle's transactions as a whole (clock time; null: never). */
+  lastRefusedAt: number | null = null;
+  /** Cuts of this link so far. */
+  cuts = 0;
+  /** When the client noticed the current cut (null while connected or never cut): the safety margin counts from here. */
+  noticedAt: number | null = null;
 
   constructor(net: SimNet, sessionTimeoutMs: number, name: string) {
     this.net = net;
@@ -77,6 +85,11 @@ export class SimClient implements SessionHandle, LockZk, WatchSink {
   on<E extends keyof ZkClientEvents>(event: E, listener: (...args: ZkClientEvents[E]) => void): this {
     this.emitter.on(event, listener as (...args: unknown[]) => void);
     return this;
+  }
+
+  /** The client learned that its session is over (expired or closed). */
+  get dead(): boolean {
+    return this.link === 'dead';
   }
 
   /** Usable: connected to a live session. */
@@ -119,6 +132,7 @@ export class SimClient implements SessionHandle, LockZk, WatchSink {
    */
   silence(noticeMs: number, backMs: number, expireMs: number, applyChance: number): void {
     if (this.link !== 'connected') return;
+    this.cuts++;
     this.link = 'silent';
     this.epoch++;
     this.net.trace(`${this.name} link cut (notice ${noticeMs} ms, back ${backMs} ms, expiry ${expireMs} ms)`);
@@ -183,12 +197,16 @@ export class SimClient implements SessionHandle, LockZk, WatchSink {
   multi(ops: readonly ZkOp[]): Promise<TxnOutcome> {
     const label = `multi[${ops.map((op) => `${op.type} ${op.path}`).join(', ')}]`;
     return this.request(label, () => {
-      if (this.net.throttled?.() === true) throw new ZkError(ZK_RC.THROTTLEDOP, `${ZK_RC.THROTTLEDOP} THROTTLEDOP ${label}`);
+      if (this.net.throttled?.() === true) {
+        this.lastRefusedAt = this.net.clock.now();
+        throw new ZkError(ZK_RC.THROTTLEDOP, `${ZK_RC.THROTTLEDOP} THROTTLEDOP ${label}`);
+      }
       return this.net.server.multi(this.sessionId, ops);
     });
   }
 
   private request<T>(label: string, exec: () => T): Promise<T> {
+    this.requests++;
     return new Promise<T>((resolve, reject) => {
       if (this.link === 'dead') {
         reject(zkError(this.sessionId === '0' ? 'CLOSING' : 'SESSIONEXPIRED', label));
@@ -250,6 +268,7 @@ export class SimClient implements SessionHandle, LockZk, WatchSink {
   private notice(): void {
     if (this.link !== 'silent') return;
     this.link = 'disconnected';
+    this.noticedAt = this.net.clock.now();
     this.net.trace(`${this.name} notices the cut`);
     for (const call of this.pending.splice(0)) call.reject(zkError('CONNECTIONLOSS', call.label));
     this.emitter.emit('connecting');
@@ -267,6 +286,7 @@ export class SimClient implements SessionHandle, LockZk, WatchSink {
     this.expiryTimer?.cancel();
     this.expiryTimer = null;
     this.link = 'connected';
+    this.noticedAt = null;
     this.lastProcessAt = this.net.clock.now();
     this.lastDeliverAt = this.net.clock.now();
     this.net.trace(`${this.name} reconnects within session ${this.sessionId}`);

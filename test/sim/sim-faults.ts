@@ -4,7 +4,7 @@ import type { VirtualClock } from './virtual-clock.js';
 import { ACTIVE_MS, type EngineSlot, SESSION_TIMEOUT_MS } from './sim-world.js';
 
 /** Cut links (noticed or not, back within the session or after it expired) drawn by the seed. Returns when the last one ends. */
-export function planFaults(slots: readonly EngineSlot[], random: SimRandom, clock: VirtualClock, log: (line: string) => void): number {
+export function planFaults(slots: readonly EngineSlot[], random: SimRandom, clock: VirtualClock, log: (line: string) => void, steered = false): number {
   let lastEnd = 0;
   const count = random.int(0, 4);
   const T = SESSION_TIMEOUT_MS;
@@ -20,7 +20,10 @@ export function planFaults(slots: readonly EngineSlot[], random: SimRandom, cloc
     clock.schedule(() => {
       // Most faults strike an engine in the middle of holding a lock.
       const holding = slots.filter((candidate) => candidate.engine.activity().held > 0);
-      const target = holding.length > 0 && random.chance(0.8) ? random.pick(holding) : slot;
+      let target = holding.length > 0 && random.chance(0.8) ? random.pick(holding) : slot;
+      // Steered runs end sessions under engines with requests in flight: the session ends in the middle of an acquisition.
+      const waiting = slots.filter((candidate) => candidate.engine.activity().waiting > 0);
+      if (steered && kind === 'expiry' && waiting.length > 0) target = waiting[at % waiting.length] ?? target;
       const client = target.clients.at(-1);
       if (client === undefined) return;
       log(`fault ${kind} on e${target.index}`);

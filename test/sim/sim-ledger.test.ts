@@ -16,7 +16,8 @@ function serverWith(entryCzxid: number, readAt = 0): ServerView & { zxid: number
       return this.zxid;
     },
     childrenReadZxid: (sessionId) => (sessionId === HERE ? readAt : 0),
-    queue: () => [{ name: 'A-0000000001', czxid: entryCzxid, owner: ELSEWHERE }],
+    queue: () => [{ name: 'A-0000000001', czxid: entryCzxid, owner: ELSEWHERE, ctime: 0 }],
+    entryHistory: () => [],
   };
 }
 

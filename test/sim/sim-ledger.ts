@@ -11,6 +11,23 @@ export interface Grant {
   readonly at: number;
   /** The server session the engine held it on. */
   readonly sessionId: string;
+  /** A single acquisition's grant (not a bulk's key, not the original client's): its lock watches its privateLock. */
+  readonly single: boolean;
+}
+
+/** A queue entry as the checker sees it. */
+export interface QueueEntryView {
+  readonly name: string;
+  readonly czxid: number;
+  readonly owner: string;
+  /** Run time (ms) of its creation. */
+  readonly ctime: number;
+}
+
+/** The hand-over bound the engines run with (`zookeeper.lock.handover.max.count` / `.max.ms`). */
+export interface HandOverLimits {
+  readonly maxCount: number;
+  readonly maxMs: number;
 }
 
 /** What the checker reads of the simulated server. */
@@ -19,9 +36,16 @@ export interface ServerView {
   lastZxid(): number;
   /** The zxid as of which a session last read a document's queue (0: never); strict: counted from the server's answer, not its arrival. */
   childrenReadZxid(sessionId: string, key: string): number;
-  /** Queue entries of a document (not privateLock): name, czxid, owner session. */
-  queue(key: string): readonly { readonly name: string; readonly czxid: number; readonly owner: string }[];
+  /** Queue entries of a document (not privateLock): name, czxid, owner session, creation time. */
+  queue(key: string): readonly QueueEntryView[];
+  /** Every queue entry a session ever had under a document: czxid and the zxid that deleted it (null: alive). */
+  entryHistory(sessionId: string, key: string): readonly { readonly name: string; readonly czxid: number; readonly removedZxid: number | null }[];
+  /** The document's privateLock now: its czxid and owner session; null when there is none. Absent: not checked. */
+  privateLock?(key: string): { readonly czxid: number; readonly owner: string } | null;
 }
+
+const rankOfPriority = (priority: Priority): number => (priority === 'foreground' ? 0 : 1);
+const rankOfEntry = (name: string): number => (name.startsWith('A-') ? 0 : name.startsWith('B-') ? 1 : 2);
 
 /** One acquisition an actor started, until it settles. */
 export interface Wait {
@@ -62,6 +86,13 @@ export class Ledger {
   private readonly forcedTokens = new Set<number>();
   /** Later background grants that went ahead of each foreign foreground queue entry. */
   private readonly passes = new Map<string, number>();
+  /** Local hand-overs ahead of each foreign entry of their rank or better, per engine and ZooKeeper grant (fencing token). */
+  private readonly localPasses = new Map<string, number>();
+  /** When each engine's ZooKeeper grant (by fencing token) was first given to a request. */
+  private readonly zkGrantAt = new Map<string, number>();
+  /** Fencing tokens of privateLocks an operator deleted by hand, and when. */
+  readonly handDeleted = new Map<number, number>();
+  private readonly limits: HandOverLimits | null;
   private nextId = 1;
   readonly now: () => number;
   private readonly settleBoundMs: number;
@@ -71,8 +102,9 @@ export class Ledger {
   private readonly engines: number;
 
   /** `passBound`: how many later background requests may go ahead of a queued foreground one (the hand-over bound, and those in flight while its entry's watch event travels). */
-  constructor(now: () => number, settleBoundMs: number, server: ServerView, passBound: number, engines: number) {
+  constructor(now: () => number, settleBoundMs: number, server: ServerView, passBound: number, engines: number, limits: HandOverLimits | null = null) {
     this.engines = engines;
+    this.limits = limits;
     this.now = now;
     this.settleBoundMs = settleBoundMs;
     this.server = server;
@@ -83,7 +115,11 @@ export class Ledger {
     if (this.violations.length < 20) this.violations.push(`t=${this.now()} ${what}`);
   }
 
+  /** Acquisitions asked of each engine so far (a bulk's keys one each). */
+  readonly asked = new Map<number, number>();
+
   startWait(engine: number, key: string, priority: Priority, timeoutMs: number, bulk = false): Wait {
+    this.asked.set(engine, (this.asked.get(engine) ?? 0) + 1);
     const wait: Wait = { id: this.nextId++, engine, key, priority, startedAt: this.now(), timeoutMs, startZxid: this.server.lastZxid(), settledAt: null, cancelledAt: null, bulk };
     this.waits.set(wait.id, wait);
     return wait;
@@ -108,9 +144,16 @@ export class Ledger {
 
   granted(engine: number, sessionId: string, held: HeldLock, wait: Wait | undefined, waiting: readonly Wait[]): Grant {
     const key = keyString(held.key);
-    const grant: Grant = { id: this.nextId++, engine, key, held, at: this.now(), sessionId };
+    const single = wait !== undefined && !wait.bulk && engine < this.engines;
+    const grant: Grant = { id: this.nextId++, engine, key, held, at: this.now(), sessionId, single };
     this.checkOccupied(grant);
     if (wait !== undefined && held.priority === 'background') this.checkPassing(grant, wait);
+    if (engine < this.engines) {
+      this.checkBacked(grant);
+      this.checkLocalOrder(grant, wait, waiting);
+      this.checkSameRankOrder(grant);
+      this.checkHandOverBound(grant);
+    }
     if (held.isLost) this.violate(`lost lock forwarded: ${key} granted on engine ${engine} already lost`);
     const previous = this.lastGrant.get(`${engine} ${key}`);
     if (held.handedOverLocally && previous !== undefined && previous.held.isLost) {
@@ -130,6 +173,29 @@ export class Ledger {
     this.lastGrant.set(`${engine} ${key}`, grant);
     this.active.set(grant.id, grant);
     return grant;
+  }
+
+  /** Grants actors hold now. */
+  activeList(): Grant[] {
+    return [...this.active.values()];
+  }
+
+  /** An operator's override (forced release or a hand deletion) took this privateLock away: its holders no longer count. */
+  overridden(token: number): boolean {
+    return this.forcedTokens.has(token);
+  }
+
+  /** Queue entries (by czxid) an operator deleted by hand: their owners keep the place they had. */
+  private readonly entriesDeletedByHand = new Set<number>();
+
+  entryDeletedByHand(czxid: number): void {
+    this.entriesDeletedByHand.add(czxid);
+  }
+
+  /** An operator deleted the privateLock with this czxid by hand (zkCli). */
+  deletedByHand(token: number): void {
+    this.forcedTokens.add(token);
+    this.handDeleted.set(token, this.now());
   }
 
   released(grant: Grant): void {
@@ -210,6 +276,90 @@ export class Ledger {
       const passes = (this.passes.get(id) ?? 0) + 1;
       this.passes.set(id, passes);
       if (passes > this.passBound) this.violate(`priority: ${grant.key} passed on locally to a background request on engine ${grant.engine} ahead of foreground entry ${entry.name} (${passes} times)`);
+    }
+  }
+
+  /**
+   * A grant not marked lost stands on its privateLock: the node with its fencing token exists and
+   * its session lives — unless an operator took it away (the holder learns it a round trip later).
+   * A session that expired while its link was down had its locks marked lost at the safety margin
+   * first, or when the engine learned of the expiry.
+   */
+  private checkBacked(grant: Grant): void {
+    if (grant.held.isLost || this.forcedTokens.has(grant.held.fencingToken) || this.server.privateLock === undefined) return;
+    const node = this.server.privateLock(grant.key);
+    if (node === null || node.czxid !== grant.held.fencingToken || !this.server.sessionAlive(node.owner)) {
+      this.violate(
+        `unbacked grant: ${grant.key} granted on engine ${grant.engine} (token ${grant.held.fencingToken}${grant.held.handedOverLocally ? ', local' : ''}) ` +
+          `while its privateLock is ${node === null ? 'gone' : `czxid ${node.czxid} of session ${node.owner}${this.server.sessionAlive(node.owner) ? '' : ' (dead)'}`}`,
+      );
+    }
+  }
+
+  /**
+   * First come, first served within a rank in one process: a single request is not served while
+   * a single request of the same engine and document, of its rank or better, that arrived earlier
+   * still waits (not timed out, not cancelled).
+   */
+  private checkLocalOrder(grant: Grant, wait: Wait | undefined, waiting: readonly Wait[]): void {
+    if (wait === undefined || wait.bulk) return;
+    const now = this.now();
+    const rank = rankOfPriority(grant.held.priority);
+    const earlier = waiting.find(
+      (other) =>
+        other.id !== wait.id &&
+        other.engine === grant.engine &&
+        other.key === grant.key &&
+        !other.bulk &&
+        other.cancelledAt === null &&
+        other.startedAt + other.timeoutMs > now &&
+        other.startedAt < wait.startedAt &&
+        rankOfPriority(other.priority) === rank,
+    );
+    if (earlier !== undefined) this.violate(`order: ${grant.key} on engine ${grant.engine} served wait ${wait.id} before wait ${earlier.id} of its rank that arrived earlier and still waits`);
+  }
+
+  /**
+   * First come, first served within a rank across processes, through ZooKeeper: a grant through
+   * ZooKeeper (not a local hand-over) never goes ahead of another session's entry of the same rank
+   * that the session had read, unless one of its own entries of that rank or better was queued
+   * before that entry and stayed until the grant. (Better-ranked entries: `checkPassing`.)
+   */
+  private checkSameRankOrder(grant: Grant): void {
+    if (grant.held.handedOverLocally || this.forcedTokens.has(grant.held.fencingToken)) return;
+    const token = grant.held.fencingToken;
+    const rank = rankOfPriority(grant.held.priority);
+    const readAt = this.server.childrenReadZxid(grant.sessionId, grant.key);
+    const own = this.server.entryHistory(grant.sessionId, grant.key);
+    for (const entry of this.server.queue(grant.key)) {
+      if (entry.owner === grant.sessionId || rankOfEntry(entry.name) !== rank || entry.czxid > readAt || entry.czxid > token) continue;
+      const before = own.some((mine) => rankOfEntry(mine.name) <= rank && mine.czxid < entry.czxid && (mine.removedZxid === null || mine.removedZxid >= token || this.entriesDeletedByHand.has(mine.czxid)));
+      if (!before) this.violate(`order: ${grant.key} granted through ZooKeeper on engine ${grant.engine} (token ${token}) ahead of ${entry.name} of its rank, queued before it and read`);
+    }
+  }
+
+  /**
+   * The hand-over bound, exactly: under one ZooKeeper grant an engine passes a document on
+   * locally at most \`maxCount\` times ahead of another session's entry of the passed request's
+   * rank or better, and never \`maxMs\` or more after the later of that entry's creation and the
+   * grant. The engine's window starts at the grant or at the send of a watched read that showed
+   * nobody else — a read sent after the entry was created shows it — so no slack is needed.
+   */
+  private checkHandOverBound(grant: Grant): void {
+    const zkKey = `${grant.engine} ${grant.held.fencingToken}`;
+    // Every grant through ZooKeeper starts a window, also one that keeps the same privateLock (recovery found it ours and first).
+    if (!grant.held.handedOverLocally || !this.zkGrantAt.has(zkKey)) this.zkGrantAt.set(zkKey, grant.at);
+    if (this.limits === null || !grant.held.handedOverLocally || this.forcedTokens.has(grant.held.fencingToken)) return;
+    const rank = rankOfPriority(grant.held.priority);
+    const grantedAt = this.zkGrantAt.get(zkKey) ?? grant.at;
+    for (const entry of this.server.queue(grant.key)) {
+      if (entry.owner === grant.sessionId || rankOfEntry(entry.name) > rank) continue;
+      const id = `${grant.key}/${entry.name}@${entry.czxid} ${zkKey}@${grantedAt}`;
+      const passes = (this.localPasses.get(id) ?? 0) + 1;
+      this.localPasses.set(id, passes);
+      if (passes > this.limits.maxCount) this.violate(`hand-over bound: ${grant.key} passed on locally on engine ${grant.engine} ${passes} times ahead of ${entry.name} (bound ${this.limits.maxCount})`);
+      const since = grant.at - Math.max(entry.ctime, grantedAt);
+      if (since >= this.limits.maxMs) this.violate(`hand-over bound: ${grant.key} passed on locally on engine ${grant.engine} ${since} ms after ${entry.name} queued and the grant (bound ${this.limits.maxMs} ms)`);
     }
   }
 

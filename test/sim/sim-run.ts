@@ -1,7 +1,7 @@
 import pino from 'pino';
 import type { ZooKeeperSettings } from '../../src/config/settings.js';
 import type { LockKey } from '../../src/lock/lock-engine.js';
-import { PRIVATE_LOCK, documentPath } from '../../src/lock/zookeeper/znode-names.js';
+import { PRIVATE_LOCK, documentPath, privateLockPath } from '../../src/lock/zookeeper/znode-names.js';
 import { keyString } from '../../src/lock/lock-key.js';
 import { lockEvents } from '../../src/lock/lock-events.js';
 import type { ZkHandles } from '../../src/lock/zookeeper/session/session-handle.js';
@@ -13,6 +13,8 @@ import { Ledger, type ServerView } from './sim-ledger.js';
 import { OriginalClient } from './sim-original-client.js';
 import { SimRandom } from './sim-random.js';
 import { SimZooKeeper } from './sim-zookeeper.js';
+import { planOperator } from './sim-operator.js';
+import { Watchdog } from './sim-watchdog.js';
 import { VirtualClock, drainPromiseJobs } from './virtual-clock.js';
 import { ACTIVE_MS, type EngineSlot, INDEX, QUIET_MS, ROOT, RUN_LIMIT_MS, SESSION_TIMEOUT_MS, SETTLE_BOUND_MS, PROBE_TIMEOUT_MS, START_MS } from './sim-world.js';
 
@@ -47,7 +49,16 @@ export async function simulate(options: RunOptions): Promise<RunResult> {
   const log = (line: string): void => {
     if (tracing) trace.push(`${String(clock.now() - START_MS).padStart(6)} ${line}`);
   };
-  const server = new SimZooKeeper(() => clock.now());
+  // The added faults draw from streams of their own, so that a seed's other draws stay what they were before them.
+  const wrapRandom = new SimRandom(options.seed ^ 0x2031_5e9a);
+  const operatorRandom = new SimRandom(options.seed ^ 0x0be7_a70d);
+  const steerRandom = new SimRandom(options.seed ^ 0x57ee_12ed);
+  // Steered runs (4 in 10): bursts on hot documents and, on a share of the hops, a slow network —
+  // where the rare paths are (a grant's create answered after its request gave up, fresh reads of the queue).
+  const steered = steerRandom.chance(0.4);
+  // Sequence counters near 2^31 in a share of runs: the queue's names wrap to negative within a few entries.
+  const sequenceStart = wrapRandom.chance(0.3) ? 2 ** 31 - wrapRandom.int(0, 8) : 0;
+  const server = new SimZooKeeper(() => clock.now(), { sequenceStart });
   const slowNet = netRandom.chance(0.3);
   // Its own stream, so that a seed's other draws stay what they were before throttling was simulated.
   const throttleRandom = new SimRandom(options.seed ^ 0x7407_7133);
@@ -56,7 +67,7 @@ export async function simulate(options: RunOptions): Promise<RunResult> {
     server,
     clock,
     random: netRandom,
-    latency: () => (slowNet && netRandom.chance(0.1) ? netRandom.int(5, 60) : netRandom.int(0, 3)),
+    latency: () => (slowNet && netRandom.chance(0.1) ? netRandom.int(5, 60) : netRandom.int(0, 3)) + (steered && steerRandom.chance(0.15) ? steerRandom.int(10, 60) : 0),
     trace: log,
     // Rare whole-request refusals of transactions while the actors work; none once the faults are over.
     throttled: () => clock.now() - START_MS < ACTIVE_MS && throttleRandom.chance(throttleChance),
@@ -64,7 +75,20 @@ export async function simulate(options: RunOptions): Promise<RunResult> {
   const engineCount = random.int(2, 4);
   const keys: LockKey[] = Array.from({ length: random.int(1, 4) }, (_, i) => ({ index: INDEX, id: `d${i}` }));
   const settings = engineSettings(random);
+  const docOf = (key: string): string => {
+    const [index = '', id = ''] = key.split('/');
+    return documentPath(ROOT, { index, id });
+  };
   const view: ServerView = {
+    entryHistory: (sessionId, key) =>
+      server
+        .entryHistory(docOf(key))
+        .filter((life) => life.owner === sessionId)
+        .map((life) => ({ name: life.path.slice(life.path.lastIndexOf('/') + 1), czxid: life.czxid, removedZxid: life.removedZxid })),
+    privateLock: (key) => {
+      const node = server.nodes.get(privateLockPath(docOf(key)));
+      return node === undefined ? null : { czxid: node.czxid, owner: node.ephemeralOwner };
+    },
     sessionAlive: (id) => server.sessionAlive(id),
     lastZxid: () => server.lastZxid(),
     childrenReadZxid: (sessionId, key) => {
@@ -79,13 +103,19 @@ export async function simulate(options: RunOptions): Promise<RunResult> {
         .filter((name) => name !== PRIVATE_LOCK)
         .map((name) => {
           const child = server.nodes.get(`${node.path}/${name}`);
-          return { name, czxid: child?.czxid ?? 0, owner: child?.ephemeralOwner ?? '0' };
+          return { name, czxid: child?.czxid ?? 0, owner: child?.ephemeralOwner ?? '0', ctime: (child?.ctime ?? START_MS) - START_MS };
         });
     },
   };
   // The hand-over bound, plus one grant per engine already on its way when the foreground entry appears.
-  const ledger = new Ledger(() => clock.now() - START_MS, SETTLE_BOUND_MS, view, settings.handOverMaxCount + engineCount, engineCount);
-  const summary = `engines=${engineCount} keys=${keys.length} linger=${settings.lingerMs} cleanup=${settings.documentCleanup} handOver=${settings.handOverMaxCount}/${settings.handOverMaxMs}ms slowNet=${slowNet} throttle=${throttleChance}`;
+  const ledger = new Ledger(() => clock.now() - START_MS, SETTLE_BOUND_MS, view, settings.handOverMaxCount + engineCount, engineCount, {
+    maxCount: settings.handOverMaxCount,
+    maxMs: settings.handOverMaxMs,
+  });
+  const operator = operatorRandom.chance(0.35);
+  const summary =
+    `engines=${engineCount} keys=${keys.length} linger=${settings.lingerMs} cleanup=${settings.documentCleanup} handOver=${settings.handOverMaxCount}/${settings.handOverMaxMs}ms slowNet=${slowNet} throttle=${throttleChance}` +
+    `${sequenceStart === 0 ? '' : ` sequenceStart=${sequenceStart}`}`;
   log(`run ${options.seed}: ${summary}`);
   server.observe((ops, removedCzxids) => {
     if (!ops.some((op) => op.type === 'setData' && op.path.endsWith('/.forced-releases'))) return;
@@ -124,13 +154,40 @@ export async function simulate(options: RunOptions): Promise<RunResult> {
     }
     const actors = new Actors(slots, keys, ledger, actorRandom, work, log, original);
     actors.plan(ACTIVE_MS);
-    const lastFaultEnd = planFaults(slots, faultRandom, clock, log);
+    // Steered runs: bursts on hot documents, where hand-overs, the bound and fresh reads of the queue are decided.
+    if (steered) {
+      const hot = new Actors(slots, keys, ledger, steerRandom, work, log, null);
+      const bursts = steerRandom.int(1, 4);
+      log(`${bursts} bursts on hot documents`);
+      for (let i = 0; i < bursts; i++) hot.burst(ACTIVE_MS);
+    }
+    if (operator && original === null) {
+      log('an operator steps in');
+      planOperator(slots, keys, server, ledger, operatorRandom, clock, ACTIVE_MS, log);
+    }
+    const watchdog = new Watchdog(ledger, {
+      slots,
+      keys: keys.map((key) => keyString(key)),
+      lingerMs: settings.lingerMs,
+      startMs: START_MS,
+      fastNetwork: !slowNet && !steered,
+      now: () => clock.now() - START_MS,
+      asked: (index) => ledger.asked.get(index) ?? 0,
+      cuts: (index) => slots[index]?.clients.reduce((sum, client) => sum + client.cuts, 0) ?? 0,
+      nodesOf: (sessionId, key) => {
+        const node = server.nodes.get(docOf(key));
+        if (node === undefined) return [];
+        return [...node.children].filter((name) => server.nodes.get(`${node.path}/${name}`)?.ephemeralOwner === sessionId);
+      },
+    });
+    const lastFaultEnd = planFaults(slots, faultRandom, clock, log, steered);
     planReaper(server, faultRandom, clock, log, ACTIVE_MS + QUIET_MS);
     const step = async (): Promise<boolean> => {
       if (!clock.fireNext(START_MS + RUN_LIMIT_MS)) return false;
       events++;
       await drainPromiseJobs();
       ledger.checkStep();
+      watchdog.check();
       return true;
     };
     const quietAt = START_MS + Math.max(ACTIVE_MS, lastFaultEnd) + QUIET_MS;

@@ -31,6 +31,26 @@ interface Watch {
   readonly onEvent: (type: WatchEventType) => void;
 }
 
+/** One queue entry's life (an ephemeral sequential node), kept after its deletion: what the checker compares grants with. */
+export interface EntryLife {
+  readonly path: string;
+  readonly czxid: number;
+  /** Server time of its creation. */
+  readonly ctime: number;
+  readonly owner: string;
+  /** The zxid that deleted it; null while it lives. */
+  removedZxid: number | null;
+}
+
+export interface SimZooKeeperOptions {
+  /**
+   * The cversion a new node starts at, so its children's sequence numbers start there: near 2^31
+   * the "%010d" of the signed counter wraps to negative names within a few entries, as on a
+   * long-lived server.
+   */
+  readonly sequenceStart?: number;
+}
+
 interface ServerSession {
   readonly id: string;
   readonly sink: WatchSink;
@@ -82,9 +102,13 @@ export class SimZooKeeper {
   private readonly childrenReads = new Map<string, number>();
   private readonly now: () => number;
   private observer: ((ops: readonly ZkOp[], removedCzxids: ReadonlyMap<string, number>) => void) | null = null;
+  private readonly sequenceStart: number;
+  /** Every queue entry created, by parent path: alive or deleted. */
+  private readonly entryLives = new Map<string, EntryLife[]>();
 
-  constructor(now: () => number) {
+  constructor(now: () => number, options: SimZooKeeperOptions = {}) {
     this.now = now;
+    this.sequenceStart = options.sequenceStart ?? 0;
     this.nodes.set('/', this.newNode('/', 'persistent', '', '0'));
   }
 
@@ -205,12 +229,17 @@ export class SimZooKeeper {
   reapContainers(): string[] {
     const reaped: string[] = [];
     for (const node of [...this.nodes.values()]) {
-      if (node.mode !== 'container' || node.children.size > 0 || node.cversion === 0) continue;
+      if (node.mode !== 'container' || node.children.size > 0 || node.cversion === this.sequenceStart) continue;
       this.zxid++;
       this.removeNode(node.path, this.zxid);
       reaped.push(node.path);
     }
     return reaped;
+  }
+
+  /** Every ephemeral sequential child `parent` ever had, in creation order, with when it went. */
+  entryHistory(parent: string): readonly EntryLife[] {
+    return this.entryLives.get(parent) ?? [];
   }
 
   /** Ephemeral nodes under `root` and their owners. */
@@ -276,7 +305,9 @@ export class SimZooKeeper {
     parent.cversion++;
     parent.pzxid = zxid;
     if (ephemeral) session?.ephemerals.add(fullPath);
+    const lives = mode === 'ephemeralSequential' ? this.recordLife(parentPath, { path: fullPath, czxid: zxid, ctime: node.ctime, owner: sessionId, removedZxid: null }) : null;
     undo?.push(() => {
+      lives?.pop();
       this.nodes.delete(fullPath);
       parent.children.delete(nameOf(fullPath));
       parent.cversion = before.cversion;
@@ -301,6 +332,8 @@ export class SimZooKeeper {
       parent.children.add(nameOf(path));
       parent.pzxid = before.pzxid;
       if (node.ephemeralOwner !== '0') this.sessions.get(node.ephemeralOwner)?.ephemerals.add(path);
+      const life = this.entryLives.get(parentOf(path))?.find((candidate) => candidate.czxid === node.czxid);
+      if (life !== undefined) life.removedZxid = null;
     });
   }
 
@@ -327,14 +360,28 @@ export class SimZooKeeper {
     parent.children.delete(nameOf(path));
     parent.pzxid = zxid;
     if (node.ephemeralOwner !== '0') this.sessions.get(node.ephemeralOwner)?.ephemerals.delete(path);
+    if (node.mode === 'ephemeralSequential') {
+      const life = this.entryLives.get(parentPath)?.find((candidate) => candidate.czxid === node.czxid);
+      if (life !== undefined) life.removedZxid = zxid;
+    }
     this.trigger(this.dataWatches, path, 'deleted');
     this.trigger(this.childWatches, path, 'deleted');
     this.trigger(this.childWatches, parentPath, 'child');
   }
 
+  private recordLife(parent: string, life: EntryLife): EntryLife[] {
+    let lives = this.entryLives.get(parent);
+    if (lives === undefined) {
+      lives = [];
+      this.entryLives.set(parent, lives);
+    }
+    lives.push(life);
+    return lives;
+  }
+
   private newNode(path: string, mode: NodeMode, data: string, owner: string, zxid = 0): SimNode {
     const now = this.now();
-    return { path, mode, data, czxid: zxid, mzxid: zxid, pzxid: zxid, version: 0, cversion: 0, ctime: now, mtime: now, ephemeralOwner: owner, children: new Set() };
+    return { path, mode, data, czxid: zxid, mzxid: zxid, pzxid: zxid, version: 0, cversion: path === '/' ? 0 : this.sequenceStart, ctime: now, mtime: now, ephemeralOwner: owner, children: new Set() };
   }
 
   private mustGet(path: string): SimNode {

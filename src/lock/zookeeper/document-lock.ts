@@ -222,6 +222,10 @@ export class DocumentLock implements LockHome, CoreHooks, LocalCohortHost, Owner
     this.ownership.finishInBackground();
   }
 
+  watchHandedOnLock(): void {
+    this.ownership.watchPrivateLock(true);
+  }
+
   wake(reason: WakeReason): void {
     this.loopPart?.wake(reason);
   }

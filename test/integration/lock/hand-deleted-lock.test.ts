@@ -56,6 +56,40 @@ describe('a privateLock deleted by hand', () => {
     expect((await b.inspect(key)).holder?.owner.requestId).toBe('a-next');
     await next.release();
   });
+
+  // A bulk's key has no holder watch (it learns of the deletion at its release). Its lock handed
+  // on to a request of its own process must not pass on the deletion unseen, and the yield that
+  // gives it back with a waiter (one transaction that deletes privateLock by name) must not
+  // delete the privateLock of the holder that came next.
+  it("gives a bulk key's lock back without deleting the next holder's privateLock when a local request waits", async () => {
+    const settings = zkSettings(connect);
+    const a = pool.open(settings);
+    const b = pool.open(settings);
+    const key = { index: 'hand-deleted', id: 'bulk-yield' };
+    const docPath = documentPath(normalizeRoot(settings.lockRoot), key);
+    const bulkHeld: HeldLock[] = [];
+    const sibling = { index: 'hand-deleted', id: 'bulk-yield-sibling' };
+    await a.acquireEach([key, sibling], 'background', { timeoutMs: 2_000, owner: owner('a-bulk'), onGranted: (held) => bulkHeld.push(held) });
+    const held = bulkHeld.find((lock) => lock.key.id === key.id);
+    const siblingHeld = bulkHeld.find((lock) => lock.key.id === sibling.id);
+    if (held === undefined || siblingHeld === undefined) throw new Error('the bulk keys were not granted');
+    await siblingHeld.release();
+    await fixture.raw.client.delete(`${docPath}/${PRIVATE_LOCK}`, -1);
+    const other = await b.acquire(key, 'foreground', { timeoutMs: 2_000, owner: owner('b') });
+    const bSession = await privateLockOwner(docPath);
+    const localWaiter = a.acquire(key, 'foreground', { timeoutMs: 10_000, owner: owner('a-next') });
+    await waitFor(() => a.activity().waiting === 1);
+    // No hand-over: the lock goes back to the queue (the yield), with A's waiter re-queued.
+    await held.release({ handOver: false });
+    await a.inspect(key);
+    expect(await privateLockOwner(docPath)).toBe(bSession);
+    expect(other.lost.aborted).toBe(false);
+    expect((await b.inspect(key)).holder?.owner.requestId).toBe('b');
+    await other.release();
+    const next = await localWaiter;
+    expect(next.lost.aborted).toBe(false);
+    await next.release();
+  });
 });
 
 describe('three proxies and the stand-in: a hand-deleted privateLock never lets a third write overlap the second', () => {

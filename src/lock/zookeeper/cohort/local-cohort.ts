@@ -24,6 +24,8 @@ export interface LocalCohortHost {
   giveBack(how: GiveBack): Promise<void>;
   /** `giveBack('finish')` for a holder nobody waits on, without a promise. */
   finishInBackground(): void;
+  /** Watches privateLock for the request a lock is handed on to here, if no watch guards it yet (cohort-ownership.ts). */
+  watchHandedOnLock(): void;
   /** Wakes the acquisition loop (cohort-queue-loop.ts). */
   wake(reason: WakeReason): void;
 }
@@ -259,7 +261,11 @@ export class LocalCohort {
 
   private grantTo(member: LockAcquisition, local: boolean): void {
     this.holding = member;
-    if (local) this.handedOverHere = true;
+    if (local) {
+      this.handedOverHere = true;
+      // A bulk's key has no holder watch; the request it is handed on to gets one.
+      this.host.watchHandedOnLock();
+    }
     member.grant({ queuePosition: member.queuePositionOnArrival, handedOverLocally: local, fencingToken: this.core.nodes.ownedCzxid ?? 0 }, Date.now());
     if (this.waiters.size > 0) this.watchForeignQueue();
   }

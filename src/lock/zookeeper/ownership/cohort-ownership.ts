@@ -170,6 +170,13 @@ export class CohortOwnership implements ReleaseOwner {
     const rank = this.cohort.bestRank();
     const old = nodes.entry;
     try {
+      // The yield deletes privateLock by name. A lock no holder watch guards (a bulk's key, handed
+      // on to a waiter here) reads it first: deleted by hand, the name may be the next holder's.
+      if (!this.privateLockWatched() && !(await this.privateLockStillOurs(link))) {
+        nodes.privateLockWent(true);
+        core.apply('requeueRefused');
+        return this.giveBack('dropLost');
+      }
       const outcome = await link.zk.multi([
         { type: 'create', path: `${core.docPath}/${prefixOfRank(rank, core)}-`, data: this.cohort.nodeData(), mode: 'ephemeralSequential' },
         { type: 'check', path: core.docPath, version: nodes.docVersion },
@@ -195,6 +202,22 @@ export class CohortOwnership implements ReleaseOwner {
       // rejected the release.
       const failure = classify(error);
       this.host.continueAfterFailure(failure.kind === 'refused' ? { kind: 'unknown' } : failure);
+    }
+  }
+
+  /** A holder watch guards our current privateLock: its deletion would have made the lock lost. */
+  private privateLockWatched(): boolean {
+    return this.holderWatch !== null && this.holderWatch.czxid === this.core.nodes.ownedCzxid;
+  }
+
+  /** privateLock is still the node we created, of our session (NONODE: it is not). */
+  private async privateLockStillOurs(link: Link): Promise<boolean> {
+    try {
+      const node = await link.zk.get(this.core.privatePath);
+      return node.stat.czxid === this.core.nodes.ownedCzxid && node.stat.ephemeralOwner === link.zk.sessionId;
+    } catch (error) {
+      if (toZkError(error).code === 'NONODE') return false;
+      throw error;
     }
   }
 
@@ -275,12 +298,14 @@ export class CohortOwnership implements ReleaseOwner {
    * A single acquisition's grant watches its privateLock (a read sent now, not awaited): deleted
    * by hand, the lock is lost at once — nothing new is forwarded or handed over under it — and
    * its release deletes nothing by that name. A bulk's keys (one read each would double a bulk's
-   * requests) learn it at their release, which verifies first (release-batcher.ts).
+   * requests) learn it at their release, which verifies first (release-batcher.ts) — unless a
+   * request of this process comes to wait for the key: the lock it is handed on to is watched
+   * (`evenForBulk`), one read per such lock.
    */
-  private watchPrivateLock(): void {
+  watchPrivateLock(evenForBulk = false): void {
     const core = this.core;
     const czxid = core.nodes.ownedCzxid;
-    if (!this.cohort.mayLinger || czxid === null || this.holderWatch?.czxid === czxid) return;
+    if ((!this.cohort.mayLinger && !evenForBulk) || czxid === null || this.holderWatch?.czxid === czxid) return;
     this.holderWatch = new HolderWatch(core.ctx.connection, core.privatePath, czxid, core.generation, () => this.privateLockWent(czxid));
     this.holderWatch.arm();
   }

@@ -1,0 +1,123 @@
+#!/usr/bin/env node
+// `npm run mutate -- [--sample N] [--runs R] [--seed S] [--pick K] [--list]`: mutation testing of the
+// ZooKeeper lock engine (src/lock/zookeeper, src/zookeeper) with the simulation (test/sim/) as the
+// test. Mutants are found with the TypeScript compiler's parser: a comparison flipped (`<` ↔ `<=`,
+// `>` ↔ `>=`, `===` ↔ `!==`), a logical operator swapped (`&&` ↔ `||`), a boolean literal negated,
+// an `if` condition negated. `--sample N` draws N of them with a seeded generator (`--pick K` runs
+// the K-th of the whole list alone); each is applied alone to a copy of the sources in a temporary
+// directory and the simulation runs R seeds from S on it. A mutant is killed when a seed breaks an
+// invariant or the run fails; it survives otherwise. `--list` prints the mutants and stops.
+import { spawnSync } from 'node:child_process';
+import { cpSync, mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import ts from 'typescript';
+
+const { values } = parseArgs({
+  options: {
+    sample: { type: 'string', default: '20' },
+    runs: { type: 'string', default: '300' },
+    seed: { type: 'string', default: '1' },
+    pick: { type: 'string', default: '' },
+    list: { type: 'boolean', default: false },
+    'sample-seed': { type: 'string', default: '1' },
+  },
+});
+const root = resolve(import.meta.dirname, '..');
+const print = (line) => process.stdout.write(`${line}\n`);
+const DIRS = ['src/lock/zookeeper', 'src/zookeeper'];
+const FLIPS = new Map([
+  [ts.SyntaxKind.LessThanToken, '<='],
+  [ts.SyntaxKind.LessThanEqualsToken, '<'],
+  [ts.SyntaxKind.GreaterThanToken, '>='],
+  [ts.SyntaxKind.GreaterThanEqualsToken, '>'],
+  [ts.SyntaxKind.EqualsEqualsEqualsToken, '!=='],
+  [ts.SyntaxKind.ExclamationEqualsEqualsToken, '==='],
+  [ts.SyntaxKind.AmpersandAmpersandToken, '||'],
+  [ts.SyntaxKind.BarBarToken, '&&'],
+]);
+
+/** Every mutant of one file: where (character range), what it replaces, and with what. */
+function mutantsOf(file) {
+  const text = readFileSync(join(root, file), 'utf8');
+  const source = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true);
+  const found = [];
+  const line = (pos) => source.getLineAndCharacterOfPosition(pos).line + 1;
+  const visit = (node) => {
+    if (ts.isBinaryExpression(node) && FLIPS.has(node.operatorToken.kind)) {
+      const token = node.operatorToken;
+      found.push({ file, start: token.getStart(source), end: token.getEnd(), replace: FLIPS.get(token.kind), line: line(token.getStart(source)), was: token.getText(source) });
+    } else if (node.kind === ts.SyntaxKind.TrueKeyword || node.kind === ts.SyntaxKind.FalseKeyword) {
+      found.push({ file, start: node.getStart(source), end: node.getEnd(), replace: node.kind === ts.SyntaxKind.TrueKeyword ? 'false' : 'true', line: line(node.getStart(source)), was: node.getText(source) });
+    } else if (ts.isIfStatement(node)) {
+      const condition = node.expression;
+      found.push({ file, start: condition.getStart(source), end: condition.getEnd(), replace: `!(${condition.getText(source)})`, line: line(condition.getStart(source)), was: 'if (…)' });
+    }
+    ts.forEachChild(node, visit);
+  };
+  visit(source);
+  return found;
+}
+
+function sourceFiles() {
+  return DIRS.flatMap((dir) => readdirSync(join(root, dir)).filter((name) => name.endsWith('.ts')).map((name) => `${dir}/${name}`)).sort();
+}
+
+/** mulberry32, as the simulation's generator: one sample per sample seed. */
+function generator(seed) {
+  let state = seed >>> 0;
+  return () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let t = state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
+  };
+}
+
+const all = sourceFiles().flatMap(mutantsOf);
+all.forEach((mutant, index) => (mutant.id = index));
+if (values.list) {
+  for (const mutant of all) print(`${mutant.id} ${mutant.file}:${mutant.line} ${mutant.was} -> ${mutant.replace}`);
+  process.exit(0);
+}
+let chosen;
+if (values.pick !== '') chosen = [all[Number(values.pick)]].filter(Boolean);
+else {
+  const random = generator(Number(values['sample-seed']));
+  const pool = [...all];
+  chosen = [];
+  while (chosen.length < Number(values.sample) && pool.length > 0) chosen.push(pool.splice(Math.floor(random() * pool.length), 1)[0]);
+}
+print(`${all.length} mutants in ${DIRS.join(', ')}; running ${chosen.length}, ${values.runs} seeds each from seed ${values.seed}`);
+const results = [];
+for (const mutant of chosen) {
+  const dir = mkdtempSync(join(tmpdir(), 'sim-mutant-'));
+  try {
+    for (const part of ['src', 'test/sim', 'package.json', 'tsconfig.json']) cpSync(join(root, part), join(dir, part), { recursive: true });
+    symlinkSync(join(root, 'node_modules'), join(dir, 'node_modules'));
+    const text = readFileSync(join(root, mutant.file), 'utf8');
+    writeFileSync(join(dir, mutant.file), text.slice(0, mutant.start) + mutant.replace + text.slice(mutant.end));
+    const run = spawnSync('npx', ['vitest', 'run', '--config', 'test/sim/vitest.sim.config.ts'], {
+      cwd: dir,
+      encoding: 'utf8',
+      env: { ...process.env, SIM_RUNS: values.runs, SIM_SEED: values.seed, SIM_TRACE: '0', NO_COLOR: '1', FORCE_COLOR: '0' },
+      maxBuffer: 256 * 1024 * 1024,
+      timeout: 20 * 60 * 1000,
+    });
+    const output = `${run.stdout}${run.stderr}`;
+    const seeds = [...output.matchAll(/^seed (\d+) \(/gm)].map((match) => Number(match[1]));
+    const firstSeed = seeds.length > 0 ? Math.min(...seeds) : null;
+    const invariant = firstSeed === null ? '' : (/^\s+t=\d+ ([^\n]*)/m.exec(output.slice(output.indexOf(`seed ${firstSeed} (`)))?.[1] ?? '');
+    const killed = run.status !== 0;
+    const row = { id: mutant.id, where: `${mutant.file}:${mutant.line}`, mutation: `${mutant.was} -> ${mutant.replace}`, killed, firstSeed, invariant: killed && firstSeed === null ? 'the run failed (an error, not an invariant)' : invariant };
+    results.push(row);
+    print(JSON.stringify(row));
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+const killed = results.filter((row) => row.killed).length;
+print(`\nkilled ${killed} of ${results.length} sampled mutants (${results.length === 0 ? 0 : Math.round((100 * killed) / results.length)} %); survivors:`);
+for (const row of results.filter((candidate) => !candidate.killed)) print(`  ${row.id} ${row.where} ${row.mutation}`);
