@@ -46,6 +46,8 @@ describe.each(LOCK_BACKENDS)('an Elasticsearch node whose handshake hangs ($name
   it('answers 502 upstream_unreachable_exception with nothing sent, and the next writer to the document proceeds', async () => {
     const [url = ''] = stack.urls;
     // The alias look-up is answered (and cached) before the link freezes: the write reaches its lock.
+    // The index is made first: a name that does not exist yet is looked up again on its next write.
+    await exchange(`http://127.0.0.1:${stack.standIn.port}/ch`, { method: 'PUT', body: '{}' });
     expect(statusOf(await exchange(`${url}/ch/_doc/warm`, { method: 'PUT', body: '{}' }))).toBe(201);
     const arrivedBefore = stack.standIn.requests.length;
     link?.dropAll();

@@ -47,7 +47,9 @@ describe.each(LOCK_BACKENDS)('upstream faults under locked writes ($name locks)'
 
   it('cluster refuses connections: 502 upstream_unreachable_exception (503 while an alias cannot be resolved), nothing arrives', async () => {
     const [url = ''] = stack.urls;
-    // Warm the alias cache for `uf`: the write itself must then fail on the upstream connection.
+    // Warm the alias cache for `uf` (made first: a name that does not exist yet is looked up again on
+    // its next write): the write itself must then fail on the upstream connection.
+    await exchange(`http://127.0.0.1:${stack.standIn.port}/uf`, { method: 'PUT', body: '{}' });
     expect(statusOf(await exchange(`${url}/uf/_doc/warm`, { method: 'PUT', body: '{}' }))).toBe(201);
     stack.standIn.resetLog();
     await stack.standIn.refuseConnections();
