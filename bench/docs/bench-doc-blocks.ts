@@ -123,7 +123,7 @@ function targetsBlock(report: BenchReport, kept: readonly HistoryRow[]): string 
   return [
     `${targets.length - missed} of ${targets.length} targets met in the latest run.`,
     '',
-    `| target | latest run | median of the ${kept.length} runs kept | latest run |`,
+    `| target | latest run | median of the ${kept.length} runs kept | met in the latest run |`,
     '| --- | --- | --- | --- |',
     ...rows,
     '',
