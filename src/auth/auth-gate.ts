@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import type { Settings } from '../config/settings.js';
-import type { UpstreamForwarder } from '../forwarding/upstream-forwarder.js';
+import type { UpstreamForwarder } from '../elasticsearch/upstream-forwarder.js';
 import type { WritePrincipals } from './admitted-write-path.js';
 import { AuthenticationCache } from './authentication-cache.js';
 import { askCluster } from './cluster-authentication.js';

@@ -1,6 +1,6 @@
 import { LRUCache } from 'lru-cache';
 import { ProxyError } from '../errors/proxy-error.js';
-import type { UpstreamForwarder } from '../forwarding/upstream-forwarder.js';
+import type { UpstreamForwarder } from '../elasticsearch/upstream-forwarder.js';
 import type { WriteRoute } from '../write/write-request.js';
 import type { Principal } from './principal.js';
 

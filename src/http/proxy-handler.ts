@@ -8,7 +8,7 @@ import { answerUnlessComplete, asProxyError, sendElasticsearchError } from './el
 import { answerFailedWrite } from './failed-write.js';
 import { readRequestBody } from './request-body.js';
 import { KIND_OF_ROUTE, type RequestEvents, type RequestKind } from './request-kind.js';
-import type { UpstreamForwarder } from '../forwarding/upstream-forwarder.js';
+import type { UpstreamForwarder } from '../elasticsearch/upstream-forwarder.js';
 import type { WriteRoute } from '../write/write-request.js';
 import { ClientWrite } from './client-write.js';
 import { readsBodyWhole, type WriteInterceptor } from './write-interceptor.js';

@@ -1,7 +1,7 @@
 import type { ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
 import type { Settings } from '../config/settings.js';
-import type { UpstreamForwarder } from '../forwarding/upstream-forwarder.js';
+import type { UpstreamForwarder } from '../elasticsearch/upstream-forwarder.js';
 import type { WriteOutcome } from '../write/write-outcome.js';
 import { createWritePath, type WritePath } from '../write/write-path.js';
 import type { WritePathDeps } from '../write/write-path-deps.js';

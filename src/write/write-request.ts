@@ -1,6 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import type { RouteClassification } from '../classify/route-parser.js';
-import type { ForwardOutcome, ForwardRequest } from '../forwarding/upstream-forwarder.js';
+import type { ForwardOutcome, ForwardRequest } from '../elasticsearch/upstream-forwarder.js';
 import type { CancelSignal, Priority } from '../lock/lock-engine.js';
 
 /** A route the write path handles: everything `classifyRoute` does not pass through. */
