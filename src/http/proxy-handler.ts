@@ -8,7 +8,8 @@ import { answerUnlessComplete, asProxyError, sendElasticsearchError } from './el
 import { answerFailedWrite } from './failed-write.js';
 import { readRequestBody } from './request-body.js';
 import { KIND_OF_ROUTE, type RequestEvents, type RequestKind } from './request-kind.js';
-import type { UpstreamForwarder } from '../forwarding/upstream-forwarder.js';
+import type { UpstreamForwarder, UpstreamResponse } from '../forwarding/upstream-forwarder.js';
+import { rawWithoutHopByHop } from './hop-by-hop-headers.js';
 import type { WriteRoute } from '../write/write-request.js';
 import { ClientWrite } from './client-write.js';
 import { readsBodyWhole, type WriteInterceptor } from './write-interceptor.js';
@@ -77,6 +78,12 @@ async function handleWrite(deps: ProxyHandlerDeps, req: IncomingMessage, res: Se
   const kind = KIND_OF_ROUTE[route.kind];
   const bodyStreams = !readsBodyWhole(route);
   let body: Buffer = EMPTY;
+  const refusal = bodyStreams ? null : (deps.writeInterceptor?.refusalBeforeBody?.(route, req.url ?? '/', req.headers) ?? null);
+  if (refusal !== null) {
+    answerUnread(res, refusal, requestId);
+    served(deps, kind, res);
+    return;
+  }
   if (!bodyStreams) {
     try {
       body = await readRequestBody(req, { maxBytes: deps.maxBodyBytes, idleTimeoutMs: deps.bodyIdleTimeoutMs });
@@ -105,6 +112,15 @@ const EMPTY = Buffer.alloc(0);
 /** Counted once the answer has started; a client that left before any answer is not "served". */
 function served(deps: ProxyHandlerDeps, kind: RequestKind, res: ServerResponse): void {
   if (res.headersSent) deps.events?.requestServed(kind, res.statusCode);
+}
+
+/** Refused from its head alone: the body stays unread, so the connection closes after the answer. */
+function answerUnread(res: ServerResponse, answer: UpstreamResponse, requestId: string): void {
+  if (res.destroyed) return;
+  res.shouldKeepAlive = false;
+  const headers = rawWithoutHopByHop(answer.rawHeaders, ['content-length']);
+  res.writeHead(answer.status, [...headers, 'content-length', String(answer.body.length), 'X-Request-Id', requestId, 'connection', 'close']);
+  res.end(answer.body);
 }
 
 /** Too large or stalled: answer, then close the connection rather than read the rest. */
