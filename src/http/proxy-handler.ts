@@ -80,7 +80,7 @@ async function handleWrite(deps: ProxyHandlerDeps, req: IncomingMessage, res: Se
   let body: Buffer = EMPTY;
   const refusal = bodyStreams ? null : (deps.writeInterceptor?.refusalBeforeBody?.(route, req.url ?? '/', req.headers) ?? null);
   if (refusal !== null) {
-    answerUnread(res, refusal, requestId);
+    answerUnread(req, res, refusal, requestId);
     served(deps, kind, res);
     return;
   }
@@ -114,13 +114,31 @@ function served(deps: ProxyHandlerDeps, kind: RequestKind, res: ServerResponse):
   if (res.headersSent) deps.events?.requestServed(kind, res.statusCode);
 }
 
-/** Refused from its head alone: the body stays unread, so the connection closes after the answer. */
-function answerUnread(res: ServerResponse, answer: UpstreamResponse, requestId: string): void {
+/**
+ * A body this small is cheaper to let node:http discard after the answer (read off the socket,
+ * never buffered, inflated or parsed) than a new connection for the client's next request.
+ */
+const DISCARDED_BODY_MAX_BYTES = 64 * 1024;
+
+/**
+ * Refused from its head alone. A small body of declared length is discarded unread and the
+ * connection kept; a larger or unsized one is not read at all, and the connection closes after the
+ * answer, as for a body too large.
+ */
+function answerUnread(req: IncomingMessage, res: ServerResponse, answer: UpstreamResponse, requestId: string): void {
   if (res.destroyed) return;
-  res.shouldKeepAlive = false;
-  const headers = rawWithoutHopByHop(answer.rawHeaders, ['content-length']);
-  res.writeHead(answer.status, [...headers, 'content-length', String(answer.body.length), 'X-Request-Id', requestId, 'connection', 'close']);
+  const headers = [...rawWithoutHopByHop(answer.rawHeaders, ['content-length']), 'content-length', String(answer.body.length), 'X-Request-Id', requestId];
+  if (!discardable(req)) {
+    res.shouldKeepAlive = false;
+    headers.push('connection', 'close');
+  }
+  res.writeHead(answer.status, headers);
   res.end(answer.body);
+}
+
+function discardable(req: IncomingMessage): boolean {
+  const declared = req.headers['content-length'];
+  return req.headers['transfer-encoding'] === undefined && declared !== undefined && Number(declared) <= DISCARDED_BODY_MAX_BYTES;
 }
 
 /** Too large or stalled: answer, then close the connection rather than read the rest. */

@@ -1,4 +1,4 @@
-import { request, type IncomingHttpHeaders } from 'node:http';
+import { Agent, request, type IncomingHttpHeaders } from 'node:http';
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
 import { WWW_AUTHENTICATE, type EsStandIn } from '../../support/es-stand-in.js';
 import { startWriteStack, type WriteStack } from '../../support/write-stack.js';
@@ -189,12 +189,12 @@ function requestsBesidePings(tap: ZkWireTap): number {
   return [...tap.requests].reduce((sum, [op, count]) => (op === PING ? sum : sum + count), 0);
 }
 
-/** A write whose head is sent with part of its declared body, the rest withheld: answered only by a server that does not wait for the body. */
+/** A write whose head declares a 1 MiB body, sent with only its first bytes, the rest withheld: answered only by a server that does not wait for the body. */
 function unfinishedWrite(base: string, path: string, headers: Record<string, string>): Promise<{ status: number; headers: IncomingHttpHeaders; body: unknown }> {
   const { hostname, port } = new URL(base);
   return new Promise((resolve, reject) => {
     const req = request(
-      { hostname, port: Number(port), method: 'PUT', path, agent: false, headers: { 'content-type': 'application/json', 'content-length': '1000', ...headers } },
+      { hostname, port: Number(port), method: 'PUT', path, agent: false, headers: { 'content-type': 'application/json', 'content-length': String(1024 * 1024), ...headers } },
       (res) => {
         const chunks: Buffer[] = [];
         res.on('data', (chunk: Buffer) => chunks.push(chunk));
@@ -247,6 +247,29 @@ describe('credentials known to be refused are refused before the body is read', 
     expect(authenticateCalls(stack.standIn)).toBe(checks);
     expect(stack.standIn.requests.filter((request) => request.url === path)).toHaveLength(1); // the direct one above
     expect(stack.standIn.documents('unread').size).toBe(0);
+  });
+
+  it('a small refused body is discarded unread, not inflated: the 401 comes back on a connection kept open', async () => {
+    const path = '/unread/_doc/small';
+    expect((await send(stack.urls[0]!, 'PUT', path, { n: 1 }, WRONG_PASSWORD)).status).toBe(401);
+    tap.resetCounts();
+    // Not gzip at all: inflating it would fail the request with 400 before any credential check.
+    const agent = new Agent({ keepAlive: true });
+    const answer = await new Promise<{ status: number; connection: string | undefined }>((resolve, reject) => {
+      const { hostname, port } = new URL(stack.urls[0]!);
+      const req = request(
+        { hostname, port: Number(port), method: 'PUT', path, agent, headers: { 'content-type': 'application/json', 'content-encoding': 'gzip', ...WRONG_PASSWORD } },
+        (res) => {
+          res.resume();
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, connection: res.headers.connection }));
+        },
+      );
+      req.on('error', reject);
+      req.end('not gzip');
+    }).finally(() => agent.destroy());
+    expect(answer.status).toBe(401);
+    expect(answer.connection).toBe('keep-alive');
+    expect(requestsBesidePings(tap)).toBe(0);
   });
 
   it('valid credentials still have their body read and written', async () => {
