@@ -1,9 +1,9 @@
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
-/** The ZooKeeper client (src/zookeeper/) is a library of the ZooKeeper lock engine alone. */
+/** The ZooKeeper client (src/zookeeper-client/) is a library of the ZooKeeper lock engine alone. */
 const ZOOKEEPER_CLIENT = {
-  group: ['**/zookeeper/zk-*', 'zookeeper'],
+  group: ['**/zookeeper-client/*', 'zookeeper'],
   message: 'Only the ZooKeeper lock engine (src/lock/zookeeper/) uses the ZooKeeper client: go through the LockEngine contract.',
 };
 
@@ -23,7 +23,7 @@ export default tseslint.config(
   },
   {
     files: ['src/**/*.ts'],
-    ignores: ['src/lock/zookeeper/**', 'src/zookeeper/**'],
+    ignores: ['src/lock/zookeeper/**', 'src/zookeeper-client/**'],
     rules: { 'no-restricted-imports': ['error', { patterns: [ZOOKEEPER_CLIENT] }] },
   },
   {

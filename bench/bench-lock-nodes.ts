@@ -4,8 +4,8 @@
  */
 import { hostname } from 'node:os';
 import { encodeNodeData } from '../src/lock/lock-node-data.js';
-import type { ZkClient } from '../src/zookeeper/zk-client.js';
-import { isZkCode } from '../src/zookeeper/zk-errors.js';
+import type { ZkClient } from '../src/zookeeper-client/zk-client.js';
+import { isZkCode } from '../src/zookeeper-client/zk-errors.js';
 
 export const BENCH_ROOT = '/es-lock-proxy-bench';
 

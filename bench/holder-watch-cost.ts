@@ -10,7 +10,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
 import { median } from './load-spec.js';
-import type { ZkClient } from '../src/zookeeper/zk-client.js';
+import type { ZkClient } from '../src/zookeeper-client/zk-client.js';
 import { connectRawClient } from '../test/support/zk-raw-client.js';
 import { startZooKeeper } from '../test/support/zookeeper-server.js';
 

@@ -10,9 +10,9 @@
  * one, as the design's floor does (zookeeper-floor.ts), but with the bulk in between.
  */
 import { connectRawClient } from '../test/support/zk-raw-client.js';
-import { isZkCode } from '../src/zookeeper/zk-errors.js';
-import type { ZkClient } from '../src/zookeeper/zk-client.js';
-import type { ZkOp } from '../src/zookeeper/zk-multi.js';
+import { isZkCode } from '../src/zookeeper-client/zk-errors.js';
+import type { ZkClient } from '../src/zookeeper-client/zk-client.js';
+import type { ZkOp } from '../src/zookeeper-client/zk-multi.js';
 import { BENCH_ROOT, benchLockData, ensureBenchRoot } from './bench-lock-nodes.js';
 
 export const REFERENCE_LOCK_ROOT = `${BENCH_ROOT}/reference-lock`;

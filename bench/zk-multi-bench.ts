@@ -8,7 +8,7 @@
 import { parseArgs } from 'node:util';
 import { median } from './load-spec.js';
 import { connectRawClient } from '../test/support/zk-raw-client.js';
-import type { ZkClient } from '../src/zookeeper/zk-client.js';
+import type { ZkClient } from '../src/zookeeper-client/zk-client.js';
 import { fourLetterWord, startZooKeeper } from '../test/support/zookeeper-server.js';
 
 interface Sample {

@@ -1,9 +1,9 @@
 import { performance } from 'node:perf_hooks';
-import type { ZkClient } from '../src/zookeeper/zk-client.js';
+import type { ZkClient } from '../src/zookeeper-client/zk-client.js';
 import { connectRawClient } from '../test/support/zk-raw-client.js';
 import { percentile } from './load.js';
 import { untilDue } from './paced-load.js';
-import type { ZkOp } from '../src/zookeeper/zk-multi.js';
+import type { ZkOp } from '../src/zookeeper-client/zk-multi.js';
 import { BENCH_ROOT, benchLockData, ensureBenchRoot } from './bench-lock-nodes.js';
 
 /**

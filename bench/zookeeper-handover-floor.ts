@@ -3,7 +3,7 @@ import { performance } from 'node:perf_hooks';
 import { createInterface, type Interface } from 'node:readline';
 import { benchScript } from './bench-script.js';
 import { numberField } from './child-process.js';
-import type { ZkClient } from '../src/zookeeper/zk-client.js';
+import type { ZkClient } from '../src/zookeeper-client/zk-client.js';
 import { connectRawClient } from '../test/support/zk-raw-client.js';
 import { percentile } from './load.js';
 import { BENCH_ROOT, benchLockData, ensureBenchRoot } from './bench-lock-nodes.js';

@@ -10,8 +10,8 @@ import { once } from 'node:events';
 import { performance } from 'node:perf_hooks';
 import { createInterface } from 'node:readline';
 import { connectRawClient } from '../test/support/zk-raw-client.js';
-import { isZkCode } from '../src/zookeeper/zk-errors.js';
-import type { ZkClient } from '../src/zookeeper/zk-client.js';
+import { isZkCode } from '../src/zookeeper-client/zk-errors.js';
+import type { ZkClient } from '../src/zookeeper-client/zk-client.js';
 import { numberField, stringField } from './child-process.js';
 import { benchLockData } from './bench-lock-nodes.js';
 

@@ -1652,7 +1652,7 @@ private:
 
 } // namespace "zk"
 
-/* es-lock-proxy: what the loader checks before it trusts this file (src/zookeeper/zk-addon.ts). */
+/* es-lock-proxy: what the loader checks before it trusts this file (src/zookeeper-client/zk-addon.ts). */
 #define ES_ADDON_NAME "es-lock-proxy-zk"
 #define ES_ADDON_INTERFACE 3
 

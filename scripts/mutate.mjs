@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // `npm run mutate -- [--sample N] [--runs R] [--seed S] [--pick K] [--list]`: mutation testing of the
-// ZooKeeper lock engine (src/lock/zookeeper, src/zookeeper) with the simulation (test/sim/) as the
+// ZooKeeper lock engine (src/lock/zookeeper, src/zookeeper-client) with the simulation (test/sim/) as the
 // test. Mutants are found with the TypeScript compiler's parser: a comparison flipped (`<` ↔ `<=`,
 // `>` ↔ `>=`, `===` ↔ `!==`), a logical operator swapped (`&&` ↔ `||`), a boolean literal negated,
 // an `if` condition negated. `--sample N` draws N of them with a seeded generator (`--pick K` runs
@@ -26,7 +26,7 @@ const { values } = parseArgs({
 });
 const root = resolve(import.meta.dirname, '..');
 const print = (line) => process.stdout.write(`${line}\n`);
-const DIRS = ['src/lock/zookeeper', 'src/zookeeper'];
+const DIRS = ['src/lock/zookeeper', 'src/zookeeper-client'];
 const FLIPS = new Map([
   [ts.SyntaxKind.LessThanToken, '<='],
   [ts.SyntaxKind.LessThanEqualsToken, '<'],

@@ -13,7 +13,7 @@ const BREAKS = [
   {
     name: 'forced-release epoch check removed from releases',
     file: 'src/lock/zookeeper/ownership/release-item.ts',
-    find: "    ops.push({ op: epoch.checkOp(privateLock.epoch), role: 'epoch' });\n",
+    find: "      if (!this.epochsChecked.has(privateLock.epoch)) {\n        this.epochsChecked.add(privateLock.epoch);\n        this.push(pending, epoch.checkOp(privateLock.epoch), 'epoch');\n      }\n",
     replace: '',
   },
   {
@@ -54,19 +54,19 @@ const BREAKS = [
   },
   {
     name: 'local hand-over bound off by one (one pass more than the count)',
-    file: 'src/lock/zookeeper/handover-policy.ts',
+    file: 'src/lock/zookeeper/cohort/handover-policy.ts',
     find: 'if (input.handOvers >= bounds.maxCount || input.msInWindow >= bounds.maxMs) return',
     replace: 'if (input.handOvers > bounds.maxCount || input.msInWindow >= bounds.maxMs) return',
   },
   {
     name: 'hand-over time bound dropped (count only)',
-    file: 'src/lock/zookeeper/handover-policy.ts',
+    file: 'src/lock/zookeeper/cohort/handover-policy.ts',
     find: 'if (input.handOvers >= bounds.maxCount || input.msInWindow >= bounds.maxMs) return',
     replace: 'if (input.handOvers >= bounds.maxCount) return',
   },
   {
     name: "fast path ignores same-rank entries (jumps waiters of its own priority)",
-    file: 'src/lock/zookeeper/fast-path.ts',
+    file: 'src/lock/zookeeper/queue/fast-path.ts',
     find: 'const preceded = queueFromChildren(children.value.children, prefixes).some((entry) => rankOf(entry.prefix, prefixes) <= plan.rank);',
     replace: 'const preceded = queueFromChildren(children.value.children, prefixes).some((entry) => rankOf(entry.prefix, prefixes) < plan.rank);',
   },
@@ -78,56 +78,56 @@ const BREAKS = [
   },
   {
     name: 'holder watch ignores its privateLock deleted by hand',
-    file: 'src/lock/zookeeper/holder-watch.ts',
+    file: 'src/lock/zookeeper/ownership/holder-watch.ts',
     find: "        if (type === 'deleted') this.wentAway();\n",
     replace: "        if (type === 'deleted') return;\n",
   },
   {
     name: 'lingering lock kept when another process queues',
-    file: 'src/lock/zookeeper/document-lock.ts',
-    find: "    if (this.state === 'idle' && !this.nobodyElseQueued()) void this.giveBack('endLinger');\n",
+    file: 'src/lock/zookeeper/cohort/local-cohort.ts',
+    find: "    if (this.core.state === 'idle' && !this.nobodyElseQueued()) void this.host.giveBack('lingerEnded');\n",
     replace: '',
   },
   {
     name: 'session expiry not reported to the engine',
-    file: 'src/lock/zookeeper/session.ts',
+    file: 'src/lock/zookeeper/session/session.ts',
     find: '    this.events.expired(generation);\n',
     replace: '',
   },
   {
     name: 'last withdrawal does not wake the queue loop (its entry stays)',
-    file: 'src/lock/zookeeper/document-lock.ts',
-    find: "    // The last request here gave up: the loop leaves the queue; the caller may wait for that.\n    this.wake('poked');\n",
+    file: 'src/lock/zookeeper/cohort/local-cohort.ts',
+    find: "    // The last request here gave up: the loop leaves the queue; the caller may wait for that.\n    this.host.wake('poked');\n",
     replace: '',
   },
   {
     name: 'placeNeedsFreshQueue always false',
-    file: 'src/lock/zookeeper/cohort-queue-loop.ts',
-    find: "    return first !== undefined && first.priority === 'background' && first.arrival > this.arrivalsAtQueueRead;",
+    file: 'src/lock/zookeeper/cohort/local-cohort.ts',
+    find: '    return mustReadQueueAgain(this.waiters.peek(), this.arrivalsAtQueueRead);',
     replace: '    return false;',
   },
   {
     name: 'safety margin skips the current generation',
-    file: 'src/lock/zookeeper/cohort-ownership.ts',
-    find: 'if (this.generation <= generation) this.toLost(',
-    replace: 'if (this.generation < generation) this.toLost(',
+    file: 'src/lock/zookeeper/ownership/cohort-ownership.ts',
+    find: 'if (this.core.generation <= generation) this.toLost(',
+    replace: 'if (this.core.generation < generation) this.toLost(',
   },
   {
     name: 'queue entry re-ranked up, never back down',
-    file: 'src/lock/zookeeper/cohort-queue-loop.ts',
-    find: "if (this.bestRank() !== this.nodes.entryRank) return 'rerank';",
-    replace: "if (this.bestRank() < this.nodes.entryRank) return 'rerank';",
+    file: 'src/lock/zookeeper/queue/cohort-queue-loop.ts',
+    find: "if (this.cohort.bestRank() !== nodes.entryRank) return 'rerank';",
+    replace: "if (this.cohort.bestRank() < nodes.entryRank) return 'rerank';",
   },
   {
     name: 'yield of a lock no holder watch guards deletes privateLock by name unread',
-    file: 'src/lock/zookeeper/cohort-ownership.ts',
+    file: 'src/lock/zookeeper/ownership/cohort-ownership.ts',
     find: 'if (!this.privateLockWatched() && !(await this.privateLockStillOurs(link))) {',
-    replace: 'if (this.nodes.entry === "never" && !(await this.privateLockStillOurs(link))) {',
+    replace: "if (nodes.entry === 'never' && !(await this.privateLockStillOurs(link))) {",
   },
   {
     name: "a bulk key's lock handed on locally is not watched",
-    file: 'src/lock/zookeeper/document-lock.ts',
-    find: '      this.watchPrivateLock(true);\n',
+    file: 'src/lock/zookeeper/cohort/local-cohort.ts',
+    find: '      this.host.watchHandedOnLock();\n',
     replace: '',
   },
 ];
@@ -135,15 +135,38 @@ const BREAKS = [
 const { values } = parseArgs({ options: { runs: { type: 'string', default: '2000' }, seed: { type: 'string', default: '1' }, only: { type: 'string', default: '' } } });
 const root = resolve(import.meta.dirname, '..');
 const print = (line) => process.stdout.write(`${line}\n`);
+const fail = (message) => {
+  process.stderr.write(`sim-breaks: ${message}\n`);
+  process.exit(2);
+};
+// Every break must still say something about today's engine: a target found zero times (the code
+// moved) or twice (ambiguous) would make its row measure nothing. Checked for all of them before any
+// run, so a stale one stops the script at once rather than after the others' minutes of runs.
+const stale = BREAKS.flatMap((item) => {
+  let text;
+  try {
+    text = readFileSync(join(root, item.file), 'utf8');
+  } catch {
+    return [`"${item.name}": ${item.file} does not exist`];
+  }
+  const found = text.split(item.find).length - 1;
+  return found === 1 ? [] : [`"${item.name}": its find text occurs ${found} times in ${item.file}, not exactly once`];
+});
+if (stale.length > 0) fail(`${stale.length} break(s) do not match the engine:\n  ${stale.join('\n  ')}`);
+const selected = BREAKS.filter((candidate) => candidate.name.includes(values.only));
+if (selected.length === 0) fail(`no break's name contains "${values.only}"`);
 const rows = [];
-for (const item of BREAKS.filter((candidate) => candidate.name.includes(values.only))) {
+for (const item of selected) {
   const dir = mkdtempSync(join(tmpdir(), 'sim-break-'));
   try {
     for (const part of ['src', 'test/sim', 'package.json', 'tsconfig.json']) cpSync(join(root, part), join(dir, part), { recursive: true });
     symlinkSync(join(root, 'node_modules'), join(dir, 'node_modules'));
     const path = join(dir, item.file);
     const text = readFileSync(path, 'utf8');
-    if (text.split(item.find).length !== 2) throw new Error(`break "${item.name}": its target is not found exactly once in ${item.file}`);
+    if (text.split(item.find).length !== 2) {
+      rmSync(dir, { recursive: true, force: true });
+      fail(`break "${item.name}": its find text is not found exactly once in ${item.file}`);
+    }
     writeFileSync(path, text.replace(item.find, item.replace));
     const started = Date.now();
     const run = spawnSync('npx', ['vitest', 'run', '--config', 'test/sim/vitest.sim.config.ts'], {
@@ -157,6 +180,9 @@ for (const item of BREAKS.filter((candidate) => candidate.name.includes(values.o
     const firstSeed = seeds.length > 0 ? Math.min(...seeds) : null;
     const firstBlock = firstSeed === null ? '' : output.slice(output.indexOf(`seed ${firstSeed} (`));
     const invariant = /^\s+t=\d+ ([^\n]*)/m.exec(firstBlock)?.[1] ?? '';
+    // A run that failed without naming a seed failed for another reason (the broken copy did not
+    // load, say): it caught nothing, and its output says why.
+    if (firstSeed === null && run.status !== 0) process.stderr.write(`break "${item.name}": the simulation failed without a violation:\n${output.slice(-4000)}\n`);
     const row = { break: item.name, caught: firstSeed !== null, failingSeeds: new Set(seeds).size, firstSeed, invariant, seconds: Math.round((Date.now() - started) / 1000) };
     rows.push(row);
     print(JSON.stringify(row));

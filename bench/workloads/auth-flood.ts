@@ -6,7 +6,7 @@ import { PrincipalShare } from '../../src/auth/principal-share.js';
 import type { SecurityDetection } from '../../src/auth/security-detection.js';
 import { createWriteAdmission } from '../../src/auth/write-admission.js';
 import { PrivilegeCheck } from '../../src/auth/write-privileges.js';
-import type { UpstreamForwarder } from '../../src/forwarding/upstream-forwarder.js';
+import type { UpstreamForwarder } from '../../src/elasticsearch/upstream-forwarder.js';
 import type { WriteRequest } from '../../src/write/write-request.js';
 import { testSettings } from '../../test/support/test-settings.js';
 import { basicAuthorization } from '../bench-security.js';

@@ -1,7 +1,7 @@
 import { ProxyError } from '../errors/proxy-error.js';
 import type { Priority } from '../lock/lock-engine.js';
 import { errorOutcome, type WriteOutcome } from '../write/write-outcome.js';
-import type { WriteRequest } from '../write/write-request.js';
+import type { BulkItemRefusal, WriteRequest } from '../write/write-request.js';
 import type { WriteAdmission } from './write-admission.js';
 
 /** Adds headers to a write's answer, whatever writes it (the HTTP edge's part). */
@@ -35,7 +35,7 @@ export function admittedWritePath<R extends WriteRequest>(
     if (Object.keys(admission.answerHeaders).length > 0) answerHeaders(request, admission.answerHeaders);
     principals.begin(request.requestId, admission.principal);
     try {
-      return await writePath(admission.priority === null ? request : atPriority(request, admission.priority));
+      return await writePath(admission.priority === null && admission.bulkItemRefusal === null ? request : asAdmitted(request, admission.priority, admission.bulkItemRefusal));
     } finally {
       principals.end(request.requestId);
       admission.release();
@@ -43,7 +43,12 @@ export function admittedWritePath<R extends WriteRequest>(
   };
 }
 
-/** A copy of the request locked at `priority`; `streamAnswer` may be a method of its class. */
-function atPriority<R extends WriteRequest>(request: R, priority: Priority): R {
-  return { ...request, priority, streamAnswer: (forward) => request.streamAnswer(forward) };
+/** A copy of the request as admitted (its priority, its bulk items' authorization); `streamAnswer` may be a method of its class. */
+function asAdmitted<R extends WriteRequest>(request: R, priority: Priority | null, bulkItemRefusal: BulkItemRefusal | null): R {
+  return {
+    ...request,
+    ...(priority === null ? {} : { priority }),
+    ...(bulkItemRefusal === null ? {} : { bulkItemRefusal }),
+    streamAnswer: (forward) => request.streamAnswer(forward),
+  };
 }

@@ -1,18 +1,21 @@
 import type { Logger } from 'pino';
 import type { Settings } from '../config/settings.js';
-import type { UpstreamForwarder } from '../forwarding/upstream-forwarder.js';
+import type { UpstreamForwarder } from '../elasticsearch/upstream-forwarder.js';
 import type { WritePrincipals } from './admitted-write-path.js';
 import { AuthenticationCache } from './authentication-cache.js';
 import { askCluster } from './cluster-authentication.js';
 import type { PrincipalMetrics } from './principal-metrics.js';
 import { PrincipalShare } from './principal-share.js';
 import { SecurityDetection } from './security-detection.js';
+import { createKnownRefusal, type KnownRefusal } from './known-refusal.js';
 import { createWriteAdmission, type WriteAdmission } from './write-admission.js';
 import { PrivilegeCheck } from './write-privileges.js';
 
 export interface AuthGate {
   readonly admission: WriteAdmission;
   readonly principals: WritePrincipals;
+  /** Answered from the request head: credentials the cluster refused a moment ago. */
+  readonly knownRefusal: KnownRefusal;
   /** Start and reload: with `proxy.auth.verify=auto`, asks the cluster (again) whether it has security on. */
   detectSecurity(): void;
 }
@@ -56,6 +59,7 @@ export function createAuthGate(deps: AuthGateDeps): AuthGate {
   return {
     admission,
     principals: metrics,
+    knownRefusal: createKnownRefusal({ settings, verdicts, security, refused: () => metrics.credentialChecked('refused', true) }),
     detectSecurity() {
       security.forget();
       if (settings().proxy.auth.verify !== 'auto') return;

@@ -46,6 +46,11 @@ export class AuthenticationCache {
     return { verdict: await this.ask(key, credentials), cached: false, key };
   }
 
+  /** The verdict kept for `credentials`, without asking the cluster: null when none is kept. */
+  knownVerdict(credentials: readonly string[]): CredentialVerdict | null {
+    return this.verdicts.get(this.keys.keyOf(credentials)) ?? null;
+  }
+
   /** Verdicts kept now (tests, metrics). */
   get size(): number {
     return this.verdicts.size;

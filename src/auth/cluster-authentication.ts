@@ -1,5 +1,5 @@
 import type { IncomingHttpHeaders } from 'node:http';
-import type { UpstreamForwarder, UpstreamResponse } from '../forwarding/upstream-forwarder.js';
+import type { UpstreamForwarder, UpstreamResponse } from '../elasticsearch/upstream-forwarder.js';
 import { principalOf, type Principal } from './principal.js';
 
 /**

@@ -1,4 +1,4 @@
-import type { UpstreamResponse } from '../forwarding/upstream-forwarder.js';
+import type { UpstreamResponse } from '../elasticsearch/upstream-forwarder.js';
 import { AUTHENTICATE_PATH } from './cluster-authentication.js';
 
 const ASKED_PATH = `REST request [${AUTHENTICATE_PATH}]`;

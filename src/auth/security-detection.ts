@@ -1,4 +1,4 @@
-import type { UpstreamForwarder } from '../forwarding/upstream-forwarder.js';
+import type { UpstreamForwarder } from '../elasticsearch/upstream-forwarder.js';
 import { AUTHENTICATE_PATH } from './cluster-authentication.js';
 
 export type ClusterSecurity = 'on' | 'off';

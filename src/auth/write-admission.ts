@@ -3,7 +3,7 @@ import type { Settings } from '../config/settings.js';
 import { ProxyError } from '../errors/proxy-error.js';
 import type { Priority } from '../lock/lock-engine.js';
 import { errorOutcome, type WriteOutcome } from '../write/write-outcome.js';
-import type { WriteRequest } from '../write/write-request.js';
+import type { BulkItemRefusal, WriteRequest } from '../write/write-request.js';
 import type { ForegroundDenied } from './auth-settings.js';
 import type { AuthenticationCache } from './authentication-cache.js';
 import { credentialsOf, type CredentialVerdict } from './cluster-authentication.js';
@@ -13,7 +13,7 @@ import type { PrincipalShare } from './principal-share.js';
 import type { SecurityDetection } from './security-detection.js';
 import { refusalFor } from './refusal-answer.js';
 import { withTimeout } from './with-timeout.js';
-import { requiredPrivilege, unauthorizedWrite, type PrivilegeCheck } from './write-privileges.js';
+import { bulkItemPrivilege, requiredPrivilege, unauthorizedBulkItem, unauthorizedWrite, type PrivilegeCheck } from './write-privileges.js';
 
 /** What the admission says of a write before it may take any lock. */
 export type Admission =
@@ -24,6 +24,8 @@ export type Admission =
       readonly principal: string | null;
       /** The priority to lock with when it differs from what the request asked. */
       readonly priority: Priority | null;
+      /** With `proxy.auth.privileges=on`, for a bulk: its items' authorization, asked per item. */
+      readonly bulkItemRefusal: BulkItemRefusal | null;
       /** Headers to add to the write's answer. */
       readonly answerHeaders: Readonly<Record<string, string>>;
       /** The write is over: its share is given back. */
@@ -61,9 +63,10 @@ const NOTHING_TO_RELEASE = (): void => undefined;
  */
 export function createWriteAdmission(deps: AdmissionDeps): WriteAdmission {
   return async (request) => {
-    if (!locks(request)) return { admitted: true, principal: null, priority: null, answerHeaders: {}, release: NOTHING_TO_RELEASE };
+    if (!locks(request)) return { admitted: true, principal: null, priority: null, bulkItemRefusal: null, answerHeaders: {}, release: NOTHING_TO_RELEASE };
     const settings = deps.settings();
     let principal: Principal | null = null;
+    let bulkItemRefusal: BulkItemRefusal | null = null;
     if (await checksCredentials(deps, settings)) {
       const credentials = credentialsOf(request.req.headers);
       const { verdict, key } = await verdictFor(deps, settings, request, credentials);
@@ -71,8 +74,9 @@ export function createWriteAdmission(deps: AdmissionDeps): WriteAdmission {
       principal = verdict.principal;
       const refusal = await privilegeRefusal(deps, settings, request, verdict.principal, { key, credentials });
       if (refusal !== null) return { admitted: false, outcome: errorOutcome(refusal) };
+      bulkItemRefusal = bulkItemRefusalFor(deps, settings, request, verdict.principal, { key, credentials });
     }
-    return admitPrincipal(deps, settings, request, principal);
+    return admitPrincipal(deps, settings, request, principal, bulkItemRefusal);
   };
 }
 
@@ -123,11 +127,33 @@ async function privilegeRefusal(
   return granted ? null : unauthorizedWrite(principal, needed);
 }
 
+/**
+ * With `proxy.auth.privileges=on`, for a bulk: Elasticsearch authorizes its items one by one and
+ * answers those it refuses inside its 200 (AuthorizationService.java, authorizeBulkItems), so each
+ * item is asked about on its own (cached per credential, index and privilege) and a refused one is
+ * answered the same way, without its lock.
+ */
+function bulkItemRefusalFor(
+  deps: AdmissionDeps,
+  settings: Settings,
+  request: WriteRequest,
+  principal: Principal,
+  credentials: { key: string; credentials: readonly string[] },
+): BulkItemRefusal | null {
+  if (settings.proxy.auth.privileges !== 'on' || request.route.kind !== 'bulk') return null;
+  return async (index, action) => {
+    const needed = bulkItemPrivilege(index, action);
+    const check = deps.privileges.grants(credentials.key, credentials.credentials, needed);
+    const granted = await withTimeout(check, settings.proxy.auth.timeoutMs, () => checkTimedOut('privilege', settings));
+    return granted ? null : unauthorizedBulkItem(principal, needed);
+  };
+}
+
 function checkTimedOut(what: string, settings: Settings): ProxyError {
   return new ProxyError('UPSTREAM_TIMEOUT', `the cluster did not answer the ${what} check within ${settings.proxy.auth.timeoutMs}ms (proxy.auth.timeout.ms)`);
 }
 
-function admitPrincipal(deps: AdmissionDeps, settings: Settings, request: WriteRequest, principal: Principal | null): Admission {
+function admitPrincipal(deps: AdmissionDeps, settings: Settings, request: WriteRequest, principal: Principal | null, bulkItemRefusal: BulkItemRefusal | null): Admission {
   const { lockHeader, lockDefault, auth } = settings.proxy;
   const name = principal === null ? null : principalName(principal);
   const asked = parsePriority(request.req.headers[lockHeader.toLowerCase()], lockDefault, lockHeader);
@@ -143,7 +169,7 @@ function admitPrincipal(deps: AdmissionDeps, settings: Settings, request: WriteR
     return { admitted: false, outcome: errorOutcome(shareExceeded(name ?? '', auth.maxWaitingPerPrincipal), { retryAfterSeconds: 1 }) };
   }
   const answerHeaders: Record<string, string> = priority === null ? {} : { [PRIORITY_ANSWER_HEADER]: priority };
-  return { admitted: true, principal: name, priority, answerHeaders, release };
+  return { admitted: true, principal: name, priority, bulkItemRefusal, answerHeaders, release };
 }
 
 function foregroundRefused(name: string | null): ProxyError {

@@ -1,6 +1,7 @@
 import { LRUCache } from 'lru-cache';
 import { ProxyError } from '../errors/proxy-error.js';
-import type { UpstreamForwarder } from '../forwarding/upstream-forwarder.js';
+import type { UpstreamForwarder } from '../elasticsearch/upstream-forwarder.js';
+import type { BulkAction } from '../classify/bulk-action-line.js';
 import type { WriteRoute } from '../write/write-request.js';
 import type { Principal } from './principal.js';
 
@@ -29,6 +30,24 @@ export function requiredPrivilege(route: WriteRoute): RequiredPrivilege | null {
       return { index: route.index, privilege: 'index', action: 'indices:data/write/update' };
     case 'delete':
       return { index: route.index, privilege: 'delete', action: 'indices:data/write/delete' };
+  }
+}
+
+/**
+ * What a bulk item needs, with the action Elasticsearch authorizes it as (per item, on the index
+ * the item resolves to): `index`, `create`, `index` for an update, `delete`.
+ * Elasticsearch: x-pack/plugin/security/src/main/java/org/elasticsearch/xpack/security/authz/AuthorizationService.java (getAction of a BulkItemRequest)
+ */
+export function bulkItemPrivilege(index: string, action: BulkAction): RequiredPrivilege {
+  switch (action) {
+    case 'index':
+      return { index, privilege: 'index', action: 'indices:data/write/index:op_type/index' };
+    case 'create':
+      return { index, privilege: 'create', action: 'indices:data/write/index:op_type/create' };
+    case 'update':
+      return { index, privilege: 'index', action: 'indices:data/write/update' };
+    case 'delete':
+      return { index, privilege: 'delete', action: 'indices:data/write/delete' };
   }
 }
 
@@ -92,9 +111,27 @@ export class PrivilegeCheck {
  * Elasticsearch: x-pack/plugin/security/src/main/java/org/elasticsearch/xpack/security/authz/AuthorizationDenialMessages.java
  */
 export function unauthorizedWrite(principal: Principal, needed: RequiredPrivilege): ProxyError {
+  return new ProxyError('WRITE_UNAUTHORIZED', unauthorizedReason(principal, needed, '[create_doc,create,index,write,all]'));
+}
+
+/**
+ * The privileges that grant each bulk item action, in the order Elasticsearch names them (least
+ * access first). Elasticsearch: x-pack/plugin/core/src/main/java/org/elasticsearch/xpack/core/security/authz/privilege/IndexPrivilege.java
+ * (`create` still grants `indices:data/write/index*`, `index` grants updates, `delete` deletes).
+ */
+const GRANTED_BY: Readonly<Record<string, string>> = {
+  'indices:data/write/index:op_type/index': '[create,index,write,all]',
+  'indices:data/write/index:op_type/create': '[create_doc,create,index,write,all]',
+  'indices:data/write/update': '[index,write,all]',
+  'indices:data/write/delete': '[delete,write,all]',
+};
+
+/** Elasticsearch's refusal of one bulk item, answered inside the bulk's 200 with status 403. */
+export function unauthorizedBulkItem(principal: Principal, needed: RequiredPrivilege): ProxyError {
+  return new ProxyError('WRITE_UNAUTHORIZED', unauthorizedReason(principal, needed, GRANTED_BY[needed.action] ?? '[write,all]'));
+}
+
+function unauthorizedReason(principal: Principal, needed: RequiredPrivilege, grantedBy: string): string {
   const who = principal.apiKeyId !== null ? `API key id [${principal.apiKeyId}] of user [${principal.username}]` : `user [${principal.username}]`;
-  return new ProxyError(
-    'WRITE_UNAUTHORIZED',
-    `action [${needed.action}] is unauthorized for ${who} with effective roles [${[...principal.roles].sort().join(',')}] on indices [${needed.index}], this action is granted by the index privileges [create_doc,create,index,write,all]`,
-  );
+  return `action [${needed.action}] is unauthorized for ${who} with effective roles [${[...principal.roles].sort().join(',')}] on indices [${needed.index}], this action is granted by the index privileges ${grantedBy}`;
 }

@@ -2,7 +2,7 @@ import { isUtf8 } from 'node:buffer';
 import type { IncomingHttpHeaders } from 'node:http';
 import type { LockKey, Priority } from '../lock/lock-engine.js';
 import { newDeadLetterId } from './dead-letter-id.js';
-import { HOP_BY_HOP_HEADERS } from '../forwarding/hop-by-hop.js';
+import { HOP_BY_HOP_HEADERS } from '../elasticsearch/hop-by-hop.js';
 
 export type DeadLetterHeaders = Readonly<Record<string, string | readonly string[]>>;
 

@@ -1,5 +1,5 @@
 import type { Client } from '@elastic/elasticsearch';
-import { createClusterClient } from '../cluster/cluster-client.js';
+import { createClusterClient } from '../elasticsearch/cluster-client.js';
 import type { Settings } from '../config/settings.js';
 import type { DeadLetterStore } from './dead-letter-store.js';
 import { ElasticsearchDeadLetterStore } from './elasticsearch-dead-letter-store.js';

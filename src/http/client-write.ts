@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { ForwardOutcome, ForwardRequest, UpstreamForwarder } from '../forwarding/upstream-forwarder.js';
+import type { ForwardOutcome, ForwardRequest, UpstreamForwarder } from '../elasticsearch/upstream-forwarder.js';
 import type { WriteRoute } from '../write/write-request.js';
 import type { ClientGone } from './client-gone.js';
 import type { InflatedFrom, InterceptedRequest } from './write-interceptor.js';

@@ -8,7 +8,8 @@ import { answerUnlessComplete, asProxyError, sendElasticsearchError } from './el
 import { answerFailedWrite } from './failed-write.js';
 import { readRequestBody } from './request-body.js';
 import { KIND_OF_ROUTE, type RequestEvents, type RequestKind } from './request-kind.js';
-import type { UpstreamForwarder } from '../forwarding/upstream-forwarder.js';
+import type { UpstreamForwarder, UpstreamResponse } from '../elasticsearch/upstream-forwarder.js';
+import { rawWithoutHopByHop } from '../elasticsearch/hop-by-hop-headers.js';
 import type { WriteRoute } from '../write/write-request.js';
 import { ClientWrite } from './client-write.js';
 import { readsBodyWhole, type WriteInterceptor } from './write-interceptor.js';
@@ -77,6 +78,12 @@ async function handleWrite(deps: ProxyHandlerDeps, req: IncomingMessage, res: Se
   const kind = KIND_OF_ROUTE[route.kind];
   const bodyStreams = !readsBodyWhole(route);
   let body: Buffer = EMPTY;
+  const refusal = bodyStreams ? null : (deps.writeInterceptor?.refusalBeforeBody?.(route, req.url ?? '/', req.headers) ?? null);
+  if (refusal !== null) {
+    answerUnread(req, res, refusal, requestId);
+    served(deps, kind, res);
+    return;
+  }
   if (!bodyStreams) {
     try {
       body = await readRequestBody(req, { maxBytes: deps.maxBodyBytes, idleTimeoutMs: deps.bodyIdleTimeoutMs });
@@ -105,6 +112,33 @@ const EMPTY = Buffer.alloc(0);
 /** Counted once the answer has started; a client that left before any answer is not "served". */
 function served(deps: ProxyHandlerDeps, kind: RequestKind, res: ServerResponse): void {
   if (res.headersSent) deps.events?.requestServed(kind, res.statusCode);
+}
+
+/**
+ * A body this small is cheaper to let node:http discard after the answer (read off the socket,
+ * never buffered, inflated or parsed) than a new connection for the client's next request.
+ */
+const DISCARDED_BODY_MAX_BYTES = 64 * 1024;
+
+/**
+ * Refused from its head alone. A small body of declared length is discarded unread and the
+ * connection kept; a larger or unsized one is not read at all, and the connection closes after the
+ * answer, as for a body too large.
+ */
+function answerUnread(req: IncomingMessage, res: ServerResponse, answer: UpstreamResponse, requestId: string): void {
+  if (res.destroyed) return;
+  const headers = [...rawWithoutHopByHop(answer.rawHeaders, ['content-length']), 'content-length', String(answer.body.length), 'X-Request-Id', requestId];
+  if (!discardable(req)) {
+    res.shouldKeepAlive = false;
+    headers.push('connection', 'close');
+  }
+  res.writeHead(answer.status, headers);
+  res.end(answer.body);
+}
+
+function discardable(req: IncomingMessage): boolean {
+  const declared = req.headers['content-length'];
+  return req.headers['transfer-encoding'] === undefined && declared !== undefined && Number(declared) <= DISCARDED_BODY_MAX_BYTES;
 }
 
 /** Too large or stalled: answer, then close the connection rather than read the rest. */

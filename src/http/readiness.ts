@@ -1,5 +1,5 @@
 import type { LockEngine } from '../lock/lock-engine.js';
-import type { UpstreamForwarder } from '../forwarding/upstream-forwarder.js';
+import type { UpstreamForwarder } from '../elasticsearch/upstream-forwarder.js';
 
 /** One named condition for `/readyz`: resolves `null` when satisfied, else the reason it is not. */
 export interface ReadinessCheck {

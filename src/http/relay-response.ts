@@ -1,8 +1,8 @@
 import type { ServerResponse } from 'node:http';
 import { encodedAnswer } from './body/answer-compression.js';
 import { PROXY_RESPONSE_HEADERS } from './elasticsearch-error.js';
-import { rawWithoutHopByHop } from './hop-by-hop-headers.js';
-import type { UpstreamResponse } from '../forwarding/upstream-forwarder.js';
+import { rawWithoutHopByHop } from '../elasticsearch/hop-by-hop-headers.js';
+import type { UpstreamResponse } from '../elasticsearch/upstream-forwarder.js';
 import { presentedAnswer } from './response-options/present.js';
 import { lenientResponseOptionsOf, type ResponseOptions } from './response-options/response-options.js';
 

@@ -1,7 +1,7 @@
 import type { ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
 import type { Settings } from '../config/settings.js';
-import type { UpstreamForwarder } from '../forwarding/upstream-forwarder.js';
+import type { UpstreamForwarder } from '../elasticsearch/upstream-forwarder.js';
 import type { WriteOutcome } from '../write/write-outcome.js';
 import { createWritePath, type WritePath } from '../write/write-path.js';
 import type { WritePathDeps } from '../write/write-path-deps.js';
@@ -14,7 +14,7 @@ import { readableBody } from './readable-body.js';
 import { relayUpstreamResponse, sendJson } from './relay-response.js';
 import { presentedUpstreamError } from './response-options/present.js';
 import { lenientResponseOptionsOf, responseOptionsOf } from './response-options/response-options.js';
-import type { InterceptedRequest, WriteInterceptor } from './write-interceptor.js';
+import type { InterceptedRequest, RefusalBeforeBody, WriteInterceptor } from './write-interceptor.js';
 
 /** What the edge needs besides the write path: the body limit and fencing mode, the log, the upstream. */
 export interface WriteEdgeDeps {
@@ -27,13 +27,15 @@ export interface WriteEdgeDeps {
 export interface WriteGate {
   readonly admission: WriteAdmission;
   readonly principals: WritePrincipals;
+  readonly knownRefusal?: RefusalBeforeBody;
 }
 
 /** The write path behind the proxy port, its outcomes written to the client here. */
 export function createWriteInterceptor(deps: WritePathDeps, gate?: WriteGate): WriteInterceptor {
   const writePath: WritePath = createWritePath(deps);
   if (gate === undefined) return writeInterceptorOf(writePath, deps);
-  return writeInterceptorOf(admittedWritePath(writePath, gate.admission, (request: InterceptedRequest, headers) => addToAnswerHead(request.res, headers), gate.principals), deps);
+  const intercept = writeInterceptorOf(admittedWritePath(writePath, gate.admission, (request: InterceptedRequest, headers) => addToAnswerHead(request.res, headers), gate.principals), deps);
+  return gate.knownRefusal === undefined ? intercept : Object.assign(intercept, { refusalBeforeBody: gate.knownRefusal });
 }
 
 export function writeInterceptorOf(writePath: (request: InterceptedRequest) => Promise<WriteOutcome>, deps: WriteEdgeDeps): WriteInterceptor {

@@ -1,4 +1,5 @@
-import type { ServerResponse } from 'node:http';
+import type { IncomingHttpHeaders, ServerResponse } from 'node:http';
+import type { UpstreamResponse } from '../elasticsearch/upstream-forwarder.js';
 import type { WriteRequest, WriteRoute } from '../write/write-request.js';
 import type { ContentCoding } from './body/content-coding.js';
 
@@ -21,7 +22,12 @@ export interface InflatedFrom {
  * A rejection is answered in Elasticsearch's error shape (or the connection is cut when the
  * response had already started).
  */
-export type WriteInterceptor = (request: InterceptedRequest) => Promise<void>;
+export type WriteInterceptor = ((request: InterceptedRequest) => Promise<void>) & {
+  /** An answer decided from the request head alone, given before any of the body is read (src/auth/known-refusal.ts). */
+  readonly refusalBeforeBody?: RefusalBeforeBody;
+};
+
+export type RefusalBeforeBody = (route: WriteRoute, url: string, headers: IncomingHttpHeaders) => UpstreamResponse | null;
 
 /** Routes whose body the write path needs whole. */
 export function readsBodyWhole(route: WriteRoute): boolean {

@@ -1,5 +1,5 @@
 import type { RequestEvents } from '../http/request-kind.js';
-import type { UpstreamFailures } from '../http/upstream/upstream-failures.js';
+import type { UpstreamFailures } from '../elasticsearch/forwarder/upstream-failures.js';
 import type { LockServiceState } from '../lock/lock-engine.js';
 import type { WriteObserver } from '../write/write-observer.js';
 

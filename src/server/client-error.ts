@@ -2,7 +2,7 @@ import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import { elasticsearchErrorBody, PROXY_RESPONSE_HEADERS } from '../http/elasticsearch-error.js';
 import { ProxyError } from '../errors/proxy-error.js';
-import { errorCode } from '../http/upstream/upstream-errors.js';
+import { errorCode } from '../elasticsearch/forwarder/upstream-errors.js';
 
 /**
  * Requests Node's HTTP parser rejects (malformed request line, raw non-ASCII bytes in the URL,

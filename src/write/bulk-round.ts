@@ -128,9 +128,15 @@ class Round {
       releaseAll(locks);
       return;
     }
-    // The original body can only go as it came when no item of it needs a fence.
+    // The original body can only go as it came when no item of it needs a fence, and none was
+    // answered before its lock (an item its principal may not write, bulk-write.ts).
     const allAtOnce =
-      this.firstRound && !this.run.forwardedAnything && locks.length === this.keys.length && this.fenceable.size === 0 && !this.run.items.some((keyed) => crossedDateMathBoundary(this.run, keyed));
+      this.firstRound &&
+      !this.run.forwardedAnything &&
+      this.run.results.size === 0 &&
+      locks.length === this.keys.length &&
+      this.fenceable.size === 0 &&
+      !this.run.items.some((keyed) => crossedDateMathBoundary(this.run, keyed));
     if (allAtOnce && locks.every((lock) => lock.usable())) {
       this.inFlight.push(this.forwardWhole(locks));
       return;

@@ -1,6 +1,6 @@
 import { ERROR_CODES } from '../errors/error-codes.js';
 import type { ProxyError } from '../errors/proxy-error.js';
-import type { UpstreamResponse } from '../forwarding/upstream-forwarder.js';
+import type { UpstreamResponse } from '../elasticsearch/upstream-forwarder.js';
 import type { ResolvedName } from './alias-resolver.js';
 import type { WriteRequest } from './write-request.js';
 import type { Priority } from '../lock/lock-engine.js';

@@ -2,6 +2,7 @@ import { parseBulkBody, sliceBulkBody, type BulkItem } from '../classify/bulk-pa
 import { documentKey, idsTooLong, idTooLongMessage, unlockableId } from '../classify/document-id.js';
 import { checkBulkContentType } from '../classify/content-type.js';
 import { isDateMathName } from '../classify/date-math/date-math-index-name.js';
+import { elasticsearchTypeFor, statusFor } from '../errors/error-codes.js';
 import { ProxyError } from '../errors/proxy-error.js';
 import type { ResolvedName } from './alias-resolver.js';
 import type { Priority } from '../lock/lock-engine.js';
@@ -50,9 +51,10 @@ export async function handleBulkWrite(
     lastUpstreamStatus: null,
     refusal: null,
   };
+  const permitted = await answerUnauthorizedItems(run);
   let outcome: LockOutcome = 'acquired';
   try {
-    const rounds = await runRounds(run);
+    const rounds = permitted.length === 0 ? { outcome, answer: merged(run) } : await runRounds(run, permitted);
     outcome = rounds.outcome;
     return rounds.answer;
   } finally {
@@ -135,9 +137,28 @@ function refuseIdsTooLong(items: readonly BulkItem[]): void {
   if (messages.length > 0) throw idsTooLong(messages);
 }
 
-async function runRounds(run: BulkRun): Promise<RoundsEnd> {
+/**
+ * With `proxy.auth.privileges=on` (`bulkItemRefusal`): the items whose principal may not write
+ * their index are answered here as Elasticsearch answers them (403 `security_exception` in the
+ * 200), with no lock and nothing sent; the others are returned to go on. Each item is asked about
+ * on the index it writes (its lock's, aliases resolved), as Elasticsearch authorizes bulk items.
+ */
+async function answerUnauthorizedItems(run: BulkRun): Promise<readonly KeyedBulkItem[]> {
+  const refusalOf = run.exchange.bulkItemRefusal;
+  if (refusalOf === undefined) return run.items;
+  const refusals = await Promise.all(run.items.map((keyed) => (keyed.key === null ? null : refusalOf(keyed.key.index, keyed.item.action))));
+  const permitted: KeyedBulkItem[] = [];
+  run.items.forEach((keyed, n) => {
+    const refusal = refusals[n] ?? null;
+    if (refusal === null) permitted.push(keyed);
+    else run.results.set(keyed.item.position, proxyItemResult(keyed, statusFor(refusal.code), elasticsearchTypeFor(refusal.code), refusal.message));
+  });
+  return permitted;
+}
+
+async function runRounds(run: BulkRun, items: readonly KeyedBulkItem[]): Promise<RoundsEnd> {
   const { deps, exchange, priority } = run;
-  let pending: readonly KeyedBulkItem[] = run.items;
+  let pending: readonly KeyedBulkItem[] = items;
   for (let round = 1; ; round++) {
     const waitStarted = Date.now();
     run.attemptTimes.push(waitStarted);

@@ -1,5 +1,5 @@
 import { ProxyError } from '../errors/proxy-error.js';
-import type { UpstreamResponse } from '../forwarding/upstream-forwarder.js';
+import type { UpstreamResponse } from '../elasticsearch/upstream-forwarder.js';
 import type { HeldLock, LockKey, Priority } from '../lock/lock-engine.js';
 import { acquireWithRetry } from './acquire-with-retry.js';
 import { giveUp } from './background-retry.js';

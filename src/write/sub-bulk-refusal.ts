@@ -1,4 +1,4 @@
-import type { UpstreamResponse } from '../forwarding/upstream-forwarder.js';
+import type { UpstreamResponse } from '../elasticsearch/upstream-forwarder.js';
 import type { BulkItemResult, KeyedBulkItem } from './bulk-items.js';
 import type { BulkRun } from './bulk-run.js';
 

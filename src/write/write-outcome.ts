@@ -1,5 +1,5 @@
 import type { ProxyError } from '../errors/proxy-error.js';
-import type { ForwardRequest, UpstreamResponse } from '../forwarding/upstream-forwarder.js';
+import type { ForwardRequest, UpstreamResponse } from '../elasticsearch/upstream-forwarder.js';
 
 /**
  * How the write path answers a write; the HTTP edge renders it (status, headers, body, and the

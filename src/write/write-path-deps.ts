@@ -1,8 +1,8 @@
 import { hostname } from 'node:os';
 import type { Logger } from 'pino';
 import type { Settings } from '../config/settings.js';
-import type { UpstreamForwarder, ForwardRequest } from '../forwarding/upstream-forwarder.js';
-import { PRESENTATION_PARAMS, withoutParams } from '../forwarding/request-params.js';
+import type { UpstreamForwarder, ForwardRequest } from '../elasticsearch/upstream-forwarder.js';
+import { PRESENTATION_PARAMS, withoutParams } from '../elasticsearch/request-params.js';
 import type { LockEngine, LockOwner, Priority } from '../lock/lock-engine.js';
 import type { DeadLetterStore } from '../deadletter/dead-letter-store.js';
 import type { AliasResolver } from './alias-resolver.js';

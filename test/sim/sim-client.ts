@@ -1,6 +1,6 @@
 import { EventEmitter } from 'node:events';
-import type { WatchEventType, ZkClientEvents, NodeMode } from '../../src/zookeeper/zk-client.js';
-import { ZK_RC, ZkError } from '../../src/zookeeper/zk-errors.js';
+import type { WatchEventType, ZkClientEvents, NodeMode } from '../../src/zookeeper-client/zk-client.js';
+import { ZK_RC, ZkError } from '../../src/zookeeper-client/zk-errors.js';
 import type { ChildrenRead, LockZk, NodeRead, NodeStat, ZkOp, TxnOutcome } from '../../src/lock/zookeeper/session/lock-zk.js';
 import type { SessionHandle } from '../../src/lock/zookeeper/session/session-handle.js';
 import type { SimRandom } from './sim-random.js';

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { NodeMode, WatchEventType } from '../../src/zookeeper/zk-client.js';
-import { ZkError } from '../../src/zookeeper/zk-errors.js';
+import type { NodeMode, WatchEventType } from '../../src/zookeeper-client/zk-client.js';
+import { ZkError } from '../../src/zookeeper-client/zk-errors.js';
 import { newStats } from '../../src/lock/lock-stats.js';
 import type { LockZk, NodeStat, ZkOp } from '../../src/lock/zookeeper/session/lock-zk.js';
 import { type OpenedHandle, addonHandles } from '../../src/lock/zookeeper/session/session-handle.js';

@@ -1,5 +1,5 @@
 import type { HeldLock, LockKey, Priority } from '../../src/lock/lock-engine.js';
-import { isZkCode } from '../../src/zookeeper/zk-errors.js';
+import { isZkCode } from '../../src/zookeeper-client/zk-errors.js';
 import { PRIVATE_LOCK } from '../../src/lock/zookeeper/znode-names.js';
 import type { LockZk } from '../../src/lock/zookeeper/session/lock-zk.js';
 

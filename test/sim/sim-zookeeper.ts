@@ -1,5 +1,5 @@
-import type { NodeMode, WatchEventType } from '../../src/zookeeper/zk-client.js';
-import { ZK_RC, ZkError, type ZkErrorCode } from '../../src/zookeeper/zk-errors.js';
+import type { NodeMode, WatchEventType } from '../../src/zookeeper-client/zk-client.js';
+import { ZK_RC, ZkError, type ZkErrorCode } from '../../src/zookeeper-client/zk-errors.js';
 import type { ChildrenRead, NodeRead, NodeStat, ZkOp, TxnOpResult, TxnOutcome } from '../../src/lock/zookeeper/session/lock-zk.js';
 
 /** One znode of the simulated tree. */

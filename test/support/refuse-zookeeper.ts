@@ -2,7 +2,7 @@ import { register } from 'node:module';
 
 /**
  * Loaded with `node --import`: from then on, importing the module that loads our ZooKeeper addon
- * (src/zookeeper/zk-addon.ts, the one place that does) or the `zookeeper` package fails with
+ * (src/zookeeper-client/zk-addon.ts, the one place that does) or the `zookeeper` package fails with
  * REFUSED_MARKER. A process that starts and serves with this hook never loaded the native
  * binding. The hooks run on Node's loader thread, hence a self-contained data: URL.
  */

@@ -1,5 +1,5 @@
 import { newStats } from '../../src/lock/lock-stats.js';
-import { ZkClient } from '../../src/zookeeper/zk-client.js';
+import { ZkClient } from '../../src/zookeeper-client/zk-client.js';
 
 export interface RawZkConnection {
   readonly client: ZkClient;

@@ -1,4 +1,4 @@
-import { isZkCode } from '../../src/zookeeper/zk-errors.js';
+import { isZkCode } from '../../src/zookeeper-client/zk-errors.js';
 import { connectRawClient, type RawZkConnection } from './zk-raw-client.js';
 import { fourLetterWord, restartNode, startZooKeeper, type StartOptions, type ZooKeeperCluster, type ZooKeeperNode } from './zookeeper-server.js';
 

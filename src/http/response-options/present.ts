@@ -1,4 +1,4 @@
-import type { UpstreamResponse } from '../../forwarding/upstream-forwarder.js';
+import type { UpstreamResponse } from '../../elasticsearch/upstream-forwarder.js';
 import type { JsonObject } from './filter-json.js';
 import { renderAnswer, renderError } from './render-json.js';
 import { PLAIN_RESPONSE, type ResponseOptions } from './response-options.js';

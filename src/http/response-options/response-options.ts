@@ -1,6 +1,6 @@
 import { ProxyError } from '../../errors/proxy-error.js';
 import { compileFilterPaths, type FilterPathNode } from './filter-path.js';
-import { queryParams } from '../../forwarding/request-params.js';
+import { queryParams } from '../../elasticsearch/request-params.js';
 
 /** The request's wishes about how an answer is written, as Elasticsearch reads them. */
 export interface ResponseOptions {

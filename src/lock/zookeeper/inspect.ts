@@ -1,7 +1,7 @@
 import type { LockHolderInfo, LockKey, LockOwner, LockWaiterInfo } from '../lock-engine.js';
 import { type LockNodeData, parseNodeData } from '../lock-node-data.js';
 import { type PrefixRanks, priorityOfPrefix, queueFromChildren } from '../queue-order.js';
-import { isZkCode } from '../../zookeeper/zk-errors.js';
+import { isZkCode } from '../../zookeeper-client/zk-errors.js';
 import { decodeSegment, documentPath, indexPath, privateLockPath } from './znode-names.js';
 import type { LockZk, NodeRead } from './session/lock-zk.js';
 

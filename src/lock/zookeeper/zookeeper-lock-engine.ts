@@ -21,7 +21,7 @@ import { LockUnavailableError } from '../lock-errors.js';
 import { type LockEvents, NO_LOCK_EVENTS } from '../lock-events.js';
 import { type LockEngineStats, newStats, snapshotStats } from '../lock-stats.js';
 import type { PrefixRanks } from '../queue-order.js';
-import { ZkError } from '../../zookeeper/zk-errors.js';
+import { ZkError } from '../../zookeeper-client/zk-errors.js';
 import { PRIVATE_LOCK, documentPath, encodeSegment, indexPath, normalizeRoot } from './znode-names.js';
 import { acquireInBatches } from './queue/batch-acquire.js';
 import { Connection, type Link } from './session/connection.js';

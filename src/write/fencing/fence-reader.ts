@@ -1,4 +1,4 @@
-import type { UpstreamForwarder, UpstreamResponse } from '../../forwarding/upstream-forwarder.js';
+import type { UpstreamForwarder, UpstreamResponse } from '../../elasticsearch/upstream-forwarder.js';
 import { ProxyError } from '../../errors/proxy-error.js';
 import { MISSING, type DocumentState } from './fence.js';
 import { fencingReadFailed } from './fencing-errors.js';

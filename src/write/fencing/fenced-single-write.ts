@@ -1,6 +1,6 @@
 import type { SingleWriteOp } from '../../classify/route-parser.js';
-import { queryParams } from '../../forwarding/request-params.js';
-import type { UpstreamResponse } from '../../forwarding/upstream-forwarder.js';
+import { queryParams } from '../../elasticsearch/request-params.js';
+import type { UpstreamResponse } from '../../elasticsearch/upstream-forwarder.js';
 import type { HeldLock } from '../../lock/lock-engine.js';
 import type { WriteRequest } from '../write-request.js';
 import type { WritePathDeps } from '../write-path-deps.js';

@@ -1,5 +1,5 @@
 import { ProxyError } from '../../errors/proxy-error.js';
-import { queryParams } from '../../forwarding/request-params.js';
+import { queryParams } from '../../elasticsearch/request-params.js';
 import type { HeldLock, LockKey } from '../../lock/lock-engine.js';
 import { keyString } from '../../lock/lock-key.js';
 import type { KeyedBulkItem } from '../bulk-items.js';

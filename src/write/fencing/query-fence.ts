@@ -1,4 +1,4 @@
-import { queryParams, withoutParams } from '../../forwarding/request-params.js';
+import { queryParams, withoutParams } from '../../elasticsearch/request-params.js';
 import type { Fence } from './fence.js';
 
 const OP_TYPE = new Set(['op_type']);

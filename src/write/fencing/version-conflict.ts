@@ -1,4 +1,4 @@
-import type { UpstreamResponse } from '../../forwarding/upstream-forwarder.js';
+import type { UpstreamResponse } from '../../elasticsearch/upstream-forwarder.js';
 import { type BulkItemAnswer, resultOf } from '../upstream-item.js';
 
 const CONFLICT = 'version_conflict_engine_exception';

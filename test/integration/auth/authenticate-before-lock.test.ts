@@ -1,3 +1,4 @@
+import { Agent, request, type IncomingHttpHeaders } from 'node:http';
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
 import { WWW_AUTHENTICATE, type EsStandIn } from '../../support/es-stand-in.js';
 import { startWriteStack, type WriteStack } from '../../support/write-stack.js';
@@ -180,3 +181,99 @@ describe('credential check edges', () => {
   });
 });
 
+
+const PING = 11;
+
+/** Every request the proxy sent to ZooKeeper but the session's pings. */
+function requestsBesidePings(tap: ZkWireTap): number {
+  return [...tap.requests].reduce((sum, [op, count]) => (op === PING ? sum : sum + count), 0);
+}
+
+/** A write whose head declares a 1 MiB body, sent with only its first bytes, the rest withheld: answered only by a server that does not wait for the body. */
+function unfinishedWrite(base: string, path: string, headers: Record<string, string>): Promise<{ status: number; headers: IncomingHttpHeaders; body: unknown }> {
+  const { hostname, port } = new URL(base);
+  return new Promise((resolve, reject) => {
+    const req = request(
+      { hostname, port: Number(port), method: 'PUT', path, agent: false, headers: { 'content-type': 'application/json', 'content-length': String(1024 * 1024), ...headers } },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (chunk: Buffer) => chunks.push(chunk));
+        res.on('end', () => {
+          req.destroy();
+          resolve({ status: res.statusCode ?? 0, headers: res.headers, body: JSON.parse(Buffer.concat(chunks).toString('utf8')) as unknown });
+        });
+      },
+    );
+    req.on('error', reject);
+    req.write('{"n":');
+  });
+}
+
+describe('credentials known to be refused are refused before the body is read', () => {
+  let tap: ZkWireTap;
+  let stack: WriteStack;
+  beforeAll(async () => {
+    tap = await ZkWireTap.start(inject('zookeeperConnect'));
+    // A refusal kept long enough for the test; a body that stalls is answered 408 after 2 s.
+    stack = await startWriteStack({
+      zookeeper: tap.connectString,
+      standIn: { security: SECURITY },
+      settings: securedSettings({ verify: 'on', refusalTtlMs: 60_000 }),
+      edge: { bodyIdleTimeoutMs: 2000 },
+    });
+    await warmUp(stack, tap);
+  });
+  afterAll(async () => {
+    await stack?.close();
+    await tap?.close();
+  });
+
+  it.each([
+    ['a wrong password', WRONG_PASSWORD],
+    ['no credentials', {}],
+  ])('a write with %s, refused once, is answered the cluster’s 401 without its body, the connection closed, no lock, no ZooKeeper traffic', async (what, credentials) => {
+    const path = `/unread/_doc/${encodeURIComponent(what)}`;
+    expect((await send(stack.urls[0]!, 'PUT', path, { n: 1 }, { ...FOREGROUND, ...credentials })).status).toBe(401);
+    const checks = authenticateCalls(stack.standIn);
+    tap.resetCounts();
+    const answer = await unfinishedWrite(stack.urls[0]!, path, { ...FOREGROUND, ...credentials });
+    const direct = await directAnswer(stack.standIn, 'PUT', path, credentials);
+    expect(answer.status).toBe(401);
+    expect(answer.body).toEqual(direct.body);
+    expect(answer.headers['www-authenticate']).toBe(WWW_AUTHENTICATE.join(', '));
+    expect(answer.headers.connection).toBe('close');
+    expect(requestsBesidePings(tap)).toBe(0);
+    expect(lockCreates(tap)).toBe(0);
+    expect(authenticateCalls(stack.standIn)).toBe(checks);
+    expect(stack.standIn.requests.filter((request) => request.url === path)).toHaveLength(1); // the direct one above
+    expect(stack.standIn.documents('unread').size).toBe(0);
+  });
+
+  it('a small refused body is discarded unread, not inflated: the 401 comes back on a connection kept open', async () => {
+    const path = '/unread/_doc/small';
+    expect((await send(stack.urls[0]!, 'PUT', path, { n: 1 }, WRONG_PASSWORD)).status).toBe(401);
+    tap.resetCounts();
+    // Not gzip at all: inflating it would fail the request with 400 before any credential check.
+    const agent = new Agent({ keepAlive: true });
+    const answer = await new Promise<{ status: number; connection: string | undefined }>((resolve, reject) => {
+      const { hostname, port } = new URL(stack.urls[0]!);
+      const req = request(
+        { hostname, port: Number(port), method: 'PUT', path, agent, headers: { 'content-type': 'application/json', 'content-encoding': 'gzip', ...WRONG_PASSWORD } },
+        (res) => {
+          res.resume();
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, connection: res.headers.connection }));
+        },
+      );
+      req.on('error', reject);
+      req.end('not gzip');
+    }).finally(() => agent.destroy());
+    expect(answer.status).toBe(401);
+    expect(answer.connection).toBe('keep-alive');
+    expect(requestsBesidePings(tap)).toBe(0);
+  });
+
+  it('valid credentials still have their body read and written', async () => {
+    expect((await send(stack.urls[0]!, 'PUT', '/unread/_doc/valid', { n: 2 }, ALICE)).status).toBe(201);
+    expect(stack.standIn.document('unread', 'valid')?.source).toEqual({ n: 2 });
+  });
+});

@@ -37,3 +37,71 @@ describe('proxy.auth.privileges=on: a write the cluster would refuse with 403 ta
     expect(stack.standIn.requests.filter((request) => request.url === '/_security/user/_has_privileges')).toHaveLength(4);
   });
 });
+
+describe('proxy.auth.privileges=on: bulk items are authorized one by one, as Elasticsearch does', () => {
+  let stack: WriteStack | undefined;
+  let tap: ZkWireTap | undefined;
+  afterEach(async () => {
+    await stack?.close();
+    await tap?.close();
+    stack = undefined;
+    tap = undefined;
+  });
+
+  const SCOPED = basic('scoped', 'scoped-secret');
+  const ndjson = (lines: readonly unknown[]): string => lines.map((line) => `${JSON.stringify(line)}\n`).join('');
+
+  it('an item on an index its principal may not write takes no lock and is answered 403 security_exception in the 200; the others are written', async () => {
+    tap = await ZkWireTap.start(inject('zookeeperConnect'));
+    stack = await startWriteStack({ zookeeper: tap.connectString, standIn: { security: SECURITY }, settings: securedSettings({ privileges: 'on' }) });
+    await warmUp(stack, tap);
+    tap.resetCounts();
+    const body = ndjson([
+      { index: { _index: 'allowed-a', _id: '1' } },
+      { by: 'scoped' },
+      { index: { _index: 'denied-b', _id: '1' } },
+      { by: 'scoped' },
+      { delete: { _index: 'denied-b', _id: '2' } },
+      { create: { _index: 'allowed-a', _id: '2' } },
+      { by: 'scoped' },
+    ]);
+    const answer = await send(stack.urls[0]!, 'POST', '/_bulk', body, { 'content-type': 'application/x-ndjson', ...BACKGROUND, ...SCOPED });
+    expect(answer.status).toBe(200);
+    const items = answer.json.items as Record<string, { _index: string; _id: string; status: number; error?: { type: string; reason: string } }>[];
+    expect(answer.json.errors).toBe(true);
+    expect(items.map((item) => Object.keys(item)[0])).toEqual(['index', 'index', 'delete', 'create']);
+    expect(items[0]!.index).toMatchObject({ _index: 'allowed-a', _id: '1', status: 201 });
+    expect(items[1]!.index).toEqual({
+      _index: 'denied-b',
+      _id: '1',
+      status: 403,
+      error: {
+        type: 'security_exception',
+        reason:
+          'action [indices:data/write/index:op_type/index] is unauthorized for user [scoped] with effective roles [scoped-writer] on indices [denied-b], this action is granted by the index privileges [create,index,write,all]',
+      },
+    });
+    expect(items[2]!.delete).toMatchObject({ _index: 'denied-b', _id: '2', status: 403, error: { type: 'security_exception' } });
+    expect(items[2]!.delete!.error!.reason).toContain('action [indices:data/write/delete] is unauthorized for user [scoped]');
+    expect(items[3]!.create).toMatchObject({ _index: 'allowed-a', _id: '2', status: 201 });
+    expect(stack.standIn.document('allowed-a', '1')?.source).toEqual({ by: 'scoped' });
+    expect(stack.standIn.document('allowed-a', '2')?.source).toEqual({ by: 'scoped' });
+    expect(stack.standIn.documents('denied-b').size).toBe(0);
+    // Nothing of the refused items went to the cluster.
+    expect(stack.standIn.requests.some((request) => request.url.includes('_bulk') && request.body.includes('denied-b'))).toBe(false);
+  });
+
+  it('a bulk whose every item is refused is answered without any lock or forward', async () => {
+    tap = await ZkWireTap.start(inject('zookeeperConnect'));
+    stack = await startWriteStack({ zookeeper: tap.connectString, standIn: { security: SECURITY }, settings: securedSettings({ privileges: 'on' }) });
+    await warmUp(stack, tap);
+    tap.resetCounts();
+    const before = stack.standIn.requests.filter((request) => request.url.includes('_bulk')).length;
+    const answer = await send(stack.urls[0]!, 'POST', '/denied-c/_bulk', ndjson([{ index: { _id: '1' } }, { n: 1 }]), { 'content-type': 'application/x-ndjson', ...SCOPED });
+    expect(answer.status).toBe(200);
+    expect(answer.json).toMatchObject({ errors: true, items: [{ index: { _index: 'denied-c', _id: '1', status: 403, error: { type: 'security_exception' } } }] });
+    expect(lockCreates(tap)).toBe(0);
+    expect(stack.standIn.requests.filter((request) => request.url.includes('_bulk')).length).toBe(before);
+    expect(stack.standIn.documents('denied-c').size).toBe(0);
+  });
+});

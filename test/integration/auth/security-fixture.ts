@@ -14,12 +14,14 @@ export const SECURITY: StandInSecurityOptions = {
     alice: { password: 'alice-secret', roles: ['writer', 'interactive'] },
     batch: { password: 'batch-secret', roles: ['writer'] },
     reader: { password: 'reader-secret', roles: ['viewer'] },
+    scoped: { password: 'scoped-secret', roles: ['scoped-writer'] },
   },
   apiKeys: { 'key-1': { key: 'key-1-secret', name: 'ingest', owner: 'batch' } },
   tokens: { 'token-of-alice': 'alice' },
   roles: {
     writer: [{ names: ['*'], privileges: ['write', 'read'] }],
     viewer: [{ names: ['*'], privileges: ['read'] }],
+    'scoped-writer': [{ names: ['allowed-*'], privileges: ['write'] }],
   },
 };
 

@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, inject, it, vi } from 'vitest';
 import { numberField, spawnBenchChild, type BenchChild } from '../../../bench/child-process.js';
 import { type RawZkConnection, connectRawClient } from '../../support/zk-raw-client.js';
-import { isZkCode } from '../../../src/zookeeper/zk-errors.js';
+import { isZkCode } from '../../../src/zookeeper-client/zk-errors.js';
 import { REFERENCE_LOCK_ROOT } from '../../../bench/reference-zookeeper-lock.js';
 
 

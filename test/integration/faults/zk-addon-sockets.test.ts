@@ -1,7 +1,7 @@
 import { type Server, type Socket, connect, createServer } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { newStats } from '../../../src/lock/lock-stats.js';
-import { ZkClient } from '../../../src/zookeeper/zk-client.js';
+import { ZkClient } from '../../../src/zookeeper-client/zk-client.js';
 import { restartNode, startZooKeeper } from '../../support/zookeeper-server.js';
 
 /**

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { ProxyError } from '../../../src/errors/proxy-error.js';
-import type { ForwardOutcome } from '../../../src/forwarding/upstream-forwarder.js';
+import type { ForwardOutcome } from '../../../src/elasticsearch/upstream-forwarder.js';
 import { freePort } from '../../support/free-port.js';
 import { jsonOf, rawRequest } from '../../support/http-request.js';
 import { STAND_IN, startProxyHarness, type ProxyHarness } from '../../support/proxy-harness.js';

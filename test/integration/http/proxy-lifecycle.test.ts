@@ -2,7 +2,7 @@ import { request } from 'node:http';
 import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ProxyError } from '../../../src/errors/proxy-error.js';
-import type { ForwardOutcome } from '../../../src/forwarding/upstream-forwarder.js';
+import type { ForwardOutcome } from '../../../src/elasticsearch/upstream-forwarder.js';
 import type { InterceptedRequest } from '../../../src/http/write-interceptor.js';
 import { startProxy } from '../../../src/server/start-proxy.js';
 import { freePort } from '../../support/free-port.js';

@@ -1,6 +1,6 @@
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { HeldLock } from '../../../src/lock/lock-engine.js';
-import { isZkCode } from '../../../src/zookeeper/zk-errors.js';
+import { isZkCode } from '../../../src/zookeeper-client/zk-errors.js';
 import { type RawZkConnection, connectRawClient } from '../../support/zk-raw-client.js';
 import { PRIVATE_LOCK, documentPath, indexPath, normalizeRoot } from '../../../src/lock/zookeeper/znode-names.js';
 import { owner } from '../../unit/lock/lock-engine-suite.js';

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, inject, it, vi } from 'vitest';
 import type { HeldLock, LockKey } from '../../../src/lock/lock-engine.js';
 import type { ZooKeeperLockEngine } from '../../../src/lock/zookeeper/zookeeper-lock-engine.js';
 import { MAX_KEYS_PER_TXN } from '../../../src/lock/zookeeper/queue/batch-acquire.js';
-import { childrenOrEmpty } from '../../../src/zookeeper/zk-client.js';
+import { childrenOrEmpty } from '../../../src/zookeeper-client/zk-client.js';
 import { connectRawClient } from '../../support/zk-raw-client.js';
 import { documentPath, indexPath, normalizeRoot } from '../../../src/lock/zookeeper/znode-names.js';
 import { TcpForwarder } from '../../support/tcp-forwarder.js';

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { HeldLock, LockKey } from '../../../src/lock/lock-engine.js';
-import { childrenOrEmpty } from '../../../src/zookeeper/zk-client.js';
-import { isZkCode } from '../../../src/zookeeper/zk-errors.js';
+import { childrenOrEmpty } from '../../../src/zookeeper-client/zk-client.js';
+import { isZkCode } from '../../../src/zookeeper-client/zk-errors.js';
 import { connectRawClient } from '../../support/zk-raw-client.js';
 import { documentPath, normalizeRoot } from '../../../src/lock/zookeeper/znode-names.js';
 import { ZK_OP, ZkWireTap } from '../../support/zk-wire-tap.js';

@@ -1,7 +1,7 @@
 import { expect, it } from 'vitest';
-import { childrenOrEmpty } from '../../../src/zookeeper/zk-client.js';
+import { childrenOrEmpty } from '../../../src/zookeeper-client/zk-client.js';
 import { PRIVATE_LOCK, documentPath, normalizeRoot } from '../../../src/lock/zookeeper/znode-names.js';
-import { ZK_RC } from '../../../src/zookeeper/zk-errors.js';
+import { ZK_RC } from '../../../src/zookeeper-client/zk-errors.js';
 import { ZK_OPCODE } from '../../support/zookeeper-frames.js';
 import { owner } from '../../unit/lock/lock-engine-suite.js';
 import { makeKnown, useLockFixture, zkSettings } from './zk-test-engines.js';

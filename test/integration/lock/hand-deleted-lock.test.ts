@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { pino } from 'pino';
 import type { HeldLock } from '../../../src/lock/lock-engine.js';
-import { childrenOrEmpty } from '../../../src/zookeeper/zk-client.js';
+import { childrenOrEmpty } from '../../../src/zookeeper-client/zk-client.js';
 import { PRIVATE_LOCK, documentPath, normalizeRoot } from '../../../src/lock/zookeeper/znode-names.js';
 import { type ProxyRuntime, startProxyRuntime } from '../../../src/server/proxy-runtime.js';
 import { type EsStandIn, startEsStandIn } from '../../support/es-stand-in.js';

@@ -1,8 +1,8 @@
 import { expect, it } from 'vitest';
 import { encodeNodeData } from '../../../src/lock/lock-node-data.js';
 import { lockEvents } from '../../../src/lock/lock-events.js';
-import { isZkCode } from '../../../src/zookeeper/zk-errors.js';
-import { childrenOrEmpty } from '../../../src/zookeeper/zk-client.js';
+import { isZkCode } from '../../../src/zookeeper-client/zk-errors.js';
+import { childrenOrEmpty } from '../../../src/zookeeper-client/zk-client.js';
 import { PRIVATE_LOCK, documentPath, normalizeRoot } from '../../../src/lock/zookeeper/znode-names.js';
 import type { Connection } from '../../../src/lock/zookeeper/session/connection.js';
 import type { LockZk } from '../../../src/lock/zookeeper/session/lock-zk.js';

@@ -1,5 +1,5 @@
-import type { ZkClient } from '../../../src/zookeeper/zk-client.js';
-import { isZkCode } from '../../../src/zookeeper/zk-errors.js';
+import type { ZkClient } from '../../../src/zookeeper-client/zk-client.js';
+import { isZkCode } from '../../../src/zookeeper-client/zk-errors.js';
 
 /**
  * A client following the original Contentserv document literally: persistent node per object,

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import type { HeldLock } from '../../../src/lock/lock-engine.js';
 import { parseNodeData } from '../../../src/lock/lock-node-data.js';
-import { childrenOrEmpty } from '../../../src/zookeeper/zk-client.js';
-import { ZK_RC } from '../../../src/zookeeper/zk-errors.js';
+import { childrenOrEmpty } from '../../../src/zookeeper-client/zk-client.js';
+import { ZK_RC } from '../../../src/zookeeper-client/zk-errors.js';
 import { documentPath, normalizeRoot } from '../../../src/lock/zookeeper/znode-names.js';
 import type { TcpForwarder } from '../../support/tcp-forwarder.js';
 import { ZK_OPCODE } from '../../support/zookeeper-frames.js';

@@ -2,8 +2,8 @@ import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest
 import { LockUnavailableError } from '../../../src/lock/lock-errors.js';
 import { lockEvents } from '../../../src/lock/lock-events.js';
 import { parseNodeData } from '../../../src/lock/lock-node-data.js';
-import { childrenOrEmpty } from '../../../src/zookeeper/zk-client.js';
-import { ZK_RC } from '../../../src/zookeeper/zk-errors.js';
+import { childrenOrEmpty } from '../../../src/zookeeper-client/zk-client.js';
+import { ZK_RC } from '../../../src/zookeeper-client/zk-errors.js';
 import { type RawZkConnection, connectRawClient } from '../../support/zk-raw-client.js';
 import { documentPath, normalizeRoot } from '../../../src/lock/zookeeper/znode-names.js';
 import { Connection } from '../../../src/lock/zookeeper/session/connection.js';

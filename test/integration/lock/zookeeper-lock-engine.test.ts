@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, inject, it } from 'vitest';
 import type { HeldLock } from '../../../src/lock/lock-engine.js';
 import { LockTimeoutError } from '../../../src/lock/lock-errors.js';
-import { childrenOrEmpty } from '../../../src/zookeeper/zk-client.js';
+import { childrenOrEmpty } from '../../../src/zookeeper-client/zk-client.js';
 import { connectRawClient } from '../../support/zk-raw-client.js';
 import { documentPath, normalizeRoot } from '../../../src/lock/zookeeper/znode-names.js';
 import { owner, runLockEngineSuite, waitFor } from '../../unit/lock/lock-engine-suite.js';

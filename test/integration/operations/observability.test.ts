@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, inject, it } from 'vitest';
 import { connectRawClient } from '../../support/zk-raw-client.js';
-import { isZkCode } from '../../../src/zookeeper/zk-errors.js';
+import { isZkCode } from '../../../src/zookeeper-client/zk-errors.js';
 import { documentPath } from '../../../src/lock/zookeeper/znode-names.js';
 import { parsePrometheusText, sampleValue } from '../../support/prometheus-text.js';
 import { eventually, startWriteStack, type WriteStack } from '../../support/write-stack.js';

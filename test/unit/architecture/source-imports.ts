@@ -1,5 +1,5 @@
 import { readFileSync, readdirSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
+import { dirname, join, relative, resolve, sep } from 'node:path';
 import ts from 'typescript';
 
 export const SRC = resolve(import.meta.dirname, '../../../src');
@@ -23,4 +23,17 @@ export function localImports(file: string): string[] {
     .map((imported) => imported.fileName)
     .filter((name) => name.startsWith('.'))
     .map((name) => resolve(dirname(file), name.replace(/\.js$/, '.ts')));
+}
+
+/**
+ * The folders of src/ that hold source, relative to src/ with `/` separators, parents included
+ * (an empty folder a checkout left behind is not one).
+ */
+export function sourceFolders(): string[] {
+  const folders = new Set<string>();
+  for (const file of sourceFiles(SRC)) {
+    const parts = relative(SRC, dirname(file)).split(sep).filter((part) => part !== '');
+    for (let depth = 1; depth <= parts.length; depth++) folders.add(parts.slice(0, depth).join('/'));
+  }
+  return [...folders].sort();
 }

@@ -41,9 +41,9 @@ describe('write/ speaks of outcomes, not HTTP', () => {
 });
 
 describe('one list of hop-by-hop headers', () => {
-  it('is named in src/forwarding/hop-by-hop.ts alone', () => {
+  it('is named in src/elasticsearch/hop-by-hop.ts alone', () => {
     const listing = sourceFiles(SRC).filter((file) => /['"]proxy-connection['"]/.test(readFileSync(file, 'utf8')));
-    expect(listing.map((file) => relative(SRC, file))).toEqual([join('forwarding', 'hop-by-hop.ts')]);
+    expect(listing.map((file) => relative(SRC, file))).toEqual([join('elasticsearch', 'hop-by-hop.ts')]);
   });
 });
 

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { AuthenticationCache } from '../../../src/auth/authentication-cache.js';
 import type { CredentialVerdict } from '../../../src/auth/cluster-authentication.js';
 import { CredentialKeys } from '../../../src/auth/credential-key.js';
-import type { UpstreamResponse } from '../../../src/forwarding/upstream-forwarder.js';
+import type { UpstreamResponse } from '../../../src/elasticsearch/upstream-forwarder.js';
 
 const ANSWER: UpstreamResponse = { status: 401, headers: {}, rawHeaders: [], body: Buffer.from('{}'), upstreamHost: 'es' };
 const ALICE: CredentialVerdict = { kind: 'authenticated', principal: { username: 'alice', roles: [], apiKeyName: null, apiKeyId: null, authenticationType: 'realm' } };

@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { Writable } from 'node:stream';
 import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { UpstreamForwarder } from '../../../src/forwarding/upstream-forwarder.js';
+import type { UpstreamForwarder } from '../../../src/elasticsearch/upstream-forwarder.js';
 import { createProxyHandler } from '../../../src/http/proxy-handler.js';
 import { writeInterceptorOf } from '../../../src/http/write-edge.js';
 import type { WriteInterceptor } from '../../../src/http/write-interceptor.js';

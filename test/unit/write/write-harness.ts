@@ -8,7 +8,7 @@ import type { DeadLetterRecord } from '../../../src/deadletter/dead-letter-recor
 import { statusFor } from '../../../src/errors/error-codes.js';
 import { ProxyError } from '../../../src/errors/proxy-error.js';
 import { sendElasticsearchError } from '../../../src/http/elasticsearch-error.js';
-import type { ForwardOutcome, ForwardRequest, SpooledForward, UpstreamForwarder, UpstreamResponse } from '../../../src/forwarding/upstream-forwarder.js';
+import type { ForwardOutcome, ForwardRequest, SpooledForward, UpstreamForwarder, UpstreamResponse } from '../../../src/elasticsearch/upstream-forwarder.js';
 import type { InterceptedRequest } from '../../../src/http/write-interceptor.js';
 import type { WriteRoute } from '../../../src/write/write-request.js';
 import type { LockKey } from '../../../src/lock/lock-engine.js';

@@ -1,7 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
 import { classifyRoute } from '../../../src/classify/route-parser.js';
-import type { ForwardRequest } from '../../../src/forwarding/upstream-forwarder.js';
+import type { ForwardRequest } from '../../../src/elasticsearch/upstream-forwarder.js';
 import type { WriteOutcome } from '../../../src/write/write-outcome.js';
 import { createWritePath } from '../../../src/write/write-path.js';
 import type { WriteRequest, WriteRoute } from '../../../src/write/write-request.js';

@@ -1,4 +1,4 @@
-import { toZkError } from '../../../zookeeper/zk-errors.js';
+import { toZkError } from '../../../zookeeper-client/zk-errors.js';
 import type { Link } from '../session/connection.js';
 import type { CohortCore } from '../cohort-core.js';
 import { holdsLock } from '../cohort-decisions.js';

@@ -1,5 +1,5 @@
 import { parseNodeData } from '../../lock-node-data.js';
-import { isZkCode } from '../../../zookeeper/zk-errors.js';
+import { isZkCode } from '../../../zookeeper-client/zk-errors.js';
 import { privateLockPath } from '../znode-names.js';
 import type { ForcedReleaseEpoch } from './forced-release-epoch.js';
 import type { LockZk, ZkOp } from '../session/lock-zk.js';

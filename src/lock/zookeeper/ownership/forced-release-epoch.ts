@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import { isZkCode } from '../../../zookeeper/zk-errors.js';
+import { isZkCode } from '../../../zookeeper-client/zk-errors.js';
 import { forcedReleasesPath } from '../znode-names.js';
 import type { Link } from '../session/connection.js';
 import { type ContainerCache, lockRootNodes } from '../queue/containers.js';

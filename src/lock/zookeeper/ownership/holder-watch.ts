@@ -1,4 +1,4 @@
-import { toZkError } from '../../../zookeeper/zk-errors.js';
+import { toZkError } from '../../../zookeeper-client/zk-errors.js';
 import type { Connection } from '../session/connection.js';
 
 /**

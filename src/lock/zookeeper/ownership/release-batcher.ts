@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import { isZkCode, toZkError } from '../../../zookeeper/zk-errors.js';
+import { isZkCode, toZkError } from '../../../zookeeper-client/zk-errors.js';
 import { PRIVATE_LOCK_SUFFIX } from '../znode-names.js';
 import type { Connection, Link } from '../session/connection.js';
 import type { ForcedReleaseEpoch } from './forced-release-epoch.js';

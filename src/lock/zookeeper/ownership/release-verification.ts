@@ -1,4 +1,4 @@
-import { isZkCode } from '../../../zookeeper/zk-errors.js';
+import { isZkCode } from '../../../zookeeper-client/zk-errors.js';
 import { privateLockPath } from '../znode-names.js';
 import type { Link } from '../session/connection.js';
 import type { ForcedReleaseEpoch } from './forced-release-epoch.js';

@@ -1,5 +1,5 @@
 import { queueFromChildren, rankOf } from '../../queue-order.js';
-import { isZkCode } from '../../../zookeeper/zk-errors.js';
+import { isZkCode } from '../../../zookeeper-client/zk-errors.js';
 import { PRIVATE_LOCK, indexPath } from '../znode-names.js';
 import type { Link } from '../session/connection.js';
 import { type Sighting, lockRootNodes } from './containers.js';

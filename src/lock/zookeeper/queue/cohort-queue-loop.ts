@@ -1,5 +1,5 @@
 import { LockUnavailableError } from '../../lock-errors.js';
-import { ZK_RC, ZkError } from '../../../zookeeper/zk-errors.js';
+import { ZK_RC, ZkError } from '../../../zookeeper-client/zk-errors.js';
 import type { Link } from '../session/connection.js';
 import { type ParentNode, parentChain } from './containers.js';
 import type { CohortCore } from '../cohort-core.js';

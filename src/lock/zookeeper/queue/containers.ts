@@ -1,6 +1,6 @@
 import { LRUCache } from 'lru-cache';
 import { forcedReleasesPath } from '../znode-names.js';
-import { isZkCode } from '../../../zookeeper/zk-errors.js';
+import { isZkCode } from '../../../zookeeper-client/zk-errors.js';
 import type { LockZk } from '../session/lock-zk.js';
 
 /** A node above the queue: the persistent lock root chain, then index and document containers. */

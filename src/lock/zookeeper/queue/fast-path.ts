@@ -1,4 +1,4 @@
-import { type ZkError, isZkCode } from '../../../zookeeper/zk-errors.js';
+import { type ZkError, isZkCode } from '../../../zookeeper-client/zk-errors.js';
 import { type PrefixRanks, queueFromChildren, rankOf } from '../../queue-order.js';
 import type { ContainerCache, ParentNode } from './containers.js';
 import type { LockZk, ZkOp } from '../session/lock-zk.js';

@@ -1,4 +1,4 @@
-import { isZkCode } from '../../../zookeeper/zk-errors.js';
+import { isZkCode } from '../../../zookeeper-client/zk-errors.js';
 import { type PrefixRanks, type QueueEntry, queueFromChildren } from '../../queue-order.js';
 import { PRIVATE_LOCK } from '../znode-names.js';
 import type { ContainerCache, ParentNode } from './containers.js';

@@ -1,6 +1,6 @@
 import { parseNodeData } from '../../lock-node-data.js';
 import { parseEntryName } from '../../queue-order.js';
-import { isZkCode } from '../../../zookeeper/zk-errors.js';
+import { isZkCode } from '../../../zookeeper-client/zk-errors.js';
 import { PRIVATE_LOCK } from '../znode-names.js';
 import type { LockZk } from '../session/lock-zk.js';
 import { classifyFailure, type Failure } from '../session/round-trip.js';

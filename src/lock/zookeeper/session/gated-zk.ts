@@ -1,5 +1,5 @@
-import type { NodeMode, WatchEventType, ZkClient } from '../../../zookeeper/zk-client.js';
-import { type NodeAcl, type ZkOp, ZkMultiError } from '../../../zookeeper/zk-multi.js';
+import type { NodeMode, WatchEventType, ZkClient } from '../../../zookeeper-client/zk-client.js';
+import { type NodeAcl, type ZkOp, ZkMultiError } from '../../../zookeeper-client/zk-multi.js';
 import type { ChildrenRead, LockZk, NodeRead, NodeStat, TxnOutcome } from './lock-zk.js';
 import type { RequestGate } from './request-gate.js';
 

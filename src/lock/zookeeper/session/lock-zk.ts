@@ -1,6 +1,6 @@
-import type { NodeMode, WatchEventType } from '../../../zookeeper/zk-client.js';
-import type { ZkErrorCode } from '../../../zookeeper/zk-errors.js';
-import type { ZkOp } from '../../../zookeeper/zk-multi.js';
+import type { NodeMode, WatchEventType } from '../../../zookeeper-client/zk-client.js';
+import type { ZkErrorCode } from '../../../zookeeper-client/zk-errors.js';
+import type { ZkOp } from '../../../zookeeper-client/zk-multi.js';
 
 /**
  * What the lock engine asks of one ZooKeeper session, in its own terms. One implementation

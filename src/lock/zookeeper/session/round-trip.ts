@@ -1,4 +1,4 @@
-import { type ZkError, toZkError } from '../../../zookeeper/zk-errors.js';
+import { type ZkError, toZkError } from '../../../zookeeper-client/zk-errors.js';
 
 /**
  * How one pipelined round trip ended for the request whose outcome matters (a create, a

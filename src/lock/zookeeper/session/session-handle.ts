@@ -1,6 +1,6 @@
 import type { LockEngineStats } from '../../lock-stats.js';
-import { loadZkAddon } from '../../../zookeeper/zk-addon.js';
-import { ZkClient, type ZkClientEvents, type ZkClientOptions } from '../../../zookeeper/zk-client.js';
+import { loadZkAddon } from '../../../zookeeper-client/zk-addon.js';
+import { ZkClient, type ZkClientEvents, type ZkClientOptions } from '../../../zookeeper-client/zk-client.js';
 import { GatedZk } from './gated-zk.js';
 import type { LockZk } from './lock-zk.js';
 import { RequestGate } from './request-gate.js';

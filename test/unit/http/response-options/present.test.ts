@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { presentedAnswer, presentedUpstreamError } from '../../../../src/http/response-options/present.js';
 import { PLAIN_RESPONSE, responseOptionsOf } from '../../../../src/http/response-options/response-options.js';
-import type { UpstreamResponse } from '../../../../src/forwarding/upstream-forwarder.js';
+import type { UpstreamResponse } from '../../../../src/elasticsearch/upstream-forwarder.js';
 
 const upstream = (contentType: string, body: string): UpstreamResponse => ({
   status: 400,

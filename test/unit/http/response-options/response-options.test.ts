@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { PRESENTATION_PARAMS, withoutParams } from '../../../../src/forwarding/request-params.js';
+import { PRESENTATION_PARAMS, withoutParams } from '../../../../src/elasticsearch/request-params.js';
 import { lenientResponseOptionsOf, PLAIN_RESPONSE, responseOptionsOf } from '../../../../src/http/response-options/response-options.js';
 
 describe('responseOptionsOf: pretty and error_trace as RestRequest.paramAsBoolean reads them', () => {

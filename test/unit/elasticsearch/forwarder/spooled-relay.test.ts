@@ -5,7 +5,7 @@ import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { spooledRelaySink, type SpoolLimits, type SpooledRelay } from '../../../src/http/upstream/spooled-relay.js';
+import { spooledRelaySink, type SpoolLimits, type SpooledRelay } from '../../../../src/elasticsearch/forwarder/spooled-relay.js';
 
 const CHUNK = 16 * 1024;
 const CHUNKS = 256;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { HostPool } from '../../../src/http/upstream/host-pool.js';
+import { HostPool } from '../../../../src/elasticsearch/forwarder/host-pool.js';
 
 const urls = ['http://a:9200', 'http://b:9200', 'http://c:9200'].map((u) => new URL(u));
 const labels = (pool: HostPool) => pool.attemptOrder().map((host) => host.label);

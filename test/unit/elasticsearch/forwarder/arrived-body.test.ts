@@ -1,6 +1,6 @@
 import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { withArrivedBody } from '../../../src/http/upstream/arrived-body.js';
+import { withArrivedBody } from '../../../../src/elasticsearch/forwarder/arrived-body.js';
 
 function streamWith(...chunks: string[]): PassThrough {
   const stream = new PassThrough();

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { toZkError } from '../../../src/zookeeper/zk-errors.js';
+import { toZkError } from '../../../src/zookeeper-client/zk-errors.js';
 
 describe('ZooKeeper rc parsing', () => {
   it.each([

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { rawWithoutHopByHop } from '../../../src/http/hop-by-hop-headers.js';
-import { upstreamHostOf } from '../../../src/http/upstream/host-pool.js';
-import { upstreamRequestHeaders } from '../../../src/http/upstream/upstream-headers.js';
+import { rawWithoutHopByHop } from '../../../src/elasticsearch/hop-by-hop-headers.js';
+import { upstreamHostOf } from '../../../src/elasticsearch/forwarder/host-pool.js';
+import { upstreamRequestHeaders } from '../../../src/elasticsearch/forwarder/upstream-headers.js';
 
 const HOST = upstreamHostOf(new URL('http://es-1:9200'));
 

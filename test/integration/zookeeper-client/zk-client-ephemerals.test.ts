@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, expect, inject, it } from 'vitest';
-import { isZkCode } from '../../../src/zookeeper/zk-errors.js';
+import { isZkCode } from '../../../src/zookeeper-client/zk-errors.js';
 import { type RawZkConnection, connectRawClient } from '../../support/zk-raw-client.js';
 
 /** getEphemerals (ZooKeeper 3.6+) through our addon: this session's ephemerals under a path prefix. */

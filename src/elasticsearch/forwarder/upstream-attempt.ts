@@ -1,7 +1,7 @@
 import type { Readable } from 'node:stream';
 import type { Dispatcher } from 'undici';
 import type { ProxyError } from '../../errors/proxy-error.js';
-import type { ForwardRequest } from '../../forwarding/upstream-forwarder.js';
+import type { ForwardRequest } from '../upstream-forwarder.js';
 import type { AnswerSink } from './answer-sink.js';
 import type { UpstreamHost } from './host-pool.js';
 import { errorCode, requestNotForwardable, upstreamReset, upstreamTimeout } from './upstream-errors.js';

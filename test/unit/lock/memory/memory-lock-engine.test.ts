@@ -1,6 +1,6 @@
 import { afterEach } from 'vitest';
-import { MemoryLockEngine } from '../../../src/lock/memory/memory-lock-engine.js';
-import { runLockEngineSuite } from './lock-engine-suite.js';
+import { MemoryLockEngine } from '../../../../src/lock/memory/memory-lock-engine.js';
+import { runLockEngineSuite } from '../lock-engine-suite.js';
 
 let engines: MemoryLockEngine[] = [];
 let shared: MemoryLockEngine | null = null;

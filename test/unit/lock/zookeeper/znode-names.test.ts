@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { decodeSegment, documentPath, encodeSegment, normalizeRoot } from '../../../src/lock/zookeeper/znode-names.js';
+import { decodeSegment, documentPath, encodeSegment, normalizeRoot } from '../../../../src/lock/zookeeper/znode-names.js';
 
 describe('znode names', () => {
   const awkward = ['a/b', 'a%2Fb', '.', '..', 'ünï', '😀', 'c\u0000\u001f\u007f', ' ', 'x'.repeat(512), 'zookeeper', 'A-0000000001'];

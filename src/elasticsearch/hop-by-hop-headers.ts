@@ -1,4 +1,4 @@
-import { HOP_BY_HOP_HEADERS } from '../forwarding/hop-by-hop.js';
+import { HOP_BY_HOP_HEADERS } from './hop-by-hop.js';
 
 /**
  * Drops the hop-by-hop headers (`HOP_BY_HOP_HEADERS`) and the names `Connection` lists: a proxy must
@@ -7,7 +7,7 @@ import { HOP_BY_HOP_HEADERS } from '../forwarding/hop-by-hop.js';
  * `raw` is `[name, value, ...]` as received (original case and order, repeated headers such as
  * `set-cookie` kept); the result keeps that form, minus hop-by-hop headers and the lower-case names
  * in `alsoDrop`. Reads the raw list only: Node builds a message's header object lazily, and relaying
- * needs none. (Request headers going upstream: `upstream/upstream-headers.ts`.)
+ * needs none. (Request headers going upstream: `forwarder/upstream-headers.ts`.)
  */
 export function rawWithoutHopByHop(raw: readonly string[], alsoDrop: readonly string[] = []): string[] {
   const kept: string[] = [];

@@ -1,4 +1,4 @@
-import type { ForwardRequest } from '../../forwarding/upstream-forwarder.js';
+import type { ForwardRequest } from '../upstream-forwarder.js';
 
 /**
  * A streamed body that has already arrived whole (a search's few hundred bytes come in the same

@@ -1,8 +1,8 @@
 import fc from 'fast-check';
 import { afterEach, describe, expect, inject, it, vi } from 'vitest';
 import { newStats } from '../../../src/lock/lock-stats.js';
-import { ZkClient } from '../../../src/zookeeper/zk-client.js';
-import { ZK_RC, toZkError } from '../../../src/zookeeper/zk-errors.js';
+import { ZkClient } from '../../../src/zookeeper-client/zk-client.js';
+import { ZK_RC, toZkError } from '../../../src/zookeeper-client/zk-errors.js';
 import { SUSPENDED_LOSS_FRACTION } from '../../../src/lock/zookeeper/session/session.js';
 import { TcpForwarder } from '../../support/tcp-forwarder.js';
 

@@ -1,8 +1,8 @@
 import { tmpdir } from 'node:os';
 import type { Logger } from 'pino';
 import type { Settings } from '../../config/settings.js';
-import type { UpstreamForwarder } from '../../forwarding/upstream-forwarder.js';
-import { DEFAULT_BODY_IDLE_TIMEOUT_MS } from '../request-body.js';
+import type { UpstreamForwarder } from '../upstream-forwarder.js';
+import { DEFAULT_BODY_IDLE_TIMEOUT_MS } from '../../http/request-body.js';
 import { HostPool } from './host-pool.js';
 import { UndiciUpstreamForwarder } from './undici-upstream-forwarder.js';
 import type { UpstreamFailures } from './upstream-failures.js';

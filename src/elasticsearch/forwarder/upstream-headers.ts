@@ -1,6 +1,6 @@
-import type { ForwardRequest } from '../../forwarding/upstream-forwarder.js';
+import type { ForwardRequest } from '../upstream-forwarder.js';
 import type { UpstreamHost } from './host-pool.js';
-import { HOP_BY_HOP_HEADERS } from '../../forwarding/hop-by-hop.js';
+import { HOP_BY_HOP_HEADERS } from '../hop-by-hop.js';
 
 /**
  * The request headers sent upstream, as a raw `[name, value, ...]` list in the client's order

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import type { NodeMode } from '../../../src/zookeeper/zk-client.js';
-import { loadZkAddon } from '../../../src/zookeeper/zk-addon.js';
-import type { ZkOp } from '../../../src/zookeeper/zk-multi.js';
-import { decodeMulti, encodeMulti, type NativeMultiAnswer } from '../../../src/zookeeper/zk-multi-native.js';
+import type { NodeMode } from '../../../src/zookeeper-client/zk-client.js';
+import { loadZkAddon } from '../../../src/zookeeper-client/zk-addon.js';
+import type { ZkOp } from '../../../src/zookeeper-client/zk-multi.js';
+import { decodeMulti, encodeMulti, type NativeMultiAnswer } from '../../../src/zookeeper-client/zk-multi-native.js';
 
 /**
  * The transaction's form on the way into our addon and back (zk-multi-native.ts; native/node-zk.cpp

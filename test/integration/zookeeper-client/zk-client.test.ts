@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { newStats } from '../../../src/lock/lock-stats.js';
-import { ZkClient } from '../../../src/zookeeper/zk-client.js';
-import { isZkCode } from '../../../src/zookeeper/zk-errors.js';
-import { ZkMultiError } from '../../../src/zookeeper/zk-multi.js';
+import { ZkClient } from '../../../src/zookeeper-client/zk-client.js';
+import { isZkCode } from '../../../src/zookeeper-client/zk-errors.js';
+import { ZkMultiError } from '../../../src/zookeeper-client/zk-multi.js';
 import { type RawZkConnection, connectRawClient } from '../../support/zk-raw-client.js';
 import { TcpForwarder } from '../../support/tcp-forwarder.js';
 import { type ZooKeeperCluster, fourLetterWord, startZooKeeper } from '../../support/zookeeper-server.js';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ConfigError } from '../../../src/config/config-error.js';
-import { ZK_ADDON_INTERFACE, ZK_ADDON_NAME, ZkAddonError, checkZkAddon, loadZkAddon } from '../../../src/zookeeper/zk-addon.js';
+import { ZK_ADDON_INTERFACE, ZK_ADDON_NAME, ZkAddonError, checkZkAddon, loadZkAddon } from '../../../src/zookeeper-client/zk-addon.js';
 
 /** The start-up check on our ZooKeeper addon: only our own build, of this version's interface. */
 describe('checkZkAddon', () => {
