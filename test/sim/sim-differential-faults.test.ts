@@ -4,7 +4,8 @@ import type { ZkOp } from '../../src/lock/zookeeper/session/lock-zk.js';
 import type { SessionHandle } from '../../src/lock/zookeeper/session/session-handle.js';
 import { TcpForwarder } from '../support/tcp-forwarder.js';
 import { ZK_OPCODE } from '../support/zookeeper-frames.js';
-import { type ZooKeeperCluster, startZooKeeper } from '../support/zookeeper-server.js';
+import { ZkError } from '../../src/zookeeper-client/zk-errors.js';
+import { type ZooKeeperCluster, lastZxid, startZooKeeper } from '../support/zookeeper-server.js';
 import { Normalizer, type Side, type Step, barrier, openRealSessions, perform, simulatedSide } from './sim-differential-kit.js';
 
 /**
@@ -20,7 +21,8 @@ import { Normalizer, type Side, type Step, barrier, openRealSessions, perform, s
  *   watched nodes; on reconnect the client re-registers its watches (setWatches) and the server
  *   fires those whose node changed, by the rules of its `DataTree.setWatches`;
  * - session expiry: the link is held down until the server expired the session;
- * - transactions refused as a whole, one per failing code.
+ * - transactions refused as a whole, one per failing code, and transactions the real server's
+ *   request throttler refused (THROTTLEDOP): the simulated server refuses the same ones.
  *
  * Watch events between two barriers are compared as a set: the order in which one transaction's
  * (or one setWatches') events go out is the server's hash order.
@@ -47,6 +49,9 @@ afterAll(async () => {
 
 /** A side whose session 0 can lose its link. */
 interface FaultSide extends Side {
+  readonly real: boolean;
+  /** The server's latest zxid. */
+  zxid(): Promise<number>;
   /** Starts `call` on session 0 and cuts its link after the server applied it (its reply lost) or before it reached the server. */
   cutDuring<T>(call: () => Promise<T>, applied: boolean): Promise<T>;
   /** Cuts session 0's link (the client notices at once) and keeps it down; with `expire`, past the session's expiry. */
@@ -70,12 +75,14 @@ function recordSessionEvents(handles: readonly SessionHandle[], seen: string[][]
   }
 }
 
-function simulatedFaultSide(seed: number): FaultSide {
-  const side = simulatedSide(seed, SESSIONS, SESSION_TIMEOUT_MS);
+function simulatedFaultSide(seed: number, throttled: () => boolean): FaultSide {
+  const side = simulatedSide(seed, SESSIONS, SESSION_TIMEOUT_MS, throttled);
   const faulty = side.clients[0]!;
   recordSessionEvents(side.clients, side.seen);
   return {
     ...side,
+    real: false,
+    zxid: () => Promise.resolve(side.server.lastZxid()),
     cutDuring(call, applied) {
       const answer = call();
       faulty.silence(0, 5, HELD_DOWN_MS, applied ? 1 : 0);
@@ -90,15 +97,18 @@ function simulatedFaultSide(seed: number): FaultSide {
   };
 }
 
-async function realFaultSide(faultyTimeoutMs: number): Promise<FaultSide> {
-  const relay = await TcpForwarder.start(zk.connectString);
-  const opened = await openRealSessions([relay.connectString, zk.connectString, zk.connectString], [faultyTimeoutMs, SESSION_TIMEOUT_MS, SESSION_TIMEOUT_MS]);
+async function realFaultSide(server: ZooKeeperCluster, faultyTimeoutMs: number): Promise<FaultSide> {
+  const relay = await TcpForwarder.start(server.connectString);
+  const opened = await openRealSessions([relay.connectString, server.connectString, server.connectString], [faultyTimeoutMs, SESSION_TIMEOUT_MS, SESSION_TIMEOUT_MS]);
   const seen: string[][] = opened.map(() => []);
   recordSessionEvents(
     opened.map((handle) => handle.handle),
     seen,
   );
   return {
+    real: true,
+    // The low 32 bits count the transactions (the high ones are the epoch).
+    zxid: async () => Number((await lastZxid(server.nodes[0]!.clientPort)) & 0xffff_ffffn),
     zks: opened.map((handle) => handle.zk),
     seen,
     settle: (call) => call,
@@ -144,9 +154,41 @@ class Run {
     this.norm = new Normalizer(side.zks.map((zk) => zk.sessionId));
   }
 
-  async call(step: Step): Promise<void> {
-    this.record(step, await perform(this.side, step, this.norm, this.watches));
+  /** `step`'s call and its answer; with `countZxids`, how many zxids (transactions) it took too. */
+  async call(step: Step, countZxids = false): Promise<void> {
+    const before = countZxids ? await this.side.zxid() : 0;
+    const answer = await perform(this.side, step, this.norm, this.watches);
+    this.record(step, answer, countZxids ? ` (took ${(await this.side.zxid()) - before} zxids)` : '');
     await this.barrier();
+  }
+
+  /**
+   * Session 0 sends `transactions` one-node creates under `parent` at once, on the real side each
+   * followed by a hundred reads (a queue for the request throttler); returns which were refused.
+   */
+  async transactionBurst(round: number, parent: string, transactions: number): Promise<boolean[]> {
+    const zk = this.side.zks[0]!;
+    const reads: Promise<unknown>[] = [];
+    const creates: Promise<string>[] = [];
+    const before = await this.side.zxid();
+    for (let i = 0; i < transactions; i++) {
+      const ops: ZkOp[] = [{ type: 'create', path: `${parent}/m${round}-${i}`, data: 'm', mode: 'persistent' }];
+      creates.push(
+        zk.multi(ops).then(
+          (outcome) => (outcome.ok ? 'committed' : `refused at op ${outcome.failedIndex}: ${outcome.code}`),
+          (error: unknown) => {
+            if (error instanceof ZkError) return error.code;
+            throw error;
+          },
+        ),
+      );
+      if (this.side.real) for (let read = 0; read < 100; read++) reads.push(zk.get(parent).catch(() => undefined));
+    }
+    const outcomes = await this.side.settle(Promise.all(creates));
+    await this.side.settle(Promise.all(reads));
+    this.lines.push(`round ${round}: ${outcomes.join(', ')} (took ${(await this.side.zxid()) - before} zxids)`);
+    await this.barrier();
+    return outcomes.map((outcome) => outcome === 'THROTTLEDOP');
   }
 
   /** `step` on session 0, its link cut as it runs; then the client is back within its session. */
@@ -215,11 +257,21 @@ function byWindow(entries: readonly string[]): string[] {
 
 type Script = (run: Run, root: string) => Promise<void>;
 
-/** Runs `script` on the simulator and on the real server and compares the two. */
-async function compare(name: string, script: Script, faultyTimeoutMs = SESSION_TIMEOUT_MS): Promise<string> {
+interface CompareOptions {
+  /** Session 0's session timeout on the real server. */
+  readonly faultyTimeoutMs?: number;
+  readonly server?: ZooKeeperCluster;
+  /** Which transactions the simulated server refuses as a whole (in the order it applies them). */
+  readonly throttled?: () => boolean;
+}
+
+/** Runs `script` on the real server, then on the simulator, and compares the two. */
+async function compare(name: string, script: Script, options: CompareOptions = {}): Promise<string> {
   const root = `/dfault-${name}-${Date.now().toString(36)}`;
   const texts: string[] = [];
-  for (const side of [simulatedFaultSide(name.length), await realFaultSide(faultyTimeoutMs)]) {
+  const sides = [() => realFaultSide(options.server ?? zk, options.faultyTimeoutMs ?? SESSION_TIMEOUT_MS), () => Promise.resolve(simulatedFaultSide(name.length, options.throttled ?? (() => false)))];
+  for (const open of sides) {
+    const side = await open();
     const run = new Run(side, root);
     try {
       await run.call({ kind: 'create', session: 1, path: root, mode: 'persistent' });
@@ -229,7 +281,7 @@ async function compare(name: string, script: Script, faultyTimeoutMs = SESSION_T
       await side.close();
     }
   }
-  const [simText, realText] = texts;
+  const [realText, simText] = texts;
   expect(simText, `${name} (root ${root})`).toBe(realText);
   return realText!;
 }
@@ -338,19 +390,43 @@ const refusedTransactions: Script = async (run, r) => {
   await run.call(read('childrenWatched', 0, `${r}/a`));
   await run.call(read('existsWatched', 0, `${r}/new`));
   await run.call(read('getWatched', 0, `${r}/p`));
-  await run.call(multi(1, create(`${r}/new`), { type: 'delete', path: `${r}/missing`, version: -1 }));
-  await run.call(multi(1, create(`${r}/new`), create(`${r}/a`)));
-  await run.call(multi(1, { type: 'check', path: `${r}/a`, version: 0 }, { type: 'setData', path: `${r}/a`, data: 'v', version: 5 }));
-  await run.call(multi(1, { type: 'setData', path: `${r}/a`, data: 'x', version: -1 }, { type: 'delete', path: `${r}/a`, version: -1 }));
-  await run.call(multi(1, { type: 'check', path: `${r}/missing`, version: -1 }, create(`${r}/new`)));
-  await run.call(multi(1, { type: 'delete', path: `${r}/p`, version: 3 }));
-  await run.call(multi(1, create(`${r}/new`, 'ephemeral'), create(`${r}/new/child`)));
-  await run.call(multi(1, create(`${r}/q-`, 'persistentSequential'), create(`${r}/a`)));
-  await run.call({ kind: 'create', session: 1, path: `${r}/q-`, mode: 'persistentSequential' });
+  await run.call(multi(1, create(`${r}/new`), { type: 'delete', path: `${r}/missing`, version: -1 }), true);
+  await run.call(multi(1, create(`${r}/new`), create(`${r}/a`)), true);
+  await run.call(multi(1, { type: 'check', path: `${r}/a`, version: 0 }, { type: 'setData', path: `${r}/a`, data: 'v', version: 5 }), true);
+  await run.call(multi(1, { type: 'setData', path: `${r}/a`, data: 'x', version: -1 }, { type: 'delete', path: `${r}/a`, version: -1 }), true);
+  await run.call(multi(1, { type: 'check', path: `${r}/missing`, version: -1 }, create(`${r}/new`)), true);
+  await run.call(multi(1, { type: 'delete', path: `${r}/p`, version: 3 }), true);
+  await run.call(multi(1, create(`${r}/new`, 'ephemeral'), create(`${r}/new/child`)), true);
+  await run.call(multi(1, create(`${r}/q-`, 'persistentSequential'), create(`${r}/a`)), true);
+  await run.call({ kind: 'create', session: 1, path: `${r}/q-`, mode: 'persistentSequential' }, true);
+  await run.call(persistent(1, `${r}/a`), true);
   await run.call(read('get', 1, `${r}/a`));
   await run.call(read('children', 1, r));
-  await run.call(multi(1, create(`${r}/new`), { type: 'setData', path: `${r}/a`, data: 'y', version: -1 }, { type: 'delete', path: `${r}/a/c`, version: -1 }));
+  await run.call(multi(1, create(`${r}/new`), { type: 'setData', path: `${r}/a`, data: 'y', version: -1 }, { type: 'delete', path: `${r}/a/c`, version: -1 }), true);
 };
+
+/** Transactions sent at once per round, and rounds at most until the real server refused some. */
+const TRANSACTIONS = 20;
+const MAX_ROUNDS = 10;
+
+/**
+ * Rounds of transactions on a server whose request throttler refuses what waited too long in its
+ * queue. Whether a request waits that long is the server's timing, not the client's: the real side
+ * goes round until the server refused some (`refused` gets its decisions, `rounds` its count);
+ * the simulated side runs as many rounds and its server refuses the same ones. The first
+ * transaction of a round, ahead of the reads, is mostly committed: a round mixes both.
+ */
+function throttledTransactions(refused: boolean[], rounds: { n: number }): Script {
+  return async (run, r) => {
+    await run.call(read('childrenWatched', 1, r));
+    for (let round = 0; run.side.real ? !refused.includes(true) && round < MAX_ROUNDS : round < rounds.n; round++) {
+      const decisions = await run.transactionBurst(round, r, TRANSACTIONS);
+      if (run.side.real) refused.push(...decisions);
+      if (run.side.real) rounds.n = round + 1;
+    }
+    await run.call(read('children', 1, r));
+  };
+}
 
 describe('simulated ZooKeeper against the real server, with faults', () => {
   it('loses the reply of a call the server applied as the real client does', { timeout: 30_000 }, async () => {
@@ -369,12 +445,35 @@ describe('simulated ZooKeeper against the real server, with faults', () => {
   });
 
   it('expires a session whose link stays down as the real server does', { timeout: 30_000 }, async () => {
-    const text = await compare('expiry', sessionExpiry, EXPIRING_TIMEOUT_MS);
+    const text = await compare('expiry', sessionExpiry, { faultyTimeoutMs: EXPIRING_TIMEOUT_MS });
     expect(text).toContain('session close -112');
   });
 
   it('refuses transactions as a whole as the real server does', { timeout: 30_000 }, async () => {
     const text = await compare('refused', refusedTransactions);
     for (const code of ['NONODE', 'NODEEXISTS', 'BADVERSION', 'NOTEMPTY', 'NOCHILDRENFOREPHEMERALS']) expect(text).toContain(`"code":"${code}"`);
+  });
+});
+
+describe('simulated ZooKeeper against a real server that throttles requests', () => {
+  let throttling: ZooKeeperCluster;
+
+  beforeAll(async () => {
+    // One request in the pipeline at a time; one that waited over 2 ms in the throttler's queue is refused (THROTTLEDOP).
+    throttling = await startZooKeeper(1, {
+      systemProperties: { 'znode.container.checkIntervalMs': '3600000', 'zookeeper.request_throttle_max_requests': '1', 'zookeeper.throttled_op_wait_time': '2' },
+    });
+  }, 60_000);
+
+  afterAll(async () => {
+    await throttling?.stop();
+  });
+
+  it('refuses the transactions the real server throttled as a whole, as the real one does', { timeout: 30_000 }, async () => {
+    const refused: boolean[] = [];
+    let next = 0;
+    const text = await compare('throttled', throttledTransactions(refused, { n: 0 }), { server: throttling, throttled: () => refused[next++] ?? false });
+    expect(refused.filter(Boolean).length, 'transactions the real server throttled').toBeGreaterThan(0);
+    expect(text).toContain('THROTTLEDOP');
   });
 });

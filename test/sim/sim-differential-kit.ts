@@ -24,18 +24,22 @@ export interface Side {
 }
 
 export interface SimulatedSide extends Side {
+  readonly server: SimZooKeeper;
   readonly clients: readonly SimClient[];
   readonly clock: VirtualClock;
   /** Fires the clock's events until `done()` holds (or nothing is left to fire). */
   until(done: () => boolean): Promise<void>;
 }
 
-/** `count` sessions on a fresh simulated ZooKeeper, connected, network delays of 0–5 ms drawn from `seed`. */
-export function simulatedSide(seed: number, count: number, sessionTimeoutMs: number): SimulatedSide {
+/**
+ * `count` sessions on a fresh simulated ZooKeeper, connected, network delays of 0–5 ms drawn from
+ * `seed`; `throttled` decides, transaction by transaction, whether the server refuses it as a whole.
+ */
+export function simulatedSide(seed: number, count: number, sessionTimeoutMs: number, throttled: () => boolean = () => false): SimulatedSide {
   const clock = new VirtualClock(1_800_000_000_000);
   const random = new SimRandom(seed);
   const server = new SimZooKeeper(() => clock.now());
-  const net: SimNet = { server, clock, random, latency: () => random.int(0, 5), trace: () => undefined };
+  const net: SimNet = { server, clock, random, latency: () => random.int(0, 5), throttled, trace: () => undefined };
   const clients = Array.from({ length: count }, (_, i) => new SimClient(net, sessionTimeoutMs, `s${i}`));
   for (const client of clients) client.connect();
   while (clients.some((client) => !client.connected)) clock.fireNext();
@@ -45,6 +49,7 @@ export function simulatedSide(seed: number, count: number, sessionTimeoutMs: num
   };
   return {
     zks: clients,
+    server,
     clients,
     clock,
     seen: clients.map(() => []),
