@@ -172,8 +172,8 @@ export class SimZooKeeper {
    * ZooKeeper's `DataTree.setWatches` answers it: an event for each watch whose node changed
    * after that zxid, typed by what the node is now (a node deleted and created again fires
    * `changed`, not `deleted`; a node created and deleted again fires nothing and is watched for
-   * its creation), and the others left again. The real server showed it (sim-differential-faults.test.ts):
-   * replaying the events the cut link lost, one by one, typed them as they happened.
+   * its creation), and the others left again — not the events the cut link lost, replayed as
+   * they happened (sim-differential-faults.test.ts compares this with the real server).
    */
   setWatches(sessionId: string, relativeZxid: number, watches: readonly ClientWatch[]): void {
     const session = this.sessions.get(sessionId);
