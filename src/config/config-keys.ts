@@ -462,7 +462,7 @@ export const CONFIG_KEYS: { readonly [K in ConfigKey]: KeySpec<ConfigValues[K]> 
   'proxy.priority.foreground.allow': key({
     defaultValue: '',
     description:
-      'Comma-separated users, roles and API key names whose writes may be foreground (`user:`, `role:` or `api_key:` before a name restricts it to that kind); empty: everyone. Needs credential checks (`proxy.auth.verify`).',
+      'Comma-separated users, roles and API key names whose writes may be foreground (`user:`, `role:` or `api_key:` before a name restricts it to that kind); empty: everyone. Needs credential checks: refused at start and on reload with `proxy.auth.verify=off`.',
     reload: 'live',
     parse: nameList,
   }),
