@@ -13,7 +13,7 @@ import type { PrincipalShare } from './principal-share.js';
 import type { SecurityDetection } from './security-detection.js';
 import { refusalFor } from './refusal-answer.js';
 import { withTimeout } from './with-timeout.js';
-import { bulkItemPrivilege, requiredPrivilege, unauthorizedBulkItem, unauthorizedWrite, type PrivilegeCheck } from './write-privileges.js';
+import { bulkItemPrivilege, requiredPrivilege, unauthorizedAction, type PrivilegeCheck } from './write-privileges.js';
 
 /** What the admission says of a write before it may take any lock. */
 export type Admission =
@@ -122,9 +122,9 @@ async function privilegeRefusal(
   if (settings.proxy.auth.privileges !== 'on') return null;
   const needed = requiredPrivilege(request.route);
   if (needed === null) return null;
-  const check = deps.privileges.grants(credentials.key, credentials.credentials, needed);
-  const granted = await withTimeout(check, settings.proxy.auth.timeoutMs, () => checkTimedOut('privilege', settings));
-  return granted ? null : unauthorizedWrite(principal, needed);
+  const check = deps.privileges.refusedAction(credentials.key, credentials.credentials, needed);
+  const refused = await withTimeout(check, settings.proxy.auth.timeoutMs, () => checkTimedOut('privilege', settings));
+  return refused === null ? null : unauthorizedAction(principal, needed.index, refused);
 }
 
 /**
@@ -143,9 +143,9 @@ function bulkItemRefusalFor(
   if (settings.proxy.auth.privileges !== 'on' || request.route.kind !== 'bulk') return null;
   return async (index, action) => {
     const needed = bulkItemPrivilege(index, action);
-    const check = deps.privileges.grants(credentials.key, credentials.credentials, needed);
-    const granted = await withTimeout(check, settings.proxy.auth.timeoutMs, () => checkTimedOut('privilege', settings));
-    return granted ? null : unauthorizedBulkItem(principal, needed);
+    const check = deps.privileges.refusedAction(credentials.key, credentials.credentials, needed);
+    const refused = await withTimeout(check, settings.proxy.auth.timeoutMs, () => checkTimedOut('privilege', settings));
+    return refused === null ? null : unauthorizedAction(principal, index, refused);
   };
 }
 

@@ -455,7 +455,7 @@ export const CONFIG_KEYS: { readonly [K in ConfigKey]: KeySpec<ConfigValues[K]> 
   'proxy.auth.privileges': key({
     defaultValue: 'off',
     description:
-      '`on`: a single-document write is also checked with the cluster\'s `POST /_security/user/_has_privileges` for its index and action (`index`, `create`, `delete`) before its lock, the answer kept per credential and index for `proxy.auth.cache.ttl.ms`; one the cluster would refuse gets its 403 and takes no lock. Bulk items are authorized by the cluster one by one.',
+      '`on`: a single-document write is also checked with the cluster\'s `POST /_security/user/_has_privileges` for its index and the actions Elasticsearch authorizes it as (`indices:data/write/index`, `…:op_type/index`, `…:op_type/create`, `indices:data/write/update`, `indices:data/write/delete`) before its lock, the answer kept per credential and index for `proxy.auth.cache.ttl.ms`; one the cluster would refuse gets its 403 and takes no lock. Bulk items are authorized by the cluster one by one.',
     reload: 'live',
     parse: oneOf(['off', 'on']),
   }),
