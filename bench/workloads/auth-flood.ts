@@ -6,6 +6,7 @@ import { PrincipalShare } from '../../src/auth/principal-share.js';
 import type { SecurityDetection } from '../../src/auth/security-detection.js';
 import { createWriteAdmission } from '../../src/auth/write-admission.js';
 import { PrivilegeCheck } from '../../src/auth/write-privileges.js';
+import { RefusalThrottle } from '../../src/auth/refusal-throttle.js';
 import type { UpstreamForwarder } from '../../src/elasticsearch/upstream-forwarder.js';
 import type { WriteRequest } from '../../src/write/write-request.js';
 import { testSettings } from '../../test/support/test-settings.js';
@@ -79,6 +80,7 @@ async function cpuPerCachedAuthenticationMs(): Promise<number> {
     security: { state: 'on' } as unknown as SecurityDetection,
     share: new PrincipalShare(),
     privileges: new PrivilegeCheck(forwarder, 10, () => 0),
+    throttle: new RefusalThrottle(() => settings.proxy.auth.refusalThrottle, { throttled: () => undefined }),
     events: { credentialChecked: () => undefined, foregroundDenied: () => undefined, shareExceeded: () => undefined },
   });
   const request = {

@@ -78,9 +78,10 @@ async function handleWrite(deps: ProxyHandlerDeps, req: IncomingMessage, res: Se
   const kind = KIND_OF_ROUTE[route.kind];
   const bodyStreams = !readsBodyWhole(route);
   let body: Buffer = EMPTY;
-  const refusal = bodyStreams ? null : (deps.writeInterceptor?.refusalBeforeBody?.(route, req.url ?? '/', req.headers) ?? null);
+  const refusal = bodyStreams ? null : (deps.writeInterceptor?.refusalBeforeBody?.(route, req) ?? null);
   if (refusal !== null) {
-    answerUnread(req, res, refusal, requestId);
+    await refusal.answerable;
+    answerUnread(req, res, refusal.answer, requestId, refusal.close);
     served(deps, kind, res);
     return;
   }
@@ -123,12 +124,12 @@ const DISCARDED_BODY_MAX_BYTES = 64 * 1024;
 /**
  * Refused from its head alone. A small body of declared length is discarded unread and the
  * connection kept; a larger or unsized one is not read at all, and the connection closes after the
- * answer, as for a body too large.
+ * answer, as for a body too large. `close`: the refusal throttle closes it anyway.
  */
-function answerUnread(req: IncomingMessage, res: ServerResponse, answer: UpstreamResponse, requestId: string): void {
+function answerUnread(req: IncomingMessage, res: ServerResponse, answer: UpstreamResponse, requestId: string, close: boolean): void {
   if (res.destroyed) return;
   const headers = [...rawWithoutHopByHop(answer.rawHeaders, ['content-length']), 'content-length', String(answer.body.length), 'X-Request-Id', requestId];
-  if (!discardable(req)) {
+  if (close || !discardable(req)) {
     res.shouldKeepAlive = false;
     headers.push('connection', 'close');
   }
