@@ -6,7 +6,7 @@
  * flood that reconnects still costs). Refusal throttling is off unless `--throttle on`, so the
  * figure is the cost of one answered refusal.
  *
- *   npm run build:bench && node .bench-build/bench/refusal-cost.js [--writes 5000] [--connections 16] [--throttle on]
+ *   npm run build:bench && node .bench-build/bench/refusal-cost.js [--writes 5000] [--connections 16] [--throttle on] [--cpu-prof-dir DIR]
  */
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { Agent } from 'node:http';
@@ -58,7 +58,7 @@ async function refusedWrites(baseUrl: string, writes: number, connections: numbe
 }
 
 async function main(): Promise<void> {
-  const { values } = parseArgs({ options: { writes: { type: 'string', default: '5000' }, connections: { type: 'string', default: '16' }, throttle: { type: 'string', default: 'off' } } });
+  const { values } = parseArgs({ options: { writes: { type: 'string', default: '5000' }, connections: { type: 'string', default: '16' }, throttle: { type: 'string', default: 'off' }, 'cpu-prof-dir': { type: 'string' } } });
   const writes = Number(values.writes);
   const connections = Number(values.connections);
   const deadLetterDir = await mkdtemp(join(tmpdir(), 'es-lock-proxy-refusal-cost-'));
@@ -67,6 +67,7 @@ async function main(): Promise<void> {
     './proxy-process.ts',
     { zookeeper: '127.0.0.1:1', lockService: 'in-process', lockRoot: '/refusal-cost', upstream: `http://127.0.0.1:${standIn.info.port}`, deadLetterDir, authVerify: 'on', refusalThrottle: values.throttle },
     (line) => ({ proxyPort: numberField(line, 'proxyPort') }),
+    values['cpu-prof-dir'] === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${values['cpu-prof-dir']}`],
   );
   try {
     const baseUrl = `http://127.0.0.1:${proxy.info.proxyPort}`;

@@ -1,16 +1,15 @@
 import type { IncomingMessage } from 'node:http';
 import type { Settings } from '../config/settings.js';
-import type { UpstreamResponse } from '../elasticsearch/upstream-forwarder.js';
 import type { WriteRoute } from '../write/write-request.js';
 import type { AuthenticationCache } from './authentication-cache.js';
 import { credentialsOf } from './cluster-authentication.js';
-import { refusalFor } from './refusal-answer.js';
+import { refusalAnswerFor, type RefusalAnswer } from './refusal-answer.js';
 import type { RefusalThrottle } from './refusal-throttle.js';
 import type { SecurityDetection } from './security-detection.js';
 
 /** The cluster's 401 for a write, and how it is answered on its connection (refusal-throttle.ts). */
 export interface ThrottledRefusal {
-  readonly answer: UpstreamResponse;
+  readonly answer: RefusalAnswer;
   /** Resolves when the answer may be written (at once, or after the throttle's delay). */
   readonly answerable: Promise<void>;
   /** Close the connection after the answer. */
@@ -49,7 +48,7 @@ export function createKnownRefusal(deps: KnownRefusalDeps): KnownRefusal {
     if (verdict?.kind !== 'refused') return null;
     deps.refused();
     const treatment = deps.throttle.refused(req.socket);
-    return { answer: refusalFor(req.url ?? '/', verdict.answer), answerable: deps.throttle.delay(req.socket, treatment), close: treatment.close };
+    return { answer: refusalAnswerFor(req.url ?? '/', verdict.answer), answerable: deps.throttle.delay(req.socket, treatment), close: treatment.close };
   };
 }
 

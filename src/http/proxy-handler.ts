@@ -8,8 +8,8 @@ import { answerUnlessComplete, asProxyError, sendElasticsearchError } from './el
 import { answerFailedWrite } from './failed-write.js';
 import { readRequestBody } from './request-body.js';
 import { KIND_OF_ROUTE, type RequestEvents, type RequestKind } from './request-kind.js';
-import type { UpstreamForwarder, UpstreamResponse } from '../elasticsearch/upstream-forwarder.js';
-import { rawWithoutHopByHop } from '../elasticsearch/hop-by-hop-headers.js';
+import type { UpstreamForwarder } from '../elasticsearch/upstream-forwarder.js';
+import type { RefusalAnswer } from '../auth/refusal-answer.js';
 import type { WriteRoute } from '../write/write-request.js';
 import { ClientWrite } from './client-write.js';
 import { readsBodyWhole, type WriteInterceptor } from './write-interceptor.js';
@@ -126,9 +126,9 @@ const DISCARDED_BODY_MAX_BYTES = 64 * 1024;
  * connection kept; a larger or unsized one is not read at all, and the connection closes after the
  * answer, as for a body too large. `close`: the refusal throttle closes it anyway.
  */
-function answerUnread(req: IncomingMessage, res: ServerResponse, answer: UpstreamResponse, requestId: string, close: boolean): void {
+function answerUnread(req: IncomingMessage, res: ServerResponse, answer: RefusalAnswer, requestId: string, close: boolean): void {
   if (res.destroyed) return;
-  const headers = [...rawWithoutHopByHop(answer.rawHeaders, ['content-length']), 'content-length', String(answer.body.length), 'X-Request-Id', requestId];
+  const headers = [...answer.headers, 'content-length', String(Buffer.byteLength(answer.body)), 'X-Request-Id', requestId];
   if (close || !discardable(req)) {
     res.shouldKeepAlive = false;
     headers.push('connection', 'close');
