@@ -80,4 +80,32 @@ describe('HeldRefusals: a held refusal pauses its connection’s reading', () =>
       server.close();
     }
   });
+
+  it('holds the refusals of one connection together: paused once, read again when the last is answered', async () => {
+    const server = createServer();
+    server.listen(0, '127.0.0.1');
+    await once(server, 'listening');
+    const address = server.address();
+    const port = typeof address === 'object' && address !== null ? address.port : 0;
+    const accepted = once(server, 'connection') as Promise<[Socket]>;
+    const client = connect(port, '127.0.0.1');
+    const [socket] = await accepted;
+    try {
+      const held = new HeldRefusals();
+      const closeListeners = socket.listenerCount('close');
+      const short = held.hold(socket, 1);
+      const long = held.hold(socket, 60_000);
+      expect(held.size).toBe(2);
+      expect(socket.listenerCount('close')).toBe(closeListeners + 1);
+      await short;
+      expect(socket.isPaused()).toBe(true);
+      socket.destroy();
+      await long;
+      expect(held.size).toBe(0);
+    } finally {
+      client.destroy();
+      socket.destroy();
+      server.close();
+    }
+  });
 });
