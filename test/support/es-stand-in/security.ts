@@ -183,7 +183,9 @@ export class StandInSecurity {
   private bearer(value: string): Authenticated {
     const username = this.options.tokens?.[value];
     const user = username === undefined ? undefined : this.options.users?.[username];
-    if (username === undefined || user === undefined) return unsuccessful('unable to authenticate with provided credentials and anonymous access is not allowed for this request');
+    // Elasticsearch: x-pack/plugin/security/src/main/java/org/elasticsearch/xpack/security/authc/OAuth2TokenAuthenticator.java
+    // (an unknown token is unsuccessful with "invalid token", under the authenticator's name "oauth2 token").
+    if (username === undefined || user === undefined) return unsuccessful('oauth2 token: invalid token');
     return { ok: true, user: { username, roles: user.roles, realm: { name: 'default_native', type: 'native' }, authenticationType: 'token' } };
   }
 }
@@ -192,6 +194,13 @@ function refused(reason: string, extra: JsonObject = {}): Authenticated {
   return { ok: false, refusal: errorResult(401, { type: 'security_exception', reason, ...extra, header: { 'WWW-Authenticate': [...WWW_AUTHENTICATE] } }) };
 }
 
+/**
+ * No authenticator took the credentials: the generic reason, each one's message as
+ * `<authenticator name>: <message>`, and the default challenges (a token service's own Bearer
+ * challenge is replaced by them too, only Negotiate is kept).
+ * Elasticsearch: x-pack/plugin/security/src/main/java/org/elasticsearch/xpack/security/authc/AuthenticatorChain.java,
+ * x-pack/plugin/core/src/main/java/org/elasticsearch/xpack/core/security/authc/DefaultAuthenticationFailureHandler.java
+ */
 function unsuccessful(credentials: string): Authenticated {
   return refused('unable to authenticate with provided credentials and anonymous access is not allowed for this request', {
     additional_unsuccessful_credentials: credentials,
