@@ -6,7 +6,7 @@
  * flood that reconnects still costs). Refusal throttling is off unless `--throttle on`, so the
  * figure is the cost of one answered refusal.
  *
- *   npm run build:bench && node .bench-build/bench/refusal-cost.js [--writes 5000] [--connections 16] [--throttle on] [--cpu-prof-dir DIR]
+ *   npm run build:bench && node .bench-build/bench/refusal-cost.js [--writes 5000] [--connections 16] [--throttle on] [--shape keep-alive|new] [--cpu-prof-dir DIR]
  */
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { Agent } from 'node:http';
@@ -58,7 +58,7 @@ async function refusedWrites(baseUrl: string, writes: number, connections: numbe
 }
 
 async function main(): Promise<void> {
-  const { values } = parseArgs({ options: { writes: { type: 'string', default: '5000' }, connections: { type: 'string', default: '16' }, throttle: { type: 'string', default: 'off' }, 'cpu-prof-dir': { type: 'string' } } });
+  const { values } = parseArgs({ options: { writes: { type: 'string', default: '5000' }, connections: { type: 'string', default: '16' }, throttle: { type: 'string', default: 'off' }, 'cpu-prof-dir': { type: 'string' }, shape: { type: 'string' } } });
   const writes = Number(values.writes);
   const connections = Number(values.connections);
   const deadLetterDir = await mkdtemp(join(tmpdir(), 'es-lock-proxy-refusal-cost-'));
@@ -73,7 +73,7 @@ async function main(): Promise<void> {
     const baseUrl = `http://127.0.0.1:${proxy.info.proxyPort}`;
     await refusedWrites(baseUrl, 200, connections, true);
     const results: Record<string, unknown>[] = [];
-    for (const shape of SHAPES) {
+    for (const shape of SHAPES.filter((candidate) => values.shape === undefined || candidate.name.startsWith(values.shape))) {
       const before = await processCpuMs(proxy.pid);
       const started = performance.now();
       const statuses = await refusedWrites(baseUrl, writes, connections, shape.keepAlive);
