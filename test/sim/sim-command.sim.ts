@@ -24,7 +24,7 @@ it('seeded simulation runs', { timeout: 0 }, async () => {
   for (const result of report.failing) console.log(describeFailure(result, traceLines));
   console.log(
     `${report.runs} runs (seeds ${first}..${first + runs - 1}), ${report.failing.length} with violations, ${report.events} events, ` +
-      `${report.seconds.toFixed(1)} s, ${(report.runs / report.seconds).toFixed(1)} runs/s`,
+      `${report.seconds.toFixed(1)} s, ${(report.runs / report.seconds).toFixed(1)} runs/s (${report.cpuSeconds.toFixed(1)} s of CPU, ${(report.runs / report.cpuSeconds).toFixed(1)} runs per CPU second)`,
   );
   expect(report.failing.map((result) => result.seed)).toEqual([]);
 });
