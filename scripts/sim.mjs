@@ -12,6 +12,7 @@ import { appendFileSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'n
 import { availableParallelism, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
+import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import { coverageLines, mergeReports, progressOf, splitSeeds } from './sim-workers.mjs';
 
@@ -47,6 +48,7 @@ const scratch = mkdtempSync(join(tmpdir(), 'sim-workers-'));
 const progress = ranges.map(() => ({ done: 0, failing: 0 }));
 const children = new Set();
 const OUTPUT_TAIL_LINES = 200;
+const print = (line) => process.stdout.write(`${line}\n`);
 
 // A signal to this command is passed on to the workers (vitest ends its fork).
 for (const signal of ['SIGINT', 'SIGTERM']) {
@@ -90,7 +92,7 @@ function runWorker(range, index) {
     progress[index] = step;
     const done = progress.reduce((sum, worker) => sum + worker.done, 0);
     const failing = progress.reduce((sum, worker) => sum + worker.failing, 0);
-    console.log(`${done} of ${runs} runs, ${failing} failing`);
+    print(`${done} of ${runs} runs, ${failing} failing`);
   });
   return new Promise((resolveWorker) => {
     child.on('close', (code, signal) => {
@@ -111,7 +113,7 @@ for (const worker of workers) {
   if (worker.report !== null) continue;
   broken = true;
   const last = worker.range.first + worker.range.runs - 1;
-  console.log(
+  print(
     [`worker ${worker.index + 1} (seeds ${worker.range.first}..${last}) ended without a report (exit code ${worker.code ?? worker.signal}); the end of its output:`, ...worker.tail.map((line) => `  ${line}`)].join('\n'),
   );
 }
@@ -119,15 +121,15 @@ rmSync(scratch, { recursive: true, force: true });
 
 const reports = workers.flatMap((worker) => (worker.report === null ? [] : [worker.report]));
 const merged = mergeReports(reports);
-if (merged.coverage !== null) console.log(['moves of the document lock (seeds that made each):', ...coverageLines(merged.coverage, merged.runs)].join('\n'));
-for (const failure of merged.failing) console.log(failure.text);
+if (merged.coverage !== null) print(['moves of the document lock (seeds that made each):', ...coverageLines(merged.coverage, merged.runs)].join('\n'));
+for (const failure of merged.failing) print(failure.text);
 if (reports.length > 1) {
   for (const report of reports) {
-    console.log(`  seeds ${report.first}..${report.first + report.runs - 1}: ${report.runs} runs, ${report.seconds.toFixed(1)} s, ${(report.runs / report.seconds).toFixed(1)} runs/s`);
+    print(`  seeds ${report.first}..${report.first + report.runs - 1}: ${report.runs} runs, ${report.seconds.toFixed(1)} s, ${(report.runs / report.seconds).toFixed(1)} runs/s`);
   }
 }
 const perSecond = (count, time) => (time > 0 ? (count / time).toFixed(1) : '-');
-console.log(
+print(
   `${merged.runs} runs (seeds ${first}..${first + runs - 1}) in ${ranges.length} worker${ranges.length === 1 ? '' : 's'}, ${merged.failing.length} with violations, ${merged.events} events, ` +
     `${seconds.toFixed(1)} s, ${perSecond(merged.runs, seconds)} runs/s (${merged.cpuSeconds.toFixed(1)} s of CPU, ${perSecond(merged.runs, merged.cpuSeconds)} runs per CPU second)` +
     `${broken ? `; ${runs - merged.runs} seeds not run to the end (a worker failed, above)` : ''}`,
