@@ -103,6 +103,15 @@ async function run(options: RunOptions): Promise<RunResult> {
     }
     return path;
   };
+  // …and the paths of its children: one string each, not a new one per check.
+  const childPaths = new Map<string, Map<string, string>>();
+  const childPath = (parent: string, name: string): string => {
+    let names = childPaths.get(parent);
+    if (names === undefined) childPaths.set(parent, (names = new Map()));
+    let path = names.get(name);
+    if (path === undefined) names.set(name, (path = `${parent}/${name}`));
+    return path;
+  };
   const view: ServerView = {
     entryHistory: (sessionId, key) =>
       server
@@ -122,7 +131,7 @@ async function run(options: RunOptions): Promise<RunResult> {
       return [...node.children]
         .filter((name) => name !== PRIVATE_LOCK)
         .map((name) => {
-          const child = server.nodes.get(`${node.path}/${name}`);
+          const child = server.nodes.get(childPath(node.path, name));
           return { name, czxid: child?.czxid ?? 0, owner: child?.ephemeralOwner ?? '0', ctime: (child?.ctime ?? START_MS) - START_MS };
         });
     },
@@ -200,7 +209,7 @@ async function run(options: RunOptions): Promise<RunResult> {
         const node = server.nodes.get(docOf(key));
         const names: string[] = [];
         if (node === undefined) return names;
-        for (const name of node.children) if (server.nodes.get(`${node.path}/${name}`)?.ephemeralOwner === sessionId) names.push(name);
+        for (const name of node.children) if (server.nodes.get(childPath(node.path, name))?.ephemeralOwner === sessionId) names.push(name);
         return names;
       },
     });

@@ -84,7 +84,8 @@ export class Watchdog {
       this.upSince = now;
       this.backSince = now;
     }
-    const refused = Math.max(0, ...this.world.slots.flatMap((slot) => slot.clients.map((client) => client.lastRefusedAt ?? 0)));
+    let refused = 0;
+    for (const slot of this.world.slots) for (const client of slot.clients) refused = Math.max(refused, client.lastRefusedAt ?? 0);
     // The time bounds start once refused transactions can no longer be waiting for their pause.
     if (refused > 0) this.upSince = Math.max(this.upSince, refused - this.world.startMs + WATCHDOG.afterRefusalMs);
     this.checkProgress(now, allUp);
@@ -131,13 +132,15 @@ export class Watchdog {
    * the linger time and the bound.
    */
   private checkLeftovers(now: number): void {
-    const waits = this.ledger.openWaits();
-    const grants = this.ledger.activeList();
+    // Engines and documents with a wait or a grant, as `engine key`: one pass, not one per engine and document.
+    const used = new Set<string>();
+    for (const wait of this.ledger.openWaits()) used.add(`${wait.engine} ${wait.key}`);
+    for (const grant of this.ledger.activeList()) used.add(`${grant.engine} ${grant.key}`);
     for (const slot of this.world.slots) {
       const client = slot.clients.at(-1);
       for (const key of this.world.keys) {
         const id = `${slot.index} ${key}`;
-        const busy = client?.connected !== true || waits.some((wait) => wait.engine === slot.index && wait.key === key) || grants.some((grant) => grant.engine === slot.index && grant.key === key);
+        const busy = client?.connected !== true || used.has(id);
         if (busy || client === undefined) {
           this.idleSince.delete(id);
           continue;
