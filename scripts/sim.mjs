@@ -123,12 +123,11 @@ const reports = workers.flatMap((worker) => (worker.report === null ? [] : [work
 const merged = mergeReports(reports);
 if (merged.coverage !== null) print(['moves of the document lock (seeds that made each):', ...coverageLines(merged.coverage, merged.runs)].join('\n'));
 for (const failure of merged.failing) print(failure.text);
-if (reports.length > 1) {
-  for (const report of reports) {
-    print(`  seeds ${report.first}..${report.first + report.runs - 1}: ${report.runs} runs, ${report.seconds.toFixed(1)} s, ${(report.runs / report.seconds).toFixed(1)} runs/s`);
-  }
-}
 const perSecond = (count, time) => (time > 0 ? (count / time).toFixed(1) : '-');
+// Each worker's own time (its runs alone), then the whole command's (worker start-up included).
+for (const report of reports) {
+  print(`  seeds ${report.first}..${report.first + report.runs - 1}: ${report.runs} runs, ${report.seconds.toFixed(1)} s, ${perSecond(report.runs, report.seconds)} runs/s`);
+}
 print(
   `${merged.runs} runs (seeds ${first}..${first + runs - 1}) in ${ranges.length} worker${ranges.length === 1 ? '' : 's'}, ${merged.failing.length} with violations, ${merged.events} events, ` +
     `${seconds.toFixed(1)} s, ${perSecond(merged.runs, seconds)} runs/s (${merged.cpuSeconds.toFixed(1)} s of CPU, ${perSecond(merged.runs, merged.cpuSeconds)} runs per CPU second)` +
