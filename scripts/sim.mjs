@@ -50,10 +50,17 @@ const children = new Set();
 const OUTPUT_TAIL_LINES = 200;
 const print = (line) => process.stdout.write(`${line}\n`);
 
-// A signal to this command is passed on to the workers (vitest ends its fork).
+// Each worker is a process group of its own (vitest and the fork that runs the seeds): a signal to
+// this command is passed on to every process of each group, so none is left running the seeds.
 for (const signal of ['SIGINT', 'SIGTERM']) {
   process.on(signal, () => {
-    for (const child of children) child.kill(signal);
+    for (const child of children) {
+      try {
+        process.kill(-child.pid, signal);
+      } catch {
+        // That worker has ended already.
+      }
+    }
     rmSync(scratch, { recursive: true, force: true });
     process.exit(signal === 'SIGINT' ? 130 : 143);
   });
@@ -65,6 +72,7 @@ function runWorker(range, index) {
   const digestFile = values.digest === '' ? '' : join(scratch, `digest-${index}`);
   const child = spawn(process.execPath, [join(root, 'node_modules', 'vitest', 'vitest.mjs'), 'run', '--config', 'test/sim/vitest.sim.config.ts'], {
     cwd: root,
+    detached: true,
     stdio: ['ignore', 'pipe', 'pipe'],
     env: {
       ...process.env,
