@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { HeldLock } from '../../../src/lock/lock-engine.js';
 import { PRIVATE_LOCK, documentPath, normalizeRoot } from '../../../src/lock/zookeeper/znode-names.js';
-import { owner } from '../../unit/lock/lock-engine-suite.js';
+import { owner, waitFor } from '../../unit/lock/lock-engine-suite.js';
 import { makeKnown, useLockFixture, zkSettings } from './zk-test-engines.js';
 
 /**
@@ -10,7 +10,10 @@ import { makeKnown, useLockFixture, zkSettings } from './zk-test-engines.js';
  * then the release reaches the server. No watch can help — the release left before any event could
  * come back. What keeps the release from deleting the next holder's privateLock (same name, same
  * data version 0) is the owner check in its own transaction: every grant bumps the document node's
- * data version, and the release checks the version its grant left.
+ * data version, and the release (or yield) checks the version its grant left. On the engine without
+ * the check, the single writes' releases and the yield deleted the next holder's privateLock; a
+ * bulk key's release was kept from it by its listing of the session's nodes, and is here for the
+ * batch grant's token.
  */
 const fixture = useLockFixture();
 const { connect, pool } = fixture;
@@ -73,5 +76,36 @@ describe('a release on its way when its privateLock is deleted by hand and the n
     await next.release();
     await b.inspect(key);
     expect(await privateLockOwner(docPath)).toBeNull();
+  });
+
+  it('a yield (the lock given back to the queue for another process\'s foreground writer) deletes nothing of the next holder', async () => {
+    const settings = zkSettings(connect);
+    const link = await fixture.link();
+    const a = pool.open({ ...settings, servers: link.connectString });
+    const b = pool.open(settings);
+    const key = { index: 'release-window', id: 'yield' };
+    const docPath = documentPath(normalizeRoot(settings.lockRoot), key);
+    const held = await a.acquire(key, 'foreground', { timeoutMs: 2_000, owner: owner('a') });
+    // A background request of A waits; B's foreground writer queues: A's holder must yield, not hand on.
+    const localWaiter = a.acquire(key, 'background', { timeoutMs: 20_000, owner: owner('a-next') });
+    const next = b.acquire(key, 'foreground', { timeoutMs: 5_000, owner: owner('b') });
+    await waitFor(async () => (await a.inspect(key)).queue.length === 2);
+    link.freeze();
+    await fixture.raw.client.delete(`${docPath}/${PRIVATE_LOCK}`, -1);
+    // B, at the head of the queue, takes the document.
+    const nextHeld = await next;
+    const nextSession = await privateLockOwner(docPath);
+    expect(nextSession).not.toBeNull();
+    const releasing = held.release();
+    await nextTurn();
+    link.unfreeze();
+    await releasing;
+    await a.inspect(key);
+    expect(await privateLockOwner(docPath)).toBe(nextSession);
+    expect(nextHeld.lost.aborted).toBe(false);
+    await nextHeld.release();
+    const served = await localWaiter;
+    expect(served.lost.aborted).toBe(false);
+    await served.release();
   });
 });
