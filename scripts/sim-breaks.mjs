@@ -128,8 +128,8 @@ const BREAKS = [
   {
     name: "a bulk key's lock handed on locally is not watched",
     file: 'src/lock/zookeeper/cohort/local-cohort.ts',
-    find: '      this.host.watchHandedOnLock();\n',
-    replace: '',
+    find: '    if (local || member.group.single) this.host.watchHandedOnLock();\n',
+    replace: '    if (!local && member.group.single) this.host.watchHandedOnLock();\n',
   },
 ];
 
