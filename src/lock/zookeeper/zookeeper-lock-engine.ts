@@ -117,7 +117,7 @@ export class ZooKeeperLockEngine implements LockEngine {
     const lockLostAtRelease = (docPath: string, code: string): void => {
       const key = keyOfDocument(this.root, docPath);
       logger.warn({ key, code }, 'privateLock was no longer ours at its release (deleted by hand, or force-released): the lock was lost, nothing of the next holder\'s was deleted');
-      events.lost({ key, reason: 'privateLock was no longer ours at its release' });
+      events.lostAtRelease({ key });
     };
     const forcedEpoch = new ForcedReleaseEpoch(this.root, containers, logger, (forcedZxid) => {
       for (const lock of this.locks.values()) lock.forcedReleaseSeen(forcedZxid);

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { HeldLock } from '../../../src/lock/lock-engine.js';
+import { lockEvents } from '../../../src/lock/lock-events.js';
 import { PRIVATE_LOCK, documentPath, normalizeRoot } from '../../../src/lock/zookeeper/znode-names.js';
 import { owner, waitFor } from '../../unit/lock/lock-engine-suite.js';
 import { makeKnown, useLockFixture, zkSettings } from './zk-test-engines.js';
@@ -37,7 +38,8 @@ describe('a release on its way when its privateLock is deleted by hand and the n
   ] as const)('%s: the release deletes nothing of the next holder', async (_name, how) => {
     const settings = zkSettings(connect);
     const link = await fixture.link();
-    const a = pool.open({ ...settings, servers: link.connectString });
+    let lostAtRelease = 0;
+    const a = pool.open({ ...settings, servers: link.connectString }, { events: lockEvents({ lostAtRelease: () => lostAtRelease++ }) });
     const b = pool.open(settings);
     const key = { index: 'release-window', id: how };
     const docPath = documentPath(normalizeRoot(settings.lockRoot), key);
@@ -71,6 +73,8 @@ describe('a release on its way when its privateLock is deleted by hand and the n
     // A's session answers in order: once this is answered, A's release has been applied or refused.
     await a.inspect(key);
     expect(await privateLockOwner(docPath)).toBe(nextSession);
+    // Counted (es_lock_proxy_lock_lost_total) and logged as a lock lost while held.
+    expect(lostAtRelease).toBe(1);
     expect(next.lost.aborted).toBe(false);
     expect((await b.inspect(key)).holder?.owner.requestId).toBe('b');
     await next.release();
@@ -81,7 +85,8 @@ describe('a release on its way when its privateLock is deleted by hand and the n
   it('a yield (the lock given back to the queue for another process\'s foreground writer) deletes nothing of the next holder', async () => {
     const settings = zkSettings(connect);
     const link = await fixture.link();
-    const a = pool.open({ ...settings, servers: link.connectString });
+    let lostAtRelease = 0;
+    const a = pool.open({ ...settings, servers: link.connectString }, { events: lockEvents({ lostAtRelease: () => lostAtRelease++ }) });
     const b = pool.open(settings);
     const key = { index: 'release-window', id: 'yield' };
     const docPath = documentPath(normalizeRoot(settings.lockRoot), key);
@@ -102,6 +107,7 @@ describe('a release on its way when its privateLock is deleted by hand and the n
     await releasing;
     await a.inspect(key);
     expect(await privateLockOwner(docPath)).toBe(nextSession);
+    expect(lostAtRelease).toBe(1);
     expect(nextHeld.lost.aborted).toBe(false);
     await nextHeld.release();
     const served = await localWaiter;

@@ -280,7 +280,8 @@ export class ReleaseBatcher {
         kept.push(pending);
         continue;
       }
-      this.logger.warn({ docPath: item.docPath }, 'privateLock is no longer this session\'s (deleted by hand?): not deleting that name');
+      // Deleted by hand and maybe taken by the next holder: the lock was lost while held.
+      this.lockLost(item.docPath, 'NONODE');
       pending.item = { ...item, privateLock: null, deleteDocument: false };
       if (pending.item.entry === null) pending.done();
       else kept.push(pending);
