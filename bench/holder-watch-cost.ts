@@ -2,10 +2,12 @@
  * `npm run bench:watch -- [--cycles N] [--loops L] [--rounds R]`: the client CPU of a single
  * write's ZooKeeper work — a new document's container and privateLock in one transaction, the
  * holder watch, 2 ms held, both deleted in one transaction — done by L loops at once on one
- * session, N cycles per round, on a ZooKeeper of its own. Three ways alternate round by round in
- * one process: no watch, the watch as getData, the watch as exists. Prints µs of this process's
- * CPU per cycle, each round and the median. A measurement for docs/performance.md,
- * not a test: only the ways' figures within one run compare.
+ * session, N cycles per round, on a ZooKeeper of its own. Four ways alternate round by round in
+ * one process: the holder watch alone (an exists, no owner check); neither; the owner check alone
+ * (the grant's transaction also sets the document node's data, and the release deletes the
+ * document node by the version that left: owner-token.ts); the owner check and the watch, as the
+ * engine does it. Prints µs of this process's CPU per cycle, each round, the median and the range.
+ * A measurement for docs/performance.md, not a test: only the ways' figures within one run compare.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
@@ -14,35 +16,38 @@ import type { ZkClient } from '../src/zookeeper-client/zk-client.js';
 import { connectRawClient } from '../test/support/zk-raw-client.js';
 import { startZooKeeper } from '../test/support/zookeeper-server.js';
 
-type Way = 'no watch' | 'getData watch' | 'exists watch';
+type Way = 'watch' | 'neither' | 'owner check' | 'owner check + watch';
 
 const { values } = parseArgs({ options: { cycles: { type: 'string', default: '3000' }, loops: { type: 'string', default: '16' }, rounds: { type: 'string', default: '5' } } });
 const CYCLES = Number(values.cycles);
 const LOOPS = Number(values.loops);
 const ROUNDS = Number(values.rounds);
-const WAYS: readonly Way[] = ['no watch', 'getData watch', 'exists watch'];
+const WAYS: readonly Way[] = ['watch', 'neither', 'owner check', 'owner check + watch'];
 const HELD_MS = 2;
 // About the size of a lock node's data (the holder's description), which getData sends back.
 const LOCK_DATA = 'x'.repeat(200);
 
-/** The watch as the engine arms it: sent right after the grant, not awaited, its callback ignoring our own release. */
-function watch(client: ZkClient, way: Way, path: string, czxid: number): void {
+/** The watch as the engine arms it: an exists sent right after the grant, not awaited, its callback ignoring our own release. */
+function watch(client: ZkClient, path: string, czxid: number): void {
   const ignore = (): void => undefined;
-  if (way === 'getData watch') void client.getWatched(path, ignore).then((node) => node.stat.czxid === czxid, ignore);
-  if (way === 'exists watch') void client.existsWatched(path, ignore).then((stat) => stat?.czxid === czxid, ignore);
+  void client.existsWatched(path, ignore).then((stat) => stat?.czxid === czxid, ignore);
 }
 
 async function cycle(client: ZkClient, way: Way, doc: string): Promise<void> {
   const lock = `${doc}/privateLock`;
+  const ownerCheck = way === 'owner check' || way === 'owner check + watch';
   const created = await client.multi([
     { type: 'create', path: doc, data: '', mode: 'container' },
     { type: 'create', path: lock, data: LOCK_DATA, mode: 'ephemeral' },
+    ...(ownerCheck ? [{ type: 'setData' as const, path: doc, data: '', version: -1 }] : []),
   ]);
-  watch(client, way, lock, created[1]?.stat?.czxid ?? 0);
+  if (way === 'watch' || way === 'owner check + watch') watch(client, lock, created[1]?.stat?.czxid ?? 0);
+  // The grant's token: the document's data version its setData left (0 without one).
+  const token = ownerCheck ? (created[2]?.stat?.version ?? 0) : 0;
   await sleep(HELD_MS);
   await client.multi([
     { type: 'delete', path: lock, version: 0 },
-    { type: 'delete', path: doc, version: 0 },
+    { type: 'delete', path: doc, version: token },
   ]);
 }
 
@@ -77,7 +82,10 @@ async function main(): Promise<void> {
     await zk.stop();
   }
   console.log(`${CYCLES} cycles a round, ${LOOPS} loops at once, ${ROUNDS} rounds after a warm-up round; µs of client CPU per cycle`);
-  for (const [way, list] of samples) console.log(`${way.padEnd(14)} median ${median(list).toFixed(1)}  (rounds: ${list.map((us) => us.toFixed(1)).join(', ')})`);
+  for (const [way, list] of samples) {
+    const range = `${Math.min(...list).toFixed(1)}–${Math.max(...list).toFixed(1)}`;
+    console.log(`${way.padEnd(20)} median ${median(list).toFixed(1)}  range ${range}  (rounds: ${list.map((us) => us.toFixed(1)).join(', ')})`);
+  }
 }
 
 await main();

@@ -119,16 +119,17 @@ const BREAKS = [
     replace: "if (this.cohort.bestRank() < nodes.entryRank) return 'rerank';",
   },
   {
-    name: 'yield of a lock no holder watch guards deletes privateLock by name unread',
+    // The read and the owner check each keep the yield from deleting the next holder's privateLock: the break takes both.
+    name: 'yield of a lock no holder watch guards deletes privateLock by name unread and unchecked',
     file: 'src/lock/zookeeper/ownership/cohort-ownership.ts',
-    find: 'if (!this.privateLockWatched() && !(await this.privateLockStillOurs(link))) {',
-    replace: "if (nodes.entry === 'never' && !(await this.privateLockStillOurs(link))) {",
+    find: "      if (!this.privateLockWatched() && !(await this.privateLockStillOurs(link))) {\n        nodes.privateLockWent(true);\n        core.apply('requeueRefused');\n        return this.giveBack('dropLost');\n      }\n      const outcome = await link.zk.multi([\n        { type: 'create', path: `${core.docPath}/${prefixOfRank(rank, core)}-`, data: this.cohort.nodeData(), mode: 'ephemeralSequential' },\n        { type: 'check', path: core.docPath, version: nodes.token },\n",
+    replace: "      const outcome = await link.zk.multi([\n        { type: 'create', path: `${core.docPath}/${prefixOfRank(rank, core)}-`, data: this.cohort.nodeData(), mode: 'ephemeralSequential' },\n        { type: 'check', path: core.docPath, version: -1 },\n",
   },
   {
     name: "a bulk key's lock handed on locally is not watched",
     file: 'src/lock/zookeeper/cohort/local-cohort.ts',
-    find: '      this.host.watchHandedOnLock();\n',
-    replace: '',
+    find: '    if (local || member.group.single) this.host.watchHandedOnLock();\n',
+    replace: '    if (!local && member.group.single) this.host.watchHandedOnLock();\n',
   },
 ];
 

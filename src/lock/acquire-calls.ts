@@ -21,6 +21,7 @@ export function acquireOne(context: GroupContext, key: LockKey, priority: Priori
         },
       },
       context,
+      true,
     );
     // The engine's own copy of the key, as `acquireEach` makes one of each: the lock it waits on keeps it.
     place([group.add({ index: key.index, id: key.id }, priority)]);

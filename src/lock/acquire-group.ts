@@ -33,6 +33,7 @@ export interface GroupContext {
  */
 export class AcquireGroup implements AcquisitionGroup {
   readonly request: LockRequest;
+  readonly single: boolean;
   private readonly listener: GroupListener;
   private readonly context: GroupContext;
   private readonly members: LockAcquisition[] = [];
@@ -42,10 +43,12 @@ export class AcquireGroup implements AcquisitionGroup {
   private armed = false;
   private readonly onAbort = (): void => this.expire(abortReason(this.request.signal));
 
-  constructor(request: LockRequest, listener: GroupListener, context: GroupContext) {
+  /** `single`: a group of one from `acquire`, not a bulk's keys. */
+  constructor(request: LockRequest, listener: GroupListener, context: GroupContext, single = false) {
     this.request = request;
     this.listener = listener;
     this.context = context;
+    this.single = single;
   }
 
   add(key: LockKey, priority: Priority): LockAcquisition {

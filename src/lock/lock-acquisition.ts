@@ -37,6 +37,8 @@ export type AcquisitionState = 'waiting' | 'held' | 'released' | 'failed';
  */
 export interface AcquisitionGroup {
   readonly request: LockRequest;
+  /** A group of one from `acquire` (a single write), not a bulk's keys. */
+  readonly single: boolean;
   granted(member: LockAcquisition): void;
   released(member: LockAcquisition): void;
   fail(member: LockAcquisition, error: Error): void;

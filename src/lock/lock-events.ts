@@ -12,6 +12,12 @@ export interface LockEvents {
   sessionExpired(): void;
   /** The orphan sweep deleted `count` nodes of this process's session that no local lock claimed. */
   orphansRemoved(count: number): void;
+  /**
+   * A release or yield found its privateLock no longer its own (the owner check refused it, or it
+   * was gone): the lock was lost while held and nobody here had been told (deleted by hand and
+   * taken by the next holder, or force-released before the news came).
+   */
+  lostAtRelease(e: { key: LockKey }): void;
   /** ZooKeeper refused a batch acquisition's transaction as a whole; `code` names its first failing operation's error (NODEEXISTS, NONODE). */
   batchRefused(e: { code: string }): void;
 }
@@ -25,6 +31,7 @@ export const NO_LOCK_EVENTS: LockEvents = {
   lost: ignore,
   sessionExpired: ignore,
   orphansRemoved: ignore,
+  lostAtRelease: ignore,
   batchRefused: ignore,
 };
 

@@ -67,7 +67,7 @@ export function createMetricSet(register: Registry, activity: () => LockActivity
     deadLetters: perPriorityCounter(registers, 'dead_letters_total', 'Requests appended to the dead-letter queue'),
     locksLost: new Counter({
       name: `${METRIC_PREFIX}lock_lost_total`,
-      help: 'Held locks the engine could no longer vouch for (session expiry, suspension, forced release)',
+      help: 'Held locks the engine could no longer vouch for (session expiry, suspension, forced release, deleted by hand — also when only their release found it out)',
       registers,
     }),
     fencedWrites: new Counter({

@@ -19,6 +19,8 @@ export function metricsObserver(metrics: ProxyMetricSet, setActivity: (read: () 
     lockServiceState: (state) => showState(metrics, state),
     sessionExpired: () => metrics.zookeeperSessionExpiries.inc(),
     orphanedLocksRemoved: (count) => metrics.orphanedLocksRemoved.inc(count),
+    // Its write was reported acquired (it ended before anybody knew): counted here, once.
+    lockLostAtRelease: () => metrics.locksLost.inc(),
     batchTransactionRefused: (code) => metrics.batchTransactionsRefused.inc({ code }),
     lockActivity: setActivity,
   };

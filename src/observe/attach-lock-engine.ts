@@ -18,6 +18,7 @@ export function lockEventsOf(observer: ProxyObserver): LockEvents {
   return lockEvents({
     sessionExpired: () => observer.sessionExpired(),
     orphansRemoved: (count) => observer.orphanedLocksRemoved(count),
+    lostAtRelease: () => observer.lockLostAtRelease(),
     batchRefused: ({ code }) => observer.batchTransactionRefused(code),
   });
 }

@@ -22,6 +22,8 @@ export interface ProxyObserver extends RequestEvents, UpstreamFailures, WriteObs
   sessionExpired(): void;
   /** The lock engine deleted `count` lock nodes of its own session that no request of it claimed. */
   orphanedLocksRemoved(count: number): void;
+  /** A lock's release found it lost while held, its holder never told (the owner check refused the release). */
+  lockLostAtRelease(): void;
   /** ZooKeeper refused a batch lock transaction as a whole (`code`: its first failing operation's error). */
   batchTransactionRefused(code: string): void;
   /** Tells where the in-flight lock counts are read from (called once per attached engine). */
@@ -36,6 +38,7 @@ export const NO_OBSERVER: ProxyObserver = Object.freeze({
   lockServiceState: () => undefined,
   sessionExpired: () => undefined,
   orphanedLocksRemoved: () => undefined,
+  lockLostAtRelease: () => undefined,
   batchTransactionRefused: () => undefined,
   lockActivity: () => undefined,
 });
@@ -56,6 +59,7 @@ export function combineObservers(...observers: readonly ProxyObserver[]): ProxyO
     lockServiceState: (state) => observers.forEach((o) => o.lockServiceState(state)),
     sessionExpired: () => observers.forEach((o) => o.sessionExpired()),
     orphanedLocksRemoved: (count) => observers.forEach((o) => o.orphanedLocksRemoved(count)),
+    lockLostAtRelease: () => observers.forEach((o) => o.lockLostAtRelease()),
     batchTransactionRefused: (code) => observers.forEach((o) => o.batchTransactionRefused(code)),
     lockActivity: (read) => observers.forEach((o) => o.lockActivity(read)),
   };

@@ -95,7 +95,7 @@ describe('simulation regressions', () => {
   it('counts a late-answered privateLock given to a later request as a pass, not a jump (seeds 517282, 537206)', async () => {
     const batch = await simulate({ seed: 517282, trace: true });
     expect(batch.violations).toEqual([]);
-    expect(batch.trace.some((line) => /e1 server multi\[create \/sim\/locks\/docs\/d1, .*create \/sim\/locks\/docs\/d3\/privateLock\] -> committed/.test(line))).toBe(true);
+    expect(batch.trace.some((line) => /e1 server multi\[create \/sim\/locks\/docs\/d1, .*create \/sim\/locks\/docs\/d3\/privateLock, setData \/sim\/locks\/docs\/d3\] -> committed/.test(line))).toBe(true);
     expect(batch.trace.some((line) => line.includes('e0 server create /sim/locks/docs/d3/A- -> ok'))).toBe(true);
     // Since the fix of seed 92738 the later (background) request is served only after a fresh read:
     // it shows the foreground entry, and privateLock goes to it first (grant and token numbers

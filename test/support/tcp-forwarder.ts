@@ -107,10 +107,10 @@ export class TcpForwarder {
     this.dropReply = true;
   }
 
-  /** Resolves once the reply was dropped (the request was applied by the server). */
-  dropReplyTo(opcodes: readonly number[], options: { readonly freezeAfter?: boolean } = {}): Promise<void> {
+  /** Resolves once the reply was dropped (the request was applied by the server); `skip`: that many such requests pass first. */
+  dropReplyTo(opcodes: readonly number[], options: { readonly freezeAfter?: boolean; readonly skip?: number } = {}): Promise<void> {
     return new Promise((resolve) => {
-      this.replyTrap = { opcodes, freezeAfter: options.freezeAfter === true, xid: null, pair: null, resolve, replaceWith: null, notApplied: false, times: 1 };
+      this.replyTrap = { opcodes, freezeAfter: options.freezeAfter === true, xid: null, pair: null, resolve, replaceWith: null, notApplied: false, times: 1, skip: options.skip ?? 0 };
     });
   }
 
@@ -127,7 +127,7 @@ export class TcpForwarder {
    */
   answerWithError(opcodes: readonly number[], rc: number, options: { readonly applied?: boolean; readonly times?: number } = {}): Promise<void> {
     return new Promise((resolve) => {
-      this.replyTrap = { opcodes, freezeAfter: false, xid: null, pair: null, resolve, replaceWith: rc, notApplied: options.applied === false, times: options.times ?? 1 };
+      this.replyTrap = { opcodes, freezeAfter: false, xid: null, pair: null, resolve, replaceWith: rc, notApplied: options.applied === false, times: options.times ?? 1, skip: 0 };
     });
   }
 
@@ -193,6 +193,10 @@ export class TcpForwarder {
     for (const { packet, handshake } of packets) {
       const header = handshake ? null : requestHeader(packet);
       if (header === null || !trap.opcodes.includes(header.type)) continue;
+      if (trap.skip > 0) {
+        trap.skip--;
+        continue;
+      }
       if (trap.notApplied) failFirstCheck(packet, chunk);
       trap.xid = header.xid;
       trap.pair = pair;
@@ -331,4 +335,6 @@ interface ReplyTrap {
   readonly notApplied: boolean;
   /** Replies still to replace, this one included. */
   readonly times: number;
+  /** Requests of these opcodes still to let through before the trap is set on one. */
+  skip: number;
 }

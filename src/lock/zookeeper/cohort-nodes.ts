@@ -14,7 +14,7 @@ export class CohortNodes {
   private rankOfEntry = Number.POSITIVE_INFINITY;
   private owned = false;
   private czxid: number | null = null;
-  private version = 0;
+  private grantToken = 0;
   private epoch = 0;
   private created = false;
   private gone = false;
@@ -40,9 +40,9 @@ export class CohortNodes {
     return this.czxid;
   }
 
-  /** The document's version as last read (a release and a yield check it). */
-  get docVersion(): number {
-    return this.version;
+  /** The document's data version our grant left (owner-token.ts): a release, yield and step-back check it. */
+  get token(): number {
+    return this.grantToken;
   }
 
   /** The forced-release epoch known before our latest privateLock create was issued. */
@@ -86,12 +86,12 @@ export class CohortNodes {
    * created the node granted it (`createdDocument`, said by the batch): taken any other way —
    * after a yield to another process, or again after recovering — the node may be somebody else's now.
    */
-  owns(czxid: number, docVersion: number, createdDocument = false): void {
+  owns(czxid: number, token: number, createdDocument = false): void {
     this.owned = true;
     // A new privateLock: a forced release seen before was of an earlier one.
     this.gone = false;
     this.czxid = czxid;
-    this.version = docVersion;
+    this.grantToken = token;
     this.created = createdDocument;
   }
 
@@ -128,13 +128,8 @@ export class CohortNodes {
     this.unsure = false;
   }
 
-  observed(children: readonly string[], docVersion: number): void {
-    this.lastChildren = children;
-    this.version = docVersion;
-  }
-
-  /** The children read again; the document's version stays the one read before our create (a forced release since must still refuse our release). */
-  observedChildren(children: readonly string[]): void {
+  /** The document's children as read now; the token stays the one our grant left (anybody's grant or forced release since must refuse our release). */
+  observed(children: readonly string[]): void {
     this.lastChildren = children;
   }
 
@@ -146,15 +141,17 @@ export class CohortNodes {
     this.czxid = result.privateLock?.czxid ?? null;
     // Which create made it is not known: 0 is below any epoch (a release then verifies first).
     this.epoch = 0;
+    // Read before privateLock, which was ours at its read: nothing but our own grant moved it since.
+    this.grantToken = result.docVersion;
     this.unsure = false;
-    this.observed(result.children, result.docVersion);
+    this.observed(result.children);
   }
 
   /** Our privateLock as a release deletes it; `watch` (when it watches this one) tells whether it went. */
   ownedLock(watch: HolderWatch | null): OwnedLock | null {
     if (!this.owned || this.czxid === null) return null;
     const own = watch?.czxid === this.czxid ? watch : null;
-    return { czxid: this.czxid, docVersion: this.version, epoch: this.epoch, ...(own === null ? {} : { gone: () => own.gone() }) };
+    return { czxid: this.czxid, token: this.grantToken, epoch: this.epoch, ...(own === null ? {} : { gone: () => own.gone() }) };
   }
 
   /**
@@ -166,6 +163,6 @@ export class CohortNodes {
     if (!this.owned || this.czxid === null) return null;
     if (watch?.czxid === this.czxid) return this.ownedLock(watch);
     // Built at once (a bulk releases hundreds of these in one turn), not as a copy of ownedLock's.
-    return { czxid: this.czxid, docVersion: this.version, epoch: this.epoch, verifyFirst: true };
+    return { czxid: this.czxid, token: this.grantToken, epoch: this.epoch, verifyFirst: true };
   }
 }

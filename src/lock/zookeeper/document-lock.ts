@@ -179,9 +179,9 @@ export class DocumentLock implements LockHome, CoreHooks, LocalCohortHost, Owner
    * acquisition's grant (a bulk's keys do not linger: a child watch each). Arguments, not an
    * object: a bulk's keys are granted by the thousand.
    */
-  grantedInBatch(czxid: number, docVersion: number, createdDocument: boolean, children: readonly string[], mayLinger: boolean): void {
-    this.core.nodes.owns(czxid, docVersion, createdDocument);
-    this.core.nodes.observed(children, docVersion);
+  grantedInBatch(czxid: number, token: number, createdDocument: boolean, children: readonly string[], mayLinger: boolean): void {
+    this.core.nodes.owns(czxid, token, createdDocument);
+    this.core.nodes.observed(children);
     this.cohort.grantedInBatch(mayLinger);
     if (this.cohort.waiting === 0) {
       void this.giveBack('finish');

@@ -34,6 +34,8 @@ export interface EngineContext {
   readonly logger: Logger;
   /** This document lock is finished with ZooKeeper: new arrivals for its key start a new one. */
   detach(docPath: string, lock: object): void;
+  /** A release or yield found its privateLock no longer its own (owner-token.ts): the lock was lost while held, unseen. */
+  lockLostAtRelease(docPath: string, code: string): void;
   /** Waiters of a lock that could not be kept (lost) start over in a new document lock. */
   rehome(key: LockKey, waiters: readonly LockAcquisition[]): void;
 }

@@ -64,3 +64,9 @@ export function indexPath(root: string, index: string): string {
 export function documentPath(root: string, key: LockKey): string {
   return `${indexPath(root, key.index)}/${encodeSegment(key.id)}`;
 }
+
+/** The key of a document node under `root` (the inverse of `documentPath`). */
+export function keyOfDocument(root: string, docPath: string): LockKey {
+  const [index = '', id = ''] = docPath.slice(root.length + 1).split('/');
+  return { index: decodeSegment(index), id: decodeSegment(id) };
+}

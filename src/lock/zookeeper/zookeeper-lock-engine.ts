@@ -22,7 +22,7 @@ import { type LockEvents, NO_LOCK_EVENTS } from '../lock-events.js';
 import { type LockEngineStats, newStats, snapshotStats } from '../lock-stats.js';
 import type { PrefixRanks } from '../queue-order.js';
 import { ZkError } from '../../zookeeper-client/zk-errors.js';
-import { PRIVATE_LOCK, documentPath, encodeSegment, indexPath, normalizeRoot } from './znode-names.js';
+import { PRIVATE_LOCK, documentPath, encodeSegment, indexPath, keyOfDocument, normalizeRoot } from './znode-names.js';
 import { acquireInBatches } from './queue/batch-acquire.js';
 import { Connection, type Link } from './session/connection.js';
 import { ContainerCache, ContentionHints } from './queue/containers.js';
@@ -114,6 +114,11 @@ export class ZooKeeperLockEngine implements LockEngine {
     }, handles);
     this.connection = new Connection(this.session);
     const containers = new ContainerCache(KNOWN_CONTAINERS);
+    const lockLostAtRelease = (docPath: string, code: string): void => {
+      const key = keyOfDocument(this.root, docPath);
+      logger.warn({ key, code }, 'privateLock was no longer ours at its release (deleted by hand, or force-released): the lock was lost, nothing of the next holder\'s was deleted');
+      events.lostAtRelease({ key });
+    };
     const forcedEpoch = new ForcedReleaseEpoch(this.root, containers, logger, (forcedZxid) => {
       for (const lock of this.locks.values()) lock.forcedReleaseSeen(forcedZxid);
     });
@@ -127,7 +132,7 @@ export class ZooKeeperLockEngine implements LockEngine {
       connection: this.connection,
       containers,
       contention: new ContentionHints(CONTENTION_TTL_MS, CONTENTION_CAPACITY),
-      releases: new ReleaseBatcher(this.connection, forcedEpoch, logger, (docPath) => containers.remember(docPath)),
+      releases: new ReleaseBatcher(this.connection, forcedEpoch, logger, { documentKept: (docPath) => containers.remember(docPath), lockLost: lockLostAtRelease }),
       forcedEpoch,
       releasing: this.releasing,
       orphans: new OrphanSweep(
@@ -150,6 +155,7 @@ export class ZooKeeperLockEngine implements LockEngine {
       detach: (docPath, lock) => {
         if (this.locks.get(docPath) === lock) this.locks.delete(docPath);
       },
+      lockLostAtRelease,
       rehome: (_key, waiters) => this.place(waiters, false),
     };
     this.groupContext = { events, activity: this.activityCount, withdrawWaitMs: settings.sessionTimeoutMs };

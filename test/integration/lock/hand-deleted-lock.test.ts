@@ -92,6 +92,31 @@ describe('a privateLock deleted by hand', () => {
   });
 });
 
+describe('a single request served first by a bulk\'s batch grant', () => {
+  // The batch grant of a bulk's keys arms no holder watch (its keys learn of a deletion by hand at
+  // their release); a single request of the same process waiting for one of those documents, and
+  // served first (foreground before the bulk's background), is a single write all the same.
+  it('is told at once when its privateLock is deleted by hand', async () => {
+    const settings = zkSettings(connect);
+    const a = pool.open(settings);
+    const keys = [0, 1].map((i) => ({ index: 'hand-deleted', id: `batch-first-${i}` }));
+    const docPath = documentPath(normalizeRoot(settings.lockRoot), keys[0]!);
+    const bulkHeld: HeldLock[] = [];
+    const bulk = a.acquireEach(keys, 'background', { timeoutMs: 10_000, owner: owner('a-bulk'), onGranted: (held) => bulkHeld.push(held) });
+    // In the same turn: it waits with the bulk's key and is served first by the batch's grant.
+    const single = a.acquire(keys[0]!, 'foreground', { timeoutMs: 10_000, owner: owner('a-single') });
+    const held = await single;
+    expect(held.handedOverLocally).toBe(false);
+    expect((await a.inspect(keys[0]!)).holder?.owner.requestId).toBe('a-single');
+    await fixture.raw.client.delete(`${docPath}/${PRIVATE_LOCK}`, -1);
+    await waitFor(() => held.lost.aborted);
+    expect(String((held.lost.reason as Error).message)).toContain('deleted');
+    await held.release();
+    await bulk;
+    await Promise.all(bulkHeld.map((lock) => lock.release()));
+  });
+});
+
 describe('three proxies and the stand-in: a hand-deleted privateLock never lets a third write overlap the second', () => {
   let standIn: EsStandIn;
   const proxies: ProxyRuntime[] = [];

@@ -261,11 +261,10 @@ export class LocalCohort {
 
   private grantTo(member: LockAcquisition, local: boolean): void {
     this.holding = member;
-    if (local) {
-      this.handedOverHere = true;
-      // A bulk's key has no holder watch; the request it is handed on to gets one.
-      this.host.watchHandedOnLock();
-    }
+    if (local) this.handedOverHere = true;
+    // A bulk's key has no holder watch; the single request it is handed on to gets one, and so does
+    // one its batch grant serves first (a no-op for a lock watched already).
+    if (local || member.group.single) this.host.watchHandedOnLock();
     member.grant({ queuePosition: member.queuePositionOnArrival, handedOverLocally: local, fencingToken: this.core.nodes.ownedCzxid ?? 0 }, Date.now());
     if (this.waiters.size > 0) this.watchForeignQueue();
   }

@@ -11,13 +11,13 @@ import type { ReleaseItem, ReleaseOwner, ReleasePace } from './release-item.js';
 import { type Failure, classifyFailure as classify } from '../session/round-trip.js';
 
 /**
- * Operations of the yield transaction that, refused, prove privateLock is not ours any more:
- * privateLock's own delete. The others prove nothing about it — the document's version check (a
- * forced release of the holder before us, between our read of the version and our create, bumps
- * it too), the epoch check (a forced release, maybe of another document) and the delete of our
- * old entry (deleted by hand) — and the release verifies before deleting.
+ * Operations of the yield transaction that, refused, prove privateLock is not ours any more: the
+ * owner check (our grant's token: anybody else's grant or a forced release moved the document's
+ * version since, owner-token.ts) and privateLock's own delete (NONODE: deleted by hand). The
+ * others prove nothing about it — the epoch check (a forced release, maybe of another document)
+ * and the delete of our old entry (deleted by hand) — and the release verifies before deleting.
  */
-const YIELD_LOCK_GONE_OPS: ReadonlySet<number> = new Set([3]);
+const YIELD_LOCK_GONE_OPS: ReadonlySet<number> = new Set([1, 3]);
 
 /** What ownership asks of the document lock that holds it: the acquisition loop and the recovery. */
 export interface OwnershipHost {
@@ -179,16 +179,19 @@ export class CohortOwnership implements ReleaseOwner {
       }
       const outcome = await link.zk.multi([
         { type: 'create', path: `${core.docPath}/${prefixOfRank(rank, core)}-`, data: this.cohort.nodeData(), mode: 'ephemeralSequential' },
-        { type: 'check', path: core.docPath, version: nodes.docVersion },
+        { type: 'check', path: core.docPath, version: nodes.token },
         core.ctx.forcedEpoch.checkOp(nodes.epochAtCreate),
         { type: 'delete', path: core.privatePath, version: 0 },
         ...(old === null ? [] : [{ type: 'delete' as const, path: `${core.docPath}/${old}`, version: -1 }]),
       ]);
       if (!outcome.ok) {
-        // privateLock is gone: an operator force-released it. The document's version or the epoch
-        // moved, or our old entry was deleted by hand: privateLock may still be ours, and the
-        // release's compare-and-delete finds out (it never deletes another holder's).
-        nodes.privateLockWent(YIELD_LOCK_GONE_OPS.has(outcome.failedIndex));
+        // The owner check failed or privateLock is gone: the lock was lost (another grant after a
+        // deletion by hand, a forced release). The epoch moved or our old entry was deleted by
+        // hand: privateLock may still be ours, and the release's compare-and-delete finds out (it
+        // never deletes another holder's).
+        const lost = YIELD_LOCK_GONE_OPS.has(outcome.failedIndex);
+        nodes.privateLockWent(lost);
+        if (lost) core.ctx.lockLostAtRelease(core.docPath, outcome.code);
         core.apply('requeueRefused');
         return this.giveBack('dropLost');
       }

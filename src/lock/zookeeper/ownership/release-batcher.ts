@@ -66,13 +66,24 @@ export class ReleaseBatcher {
   private ephemeralsUnsupported = false;
 
   private readonly documentKept: (docPath: string) => void;
+  private readonly lockLost: (docPath: string, code: string) => void;
 
-  /** `documentKept`: a document a release was to delete stays (somebody has a node under it). */
-  constructor(connection: Connection, epoch: ForcedReleaseEpoch, logger: Logger, documentKept: (docPath: string) => void) {
+  /**
+   * `documentKept`: a document a release was to delete stays (somebody has a node under it).
+   * `lockLost`: a release found its privateLock no longer its own (the owner check or the delete
+   * refused it): the lock was lost while held, unseen.
+   */
+  constructor(
+    connection: Connection,
+    epoch: ForcedReleaseEpoch,
+    logger: Logger,
+    hooks: { readonly documentKept: (docPath: string) => void; readonly lockLost: (docPath: string, code: string) => void },
+  ) {
     this.connection = connection;
     this.epoch = epoch;
     this.logger = logger;
-    this.documentKept = documentKept;
+    this.documentKept = hooks.documentKept;
+    this.lockLost = hooks.lockLost;
   }
 
   submit(item: ReleaseItem, pace: ReleasePace = 'now'): Promise<void> {
@@ -269,7 +280,8 @@ export class ReleaseBatcher {
         kept.push(pending);
         continue;
       }
-      this.logger.warn({ docPath: item.docPath }, 'privateLock is no longer this session\'s (deleted by hand?): not deleting that name');
+      // Deleted by hand and maybe taken by the next holder: the lock was lost while held.
+      this.lockLost(item.docPath, 'NONODE');
       pending.item = { ...item, privateLock: null, deleteDocument: false };
       if (pending.item.entry === null) pending.done();
       else kept.push(pending);
@@ -322,14 +334,17 @@ export class ReleaseBatcher {
   }
 
   private async retryWithout(pending: Pending, role: Role | undefined, code: string): Promise<void> {
-    // A forced release happened since our lock's epoch or document version was read — maybe of
-    // another document, or of the holder before us between our read and our create: verify.
-    if (role === 'epoch' || role === 'check' || (role === 'document' && code === 'BADVERSION')) return this.verify(pending);
+    // A forced release happened since our lock's epoch was read — maybe of another document: verify.
+    if (role === 'epoch') return this.verify(pending);
     if (role === 'document' && code === 'NOTEMPTY') this.keepDocument(pending);
     const next = withoutFailedPart(pending.item, role, code);
     const { docPath } = pending.item;
-    const lockNotOurs = role === 'lock' || (role === 'document' && code !== 'NOTEMPTY');
-    if (lockNotOurs) this.logger.warn({ docPath, code }, 'privateLock is no longer ours (forced release?): not deleting it');
+    // The owner check (or the document's delete by the same token) refused: another grant or a
+    // forced release came after ours. privateLock's delete refused (NONODE): deleted by hand.
+    // Either way the lock was lost while held; what is left (our queue entry) goes on its own,
+    // and privateLock — maybe the next holder's now — is never tried again.
+    const lockNotOurs = role === 'check' || role === 'lock' || (role === 'document' && code !== 'NOTEMPTY');
+    if (lockNotOurs) this.lockLost(docPath, code);
     if (next === null) return settle([pending]);
     pending.item = next;
     await this.send([pending]);

@@ -4,10 +4,12 @@ import type { ZkOp } from '../session/lock-zk.js';
 
 /**
  * What one acquisition leaves behind and may delete: never a bare path, which could be another holder's node.
- * - `privateLock`: ours by its czxid; deleted together with `check(doc, docVersion)` and a check
- *   of the forced-release epoch read before it was created (forced-release-epoch.ts), so after an
- *   operator's forced release nothing is deleted, even when the emptied document node was reaped
- *   and re-created meanwhile.
+ * - `privateLock`: ours by its czxid; deleted together with `check(doc, token)` — the document's
+ *   data version our grant left, which anybody else's grant or a forced release moves
+ *   (owner-token.ts) — and a check of the forced-release epoch read before it was created
+ *   (forced-release-epoch.ts), so after another holder's grant or an operator's forced release
+ *   nothing is deleted, even when the emptied document node was reaped and re-created after the
+ *   forced release.
  * - `entry`: our queue entry (sequential names are never reused within a container's life).
  * - `deleteDocument`: we created the document container in this acquisition; deleting it in the
  *   same transaction saves the server's reaper a transaction per document (refused, and retried
@@ -23,7 +25,8 @@ export interface ReleaseItem {
 
 export interface OwnedLock {
   readonly czxid: number;
-  readonly docVersion: number;
+  /** The document's data version our grant left (owner-token.ts). */
+  readonly token: number;
   /** The forced-release epoch known before privateLock was created. */
   readonly epoch: number;
   /**
@@ -98,7 +101,7 @@ export class ReleaseTxn {
     const { docPath, privateLock } = item;
     const withDocument = item.deleteDocument && privateLock !== null;
     if (privateLock !== null) {
-      if (!withDocument) this.push(pending, { type: 'check', path: docPath, version: privateLock.docVersion }, 'check');
+      if (!withDocument) this.push(pending, { type: 'check', path: docPath, version: privateLock.token }, 'check');
       if (!this.epochsChecked.has(privateLock.epoch)) {
         this.epochsChecked.add(privateLock.epoch);
         this.push(pending, epoch.checkOp(privateLock.epoch), 'epoch');
@@ -106,7 +109,7 @@ export class ReleaseTxn {
       this.push(pending, { type: 'delete', path: privateLockPath(docPath), version: 0 }, 'lock');
     }
     if (item.entry !== null) this.push(pending, { type: 'delete', path: `${docPath}/${item.entry}`, version: -1 }, 'entry');
-    if (withDocument) this.push(pending, { type: 'delete', path: docPath, version: privateLock.docVersion }, 'document');
+    if (withDocument) this.push(pending, { type: 'delete', path: docPath, version: privateLock.token }, 'document');
   }
 
   private push(pending: PendingRelease, op: ZkOp, role: Role): void {

@@ -32,8 +32,9 @@ export async function stillOurs(link: Link, item: ReleaseItem, epochs: ForcedRel
   const epochNow = epoch.status === 'fulfilled' ? (epoch.value?.stat.version ?? 0) : 0;
   // privateLock ours at its read: its document node was there at the read before it.
   if (lockOurs && doc.status === 'rejected') throw doc.reason;
-  const docVersion = doc.status === 'fulfilled' ? (doc.value?.stat.version ?? 0) : 0;
-  const privateLock = lockOurs && item.privateLock !== null ? { ...item.privateLock, epoch: epochNow, docVersion } : null;
+  // Read before privateLock, which was ours at its read: only our own grant moved it since (owner-token.ts).
+  const token = doc.status === 'fulfilled' ? (doc.value?.stat.version ?? 0) : 0;
+  const privateLock = lockOurs && item.privateLock !== null ? { ...item.privateLock, epoch: epochNow, token } : null;
   return { ...item, privateLock, entry: entryOurs ? item.entry : null, deleteDocument: lockOurs && item.deleteDocument };
 }
 

@@ -5,8 +5,9 @@ import type { Link } from '../session/connection.js';
 import { type Sighting, lockRootNodes } from './containers.js';
 import type { DocumentLock } from '../document-lock.js';
 import type { EngineContext } from '../engine-context.js';
-import type { ZkOp, TxnOutcome } from '../session/lock-zk.js';
+import type { TxnOpResult, TxnOutcome, ZkOp } from '../session/lock-zk.js';
 import { classifyFailure } from '../session/round-trip.js';
+import { bumpDocument, tokenOf } from '../ownership/owner-token.js';
 
 /** Keys per transaction, and bytes (ZooKeeper refuses requests over jute.maxbuffer, 1 MiB by default). */
 export const MAX_KEYS_PER_TXN = 1_000;
@@ -27,10 +28,9 @@ interface Candidate {
   readonly lock: DocumentLock;
   /** The document container exists (known from our cache or just read); false: create it. */
   exists: boolean;
-  docVersion: number;
   /** Children read before the transaction (none for a document we create). */
   children: readonly string[];
-  /** Index of its privateLock create in the transaction planned last. */
+  /** Index of its privateLock create in the transaction planned last (its document's bump follows it). */
   lockOp: number;
 }
 
@@ -64,7 +64,8 @@ function chunked(locks: readonly DocumentLock[], keysPerTxn: number): DocumentLo
   let current: DocumentLock[] = [];
   let bytes = 0;
   for (const lock of locks) {
-    const size = 2 * lock.docPath.length + 400;
+    // Three paths a key: its container's create, its privateLock's, its document's bump.
+    const size = 3 * lock.docPath.length + 420;
     if (current.length > 0 && (current.length >= keysPerTxn || bytes + size > MAX_BYTES_PER_TXN)) {
       chunks.push(current);
       current = [];
@@ -85,9 +86,9 @@ async function acquireChunk(ctx: EngineContext, locks: readonly DocumentLock[], 
     // Closed, or ZooKeeper unreachable: each key takes its own way out (its waiters fail fast).
     for (const lock of live) lock.begin();
     return;
-  }
   const releasesIssued = ctx.releases.issuedFor(live.map((lock) => lock.docPath));
   if (releasesIssued !== null) await releasesIssued;
+  }
   for (const lock of live) ctx.releases.flushFor(lock.docPath);
   const wanted: DocumentLock[] = [];
   const leaving: DocumentLock[] = [];
@@ -100,7 +101,7 @@ async function acquireChunk(ctx: EngineContext, locks: readonly DocumentLock[], 
     if (classifyFailure(error).kind === 'refused') ctx.logger.error({ err: error }, 'cannot create the lock root');
     return;
   }
-  const candidates = wanted.map((lock): Candidate => ({ lock, exists: ctx.containers.isKnown(lock.docPath), docVersion: 0, children: NO_CHILDREN, lockOp: -1 }));
+  const candidates = wanted.map((lock): Candidate => ({ lock, exists: ctx.containers.isKnown(lock.docPath), children: NO_CHILDREN, lockOp: -1 }));
   // The known documents' reads go out first and their transaction follows as soon as they are
   // answered (one session answers in order): the fresh documents' transaction, issued right
   // behind the reads, waits for neither, and a known one reaped since refuses nothing of theirs.
@@ -148,7 +149,6 @@ async function readExisting(ctx: EngineContext, link: Link, candidates: readonly
       return;
     }
     ctx.containers.remember(candidate.lock.docPath);
-    candidate.docVersion = read.value.stat.version;
     candidate.children = read.value.children;
     free.push(candidate);
   });
@@ -165,7 +165,7 @@ function takenFor(ctx: EngineContext, children: readonly string[], lock: Documen
 interface Plan {
   /**
    * Container creates (`mode: 'container'`) and each candidate's privateLock create (at its
-   * `lockOp`). A document created here is not remembered as existing: while it is held this
+   * `lockOp`) followed by its document's bump (owner-token.ts). A document created here is not remembered as existing: while it is held this
    * process reaches it through its lock, and its release deletes it or remembers it.
    */
   readonly ops: ZkOp[];
@@ -198,6 +198,7 @@ function planOf(ctx: EngineContext, candidates: readonly Candidate[], indexes: r
     candidate.lock.beforeCreate();
     candidate.lockOp = plan.ops.length;
     plan.ops.push({ type: 'create', path: candidate.lock.privatePath, data: candidate.lock.lockData(), mode: 'ephemeral' });
+    plan.ops.push(bumpDocument(candidate.lock.docPath));
   }
   return plan;
 }
@@ -310,19 +311,14 @@ function stillWanted(candidates: readonly Candidate[]): Candidate[] {
   return wanted;
 }
 
-function granted(
-  ctx: EngineContext,
-  plan: Plan,
-  results: readonly { readonly stat?: { readonly czxid: number } }[],
-  options: BatchOptions,
-): void {
+function granted(ctx: EngineContext, plan: Plan, results: readonly TxnOpResult[], options: BatchOptions): void {
   const first = plan.candidates[0];
   if (first === undefined) return;
   // One transaction, one zxid: every node it created has that czxid. One Stat read, not one per key.
   const czxid = results[first.lockOp]?.stat?.czxid ?? 0;
   for (const candidate of plan.candidates) {
     const { exists } = candidate;
-    candidate.lock.grantedInBatch(czxid, candidate.docVersion, !exists, exists ? candidate.children : NO_CHILDREN, options.mayLinger);
+    candidate.lock.grantedInBatch(czxid, tokenOf(results[candidate.lockOp + 1]), !exists, exists ? candidate.children : NO_CHILDREN, options.mayLinger);
   }
 }
 

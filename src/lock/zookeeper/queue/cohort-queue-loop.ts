@@ -131,8 +131,8 @@ export class CohortQueueLoop {
     switch (result.kind) {
       case 'held':
       case 'preceded':
-        core.nodes.owns(result.czxid, result.docVersion);
-        core.nodes.observed(result.children, result.docVersion);
+        core.nodes.owns(result.czxid, result.token);
+        core.nodes.observed(result.children);
         if (result.kind === 'held') return 'grant';
         core.ctx.contention.mark(core.docPath);
         await this.ownership.giveBack('stepBack');
@@ -206,7 +206,7 @@ export class CohortQueueLoop {
     });
     if (result.kind === 'queued') {
       core.nodes.queued(result.entry, rank);
-      core.nodes.observed(result.children, result.docVersion);
+      core.nodes.observed(result.children);
       return 'evaluate';
     }
     return result.kind === 'reaped' ? this.retryReaped('enterQueue') : this.afterFailure(result);
@@ -218,7 +218,7 @@ export class CohortQueueLoop {
     if (link === null) return 'finish';
     const result = await readQueue(link.zk, core.docPath);
     if (result.kind === 'read') {
-      core.nodes.observed(result.children, result.docVersion);
+      core.nodes.observed(result.children);
       return 'evaluate';
     }
     if (result.kind === 'reaped') {
@@ -263,11 +263,11 @@ export class CohortQueueLoop {
     });
     switch (result.kind) {
       case 'created':
-        core.nodes.owns(result.czxid, result.docVersion);
-        core.nodes.observed(result.children, result.docVersion);
+        core.nodes.owns(result.czxid, result.token);
+        core.nodes.observed(result.children);
         return this.keepOrStepBack();
       case 'taken':
-        core.nodes.observed(result.children, result.docVersion);
+        core.nodes.observed(result.children);
         return 'evaluate';
       case 'reaped':
         core.nodes.leftQueue();
@@ -349,7 +349,7 @@ export class CohortQueueLoop {
     if (result.kind === 'reaped') return 'recover';
     if (result.kind !== 'read') return this.afterFailure(result);
     // The document's version stays the one read before our create: a forced release since must still refuse our release.
-    core.nodes.observedChildren(result.children);
+    core.nodes.observed(result.children);
     return this.keepOrStepBack();
   }
 

@@ -1,8 +1,9 @@
 import { type ZkError, isZkCode } from '../../../zookeeper-client/zk-errors.js';
+import { takeOps, tokenOf } from '../ownership/owner-token.js';
 import { type PrefixRanks, queueFromChildren, rankOf } from '../../queue-order.js';
 import type { ContainerCache, ParentNode } from './containers.js';
-import type { LockZk, ZkOp } from '../session/lock-zk.js';
-import { type Failure, type Unread, classifyFailure, readFailedBesideCreate } from '../session/round-trip.js';
+import type { LockZk, TxnOutcome, ZkOp } from '../session/lock-zk.js';
+import { type Failure, type Unread, classifyFailure, readFailedBesideCreate, refusedBy } from '../session/round-trip.js';
 
 export interface FastPathPlan {
   readonly docPath: string;
@@ -22,7 +23,7 @@ export type FusedResult = FastPathResult | { readonly kind: 'releaseRefused' } |
 
 /**
  * The fast path fused with this process's not yet sent release of the same document:
- * [getChildren2, multi(release operations + create privateLock)]. One commit
+ * [getChildren2, multi(release operations + create privateLock + bump the document)]. One commit
  * instead of two; the new privateLock is a fresh grant (new czxid). The children are read before
  * the transaction; the entry the release deletes does not count as one ahead of us.
  */
@@ -33,7 +34,7 @@ export async function fusedFastPath(
   release: { readonly ops: readonly ZkOp[]; readonly entry: string | null },
 ): Promise<FusedResult> {
   const listed = zk.children(plan.docPath);
-  const txn = zk.multi([...release.ops, { type: 'create', path: plan.privatePath, data: plan.data, mode: 'ephemeral' }]);
+  const txn = zk.multi([...release.ops, ...takeOps(plan.docPath, plan.privatePath, plan.data)]);
   const [children, outcome] = await Promise.allSettled([listed, txn]);
   if (outcome.status === 'rejected') {
     const failure = classifyFailure(outcome.reason);
@@ -41,13 +42,15 @@ export async function fusedFastPath(
   }
   if (!outcome.value.ok) return { kind: 'releaseRefused' };
   if (children.status === 'rejected') return readFailedBesideCreate(children.reason);
-  const czxid = outcome.value.results.at(-1)?.stat?.czxid ?? 0;
+  const { results } = outcome.value;
+  const czxid = results.at(-2)?.stat?.czxid ?? 0;
+  const token = tokenOf(results.at(-1));
   const others = children.value.children.filter((child) => child !== release.entry);
   const preceded = queueFromChildren(others, prefixes).some((entry) => rankOf(entry.prefix, prefixes) <= plan.rank);
   return {
     kind: preceded ? 'preceded' : 'held',
     czxid,
-    docVersion: children.value.stat.version,
+    token,
     children: others,
   };
 }
@@ -56,7 +59,8 @@ export type FastPathResult =
   | {
       readonly kind: 'held' | 'preceded';
       readonly czxid: number;
-      readonly docVersion: number;
+      /** The document's data version our grant's transaction left (owner-token.ts). */
+      readonly token: number;
       /** The document's children read before our create (the queue at grant time). */
       readonly children: readonly string[];
     }
@@ -66,8 +70,9 @@ export type FastPathResult =
   | Failure;
 
 /**
- * One pipelined round trip: [create missing containers, getChildren2(doc), create2(privateLock)].
- * ZooKeeper answers a session's requests in order, so the children are read BEFORE our create: an
+ * One pipelined round trip: [create missing containers, getChildren2(doc), multi(create
+ * privateLock, bump the document)]. ZooKeeper answers a session's requests in order, so the
+ * children are read BEFORE our create: an
  * entry of our rank or better in them arrived first and we step back (`preceded`). NODEEXISTS:
  * somebody holds it (`contended`). NONODE: the document container was reaped under us (`reaped`:
  * forget it, retry). No holder watch: a forced release is seen through the forced-release epoch's.
@@ -75,26 +80,32 @@ export type FastPathResult =
 export async function fastPath(zk: LockZk, containers: ContainerCache, prefixes: PrefixRanks, plan: FastPathPlan): Promise<FastPathResult> {
   const parents = containers.ensure(zk, plan.parents);
   const listed = zk.children(plan.docPath);
-  const created = zk.create(plan.privatePath, plan.data, 'ephemeral');
-  const [parentsDone, children, mine] = await Promise.allSettled([parents, listed, created]);
-  if (mine.status === 'rejected') return createFailed(mine.reason, containers, plan, parentsDone);
+  const taken = zk.multi(takeOps(plan.docPath, plan.privatePath, plan.data));
+  const [parentsDone, children, mine] = await Promise.allSettled([parents, listed, taken]);
+  if (mine.status === 'rejected') return classifyFailure(mine.reason);
+  if (!mine.value.ok) return createRefused(mine.value, containers, plan, parentsDone);
   if (children.status === 'rejected') return readFailedBesideCreate(children.reason);
   const preceded = queueFromChildren(children.value.children, prefixes).some((entry) => rankOf(entry.prefix, prefixes) <= plan.rank);
   return {
     kind: preceded ? 'preceded' : 'held',
-    czxid: mine.value.stat.czxid,
-    docVersion: children.value.stat.version,
+    czxid: mine.value.results[0]?.stat?.czxid ?? 0,
+    token: tokenOf(mine.value.results[1]),
     children: children.value.children,
   };
 }
 
-function createFailed(reason: unknown, containers: ContainerCache, plan: FastPathPlan, parents: PromiseSettledResult<void>): FastPathResult {
-  if (isZkCode(reason, 'NODEEXISTS')) return { kind: 'contended' };
-  if (isZkCode(reason, 'NONODE')) {
+function createRefused(
+  refused: Extract<TxnOutcome, { ok: false }>,
+  containers: ContainerCache,
+  plan: FastPathPlan,
+  parents: PromiseSettledResult<void>,
+): FastPathResult {
+  if (refused.code === 'NODEEXISTS') return { kind: 'contended' };
+  if (refused.code === 'NONODE') {
     containers.forget(plan.parents);
     // A parent create that failed for another reason would fail again: report that instead.
     if (parents.status === 'rejected' && !isZkCode(parents.reason, 'NONODE')) return classifyFailure(parents.reason);
     return { kind: 'reaped' };
   }
-  return classifyFailure(reason);
+  return refusedBy(refused.code);
 }

@@ -1,9 +1,10 @@
 import { isZkCode } from '../../../zookeeper-client/zk-errors.js';
+import { takeOps, tokenOf } from '../ownership/owner-token.js';
 import { type PrefixRanks, type QueueEntry, queueFromChildren } from '../../queue-order.js';
 import { PRIVATE_LOCK } from '../znode-names.js';
 import type { ContainerCache, ParentNode } from './containers.js';
 import type { LockZk } from '../session/lock-zk.js';
-import { type Failure, type Unread, classifyFailure, readFailedBesideCreate } from '../session/round-trip.js';
+import { type Failure, type Unread, classifyFailure, readFailedBesideCreate, refusedBy } from '../session/round-trip.js';
 
 /**
  * The queue path (the original algorithm's, with Curator's refinements): an
@@ -12,7 +13,6 @@ import { type Failure, type Unread, classifyFailure, readFailedBesideCreate } fr
  */
 export interface QueueRead {
   readonly children: readonly string[];
-  readonly docVersion: number;
 }
 
 export type EnterResult = ({ readonly kind: 'queued'; readonly entry: string } & QueueRead) | { readonly kind: 'reaped' } | Unread | Failure;
@@ -34,7 +34,7 @@ export async function enterQueue(
     return { kind: 'reaped' };
   }
   if (children.status === 'rejected') return readFailedBesideCreate(children.reason);
-  return { kind: 'queued', entry: lastSegment(entry.value.path), children: children.value.children, docVersion: children.value.stat.version };
+  return { kind: 'queued', entry: lastSegment(entry.value.path), children: children.value.children };
 }
 
 export type ReadResult = ({ readonly kind: 'read' } & QueueRead) | { readonly kind: 'reaped' } | Failure;
@@ -42,7 +42,7 @@ export type ReadResult = ({ readonly kind: 'read' } & QueueRead) | { readonly ki
 export async function readQueue(zk: LockZk, docPath: string): Promise<ReadResult> {
   try {
     const read = await zk.children(docPath);
-    return { kind: 'read', children: read.children, docVersion: read.stat.version };
+    return { kind: 'read', children: read.children };
   } catch (error) {
     if (isZkCode(error, 'NONODE')) return { kind: 'reaped' };
     return classifyFailure(error);
@@ -50,31 +50,31 @@ export async function readQueue(zk: LockZk, docPath: string): Promise<ReadResult
 }
 
 export type ArbitrateResult =
-  | ({ readonly kind: 'created'; readonly czxid: number } & QueueRead)
+  | ({ readonly kind: 'created'; readonly czxid: number; readonly token: number } & QueueRead)
   | ({ readonly kind: 'taken' } & QueueRead)
   | { readonly kind: 'reaped' }
   | Unread
   | Failure;
 
 /**
- * The head (or likely head) tries the mutex: [getChildren2, create2(privateLock)]. The children
- * are read before the create: the caller steps back if they show somebody ahead. `taken`: wait for
- * the holder's privateLock. No holder watch: a forced release is seen through the forced-release epoch's.
+ * The head (or likely head) tries the mutex: [getChildren2, multi(create privateLock, bump the
+ * document)]. The children are read before the create: the caller steps back if they show somebody
+ * ahead. `taken`: wait for the holder's privateLock. No holder watch: a forced release is seen
+ * through the forced-release epoch's.
  */
 export async function arbitrate(
   zk: LockZk,
   plan: { readonly docPath: string; readonly privatePath: string; readonly data: string },
 ): Promise<ArbitrateResult> {
   const listed = zk.children(plan.docPath);
-  const created = zk.create(plan.privatePath, plan.data, 'ephemeral');
-  const [children, mine] = await Promise.allSettled([listed, created]);
-  if (mine.status === 'rejected' && !isZkCode(mine.reason, 'NODEEXISTS')) {
-    return isZkCode(mine.reason, 'NONODE') ? { kind: 'reaped' } : classifyFailure(mine.reason);
-  }
-  if (children.status === 'rejected') return mine.status === 'rejected' ? classifyFailure(children.reason) : readFailedBesideCreate(children.reason);
-  const read = { children: children.value.children, docVersion: children.value.stat.version };
-  if (mine.status === 'rejected') return { kind: 'taken', ...read };
-  return { kind: 'created', czxid: mine.value.stat.czxid, ...read };
+  const taken = zk.multi(takeOps(plan.docPath, plan.privatePath, plan.data));
+  const [children, mine] = await Promise.allSettled([listed, taken]);
+  if (mine.status === 'rejected') return classifyFailure(mine.reason);
+  if (!mine.value.ok && mine.value.code !== 'NODEEXISTS') return mine.value.code === 'NONODE' ? { kind: 'reaped' } : refusedBy(mine.value.code);
+  if (children.status === 'rejected') return mine.value.ok ? readFailedBesideCreate(children.reason) : classifyFailure(children.reason);
+  const read = { children: children.value.children };
+  if (!mine.value.ok) return { kind: 'taken', ...read };
+  return { kind: 'created', czxid: mine.value.results[0]?.stat?.czxid ?? 0, token: tokenOf(mine.value.results[1]), ...read };
 }
 
 /** Where our entry stands in a children list. */

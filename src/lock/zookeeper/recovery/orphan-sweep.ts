@@ -133,7 +133,12 @@ export class OrphanSweep {
 
   private async sweepDocument(link: Link, epoch: number, docPath: string, names: readonly string[]): Promise<number> {
     const { zk } = link;
+    // The document before its nodes (one session answers in order): a privateLock of ours at its
+    // read was granted at that version, and the delete checks it (owner-token.ts) — deleted by hand
+    // and taken by the next holder meanwhile, it is not ours to delete any more.
+    const docRead = names.includes(PRIVATE_LOCK) ? zk.get(docPath) : null;
     const reads = await Promise.allSettled(names.map((name) => zk.get(`${docPath}/${name}`)));
+    const docVersion = docRead === null ? null : await docRead.then((doc) => doc.stat.version, () => null);
     const candidates: Orphan[] = [];
     for (const [i, read] of reads.entries()) {
       // Gone meanwhile (released, reconciled), or not readable now: not this sweep's to judge.
@@ -147,7 +152,11 @@ export class OrphanSweep {
     // later is ordered after the delete on the session.
     const orphans = candidates.filter((orphan) => !this.local.claims(docPath, orphan.name, orphan.guid));
     if (orphans.length === 0) return 0;
-    const ops: ZkOp[] = [this.epoch.checkOp(epoch), ...orphans.map((orphan): ZkOp => ({ type: 'delete', path: orphan.path, version: orphan.version }))];
+    const takesPrivateLock = orphans.some((orphan) => orphan.name === PRIVATE_LOCK);
+    // Unread, the document's version cannot vouch for privateLock: leave it for the next sweep.
+    if (takesPrivateLock && docVersion === null) return 0;
+    const ownerCheck: ZkOp[] = takesPrivateLock && docVersion !== null ? [{ type: 'check', path: docPath, version: docVersion }] : [];
+    const ops: ZkOp[] = [this.epoch.checkOp(epoch), ...ownerCheck, ...orphans.map((orphan): ZkOp => ({ type: 'delete', path: orphan.path, version: orphan.version }))];
     const outcome = await zk.multi(ops);
     if (!outcome.ok) {
       // A forced release since the epoch was read, or a node gone meanwhile: the next sweep looks again.

@@ -1,4 +1,4 @@
-import { type ZkError, toZkError } from '../../../zookeeper-client/zk-errors.js';
+import { ZK_RC, ZkError, type ZkErrorCode, toZkError } from '../../../zookeeper-client/zk-errors.js';
 
 /**
  * How one pipelined round trip ended for the request whose outcome matters (a create, a
@@ -26,4 +26,10 @@ export type Unread = { readonly kind: 'unread' };
 export function readFailedBesideCreate(reason: unknown): Unread | Failure {
   const failure = classifyFailure(reason);
   return failure.kind === 'gone' ? failure : { kind: 'unread' };
+}
+
+/** A transaction ZooKeeper refused by one of its operations (`code`), as a failure of the round trip. */
+export function refusedBy(code: ZkErrorCode): Failure {
+  const rc = code === 'UNKNOWN' ? ZK_RC.SYSTEMERROR : ZK_RC[code];
+  return { kind: 'refused', error: new ZkError(rc, `transaction refused: ${code}`) };
 }

@@ -8,7 +8,7 @@ import { opCount, opsOf, type PendingRelease, type ReleaseItem, ReleaseTxn } fro
 describe('release operations', () => {
   const epoch = new ForcedReleaseEpoch('/root', new ContainerCache(10), pino({ level: 'silent' }), () => undefined);
   const items: ReleaseItem[] = [];
-  for (const privateLock of [null, { czxid: 7, docVersion: 2, epoch: 1 }])
+  for (const privateLock of [null, { czxid: 7, token: 2, epoch: 1 }])
     for (const entry of [null, 'fg-0000000003'])
       for (const deleteDocument of [false, true]) items.push({ docPath: '/root/i/d', generation: 1, privateLock, entry, deleteDocument });
 
@@ -18,7 +18,7 @@ describe('release operations', () => {
 
   it('deletes a document it created instead of checking its version, and never without our privateLock', () => {
     const roles = (item: ReleaseItem): string[] => opsOf(item, epoch).map((op) => op.role);
-    const lock = { czxid: 7, docVersion: 2, epoch: 1 };
+    const lock = { czxid: 7, token: 2, epoch: 1 };
     expect(roles({ docPath: '/d', generation: 1, privateLock: lock, entry: null, deleteDocument: true })).toEqual(['epoch', 'lock', 'document']);
     expect(roles({ docPath: '/d', generation: 1, privateLock: lock, entry: 'e', deleteDocument: false })).toEqual(['check', 'epoch', 'lock', 'entry']);
     expect(roles({ docPath: '/d', generation: 1, privateLock: null, entry: 'e', deleteDocument: true })).toEqual(['entry']);
@@ -26,7 +26,7 @@ describe('release operations', () => {
 
   it('checks each forced-release epoch once per transaction, and names the release and role of every operation', () => {
     const pending = (docPath: string, epochRead: number): PendingRelease => ({
-      item: { docPath, generation: 1, privateLock: { czxid: 7, docVersion: 0, epoch: epochRead }, entry: null, deleteDocument: true },
+      item: { docPath, generation: 1, privateLock: { czxid: 7, token: 0, epoch: epochRead }, entry: null, deleteDocument: true },
       done: () => undefined,
     });
     const [a, b, c] = [pending('/r/i/a', 1), pending('/r/i/b', 1), pending('/r/i/c', 2)];
