@@ -136,9 +136,10 @@ export class OrphanSweep {
     // The document before its nodes (one session answers in order): a privateLock of ours at its
     // read was granted at that version, and the delete checks it (owner-token.ts) — deleted by hand
     // and taken by the next holder meanwhile, it is not ours to delete any more.
-    const docRead = names.includes(PRIVATE_LOCK) ? zk.get(docPath) : null;
+    // Its answer handled at once: it comes first, and a refusal must not wait unhandled for the other reads.
+    const docRead = names.includes(PRIVATE_LOCK) ? zk.get(docPath).then((doc) => doc.stat.version, () => null) : null;
     const reads = await Promise.allSettled(names.map((name) => zk.get(`${docPath}/${name}`)));
-    const docVersion = docRead === null ? null : await docRead.then((doc) => doc.stat.version, () => null);
+    const docVersion = docRead === null ? null : await docRead;
     const candidates: Orphan[] = [];
     for (const [i, read] of reads.entries()) {
       // Gone meanwhile (released, reconciled), or not readable now: not this sweep's to judge.
