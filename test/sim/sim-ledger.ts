@@ -192,10 +192,27 @@ export class Ledger {
     this.entriesDeletedByHand.add(czxid);
   }
 
-  /** An operator deleted the privateLock with this czxid by hand (zkCli). */
-  deletedByHand(token: number): void {
+  /** An operator deleted the privateLock with this czxid by hand (zkCli); `node`: its path and owner session, and the deletion's zxid. */
+  deletedByHand(token: number, node?: { readonly path: string; readonly owner: string; readonly zxid: number }): void {
     this.forcedTokens.add(token);
     this.handDeleted.set(token, this.now());
+    if (node !== undefined) this.handDeletedZxid.set(`${node.path} ${node.owner}`, node.zxid);
+  }
+
+  /** The zxid of an operator's latest deletion by hand of a session's privateLock, by path and owner. */
+  private readonly handDeletedZxid = new Map<string, number>();
+
+  /**
+   * Session `by` deleted another session's privateLock (`czxid`) at `path` by name. When an operator
+   * had deleted `by`'s own privateLock there by hand, and `by` sent that request before it had
+   * received anything from the server as of that deletion (no watch event, no reply), it could not
+   * know: that is the limit of a hand deletion (docs/guarantees.md) — ZooKeeper's conditions compare
+   * data versions, and every holder's privateLock is at version 0 — and the grant it took away no
+   * longer counts, as after an operator's override. Any later request is the engine's business.
+   */
+  foreignLockDeleted(path: string, czxid: number, by: string, heardZxid: number): void {
+    const deletedZxid = this.handDeletedZxid.get(`${path} ${by}`);
+    if (deletedZxid !== undefined && heardZxid < deletedZxid) this.forcedTokens.add(czxid);
   }
 
   released(grant: Grant): void {
