@@ -1,4 +1,6 @@
 import { ProxyError } from '../../src/errors/proxy-error.js';
+import { LockUnavailableError } from '../../src/lock/lock-errors.js';
+import { ZkError } from '../../src/zookeeper-client/zk-errors.js';
 import type { HeldLock, Priority } from '../../src/lock/lock-engine.js';
 import { keyString } from '../../src/lock/lock-key.js';
 
@@ -140,6 +142,23 @@ export class Ledger {
     if (error !== null && !(error instanceof ProxyError) && !(error instanceof ClientGone)) {
       this.violate(`untyped failure of ${wait.key} on engine ${wait.engine}: ${String(error)}`);
     }
+    // 503 only once the lock service is declared unavailable (docs/guarantees.md, "A blip is not an outage"):
+    // an engine connected all along since the wait began answers it, or times it out — unless ZooKeeper
+    // itself refused one of its requests as a whole (THROTTLEDOP: the server turns work away).
+    const downAt = this.downAt.get(wait.engine);
+    const refusedByServer = error instanceof Error && error.cause instanceof ZkError && error.cause.code === 'THROTTLEDOP';
+    if (error instanceof LockUnavailableError && !refusedByServer && downAt !== undefined && downAt < wait.startedAt) {
+      this.violate(`unavailable without an outage: ${wait.key} on engine ${wait.engine} failed (${error.message}) with its link up since before the wait began`);
+    }
+  }
+
+  /** When each engine was last not connected (Infinity: it is not connected now). Absent: not tracked. */
+  private readonly downAt = new Map<number, number>();
+
+  /** An engine's state changed: `connected` or not (suspended, unavailable, closed; not yet connected at the start). */
+  engineState(engine: number, connected: boolean): void {
+    if (!connected) this.downAt.set(engine, Number.POSITIVE_INFINITY);
+    else if (this.downAt.get(engine) === Number.POSITIVE_INFINITY) this.downAt.set(engine, this.now());
   }
 
   granted(engine: number, sessionId: string, held: HeldLock, wait: Wait | undefined, waiting: readonly Wait[]): Grant {

@@ -150,7 +150,11 @@ export async function simulate(options: RunOptions): Promise<RunResult> {
         sessionExpired: () => log(`e${index} sees its session expire`),
       });
       const engine = new ZooKeeperLockEngine({ ...settings }, quietLogger, { handles, events });
-      engine.onStateChange((state) => log(`e${index} state ${state}`));
+      ledger.engineState(index, false);
+      engine.onStateChange((state) => {
+        log(`e${index} state ${state}`);
+        ledger.engineState(index, state === 'connected');
+      });
       slots.push({ index, engine, clients });
     }
     const work = new Work();
