@@ -1,8 +1,9 @@
 /**
  * One proxy instance in its own process for `npm run bench`. Argument: JSON
- * `{ zookeeper, lockRoot, upstream, deadLetterDir, lockService?, listenTls?, authVerify? }` (`listenTls`:
+ * `{ zookeeper, lockRoot, upstream, deadLetterDir, lockService?, listenTls?, authVerify?, refusalThrottle? }` (`listenTls`:
  * `{ certFile, keyFile }`, HTTPS on the proxy port; `authVerify`: `on`/`off`, `proxy.auth.verify`
- * in front of a stand-in with security on, the proxy's own calls as `BENCH_PROXY_USER`). Prints
+ * in front of a stand-in with security on, the proxy's own calls as `BENCH_PROXY_USER`; `refusalThrottle: "off"`:
+ * `proxy.auth.refusal.*` off). Prints
  * `{"proxyPort","adminPort","statsPort"}` once its lock service is ready. `lockService:
  * "in-process"` runs the same proxy on the in-process lock engine, without ZooKeeper: the edge and
  * the write path alone, the reference that tells their cost from the ZooKeeper lock's.
@@ -13,6 +14,7 @@
 import { createServer } from 'node:http';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { pino } from 'pino';
+import type { RefusalThrottleSettings } from '../src/auth/auth-settings.js';
 import type { LockEngine } from '../src/lock/lock-engine.js';
 import { MemoryLockEngine } from '../src/lock/memory/memory-lock-engine.js';
 import { ZooKeeperLockEngine } from '../src/lock/zookeeper/zookeeper-lock-engine.js';
@@ -27,6 +29,10 @@ const config: unknown = JSON.parse(process.argv[2] ?? '{}');
 const inProcess = objectField(config, 'lockService') === 'in-process';
 const tlsFiles = objectField(config, 'listenTls');
 const authVerify = objectField(config, 'authVerify');
+/** `refusalThrottle: "off"`: every credential refusal answered at once, the connection kept (the cost of one refusal alone). */
+function refusalThrottleOf(defaults: RefusalThrottleSettings): RefusalThrottleSettings {
+  return objectField(config, 'refusalThrottle') === 'off' ? { ...defaults, delayMaxMs: 0, closeAfter: 0 } : defaults;
+}
 const listenTls = typeof tlsFiles === 'object' && tlsFiles !== null ? { certFile: stringField(tlsFiles, 'certFile'), keyFile: stringField(tlsFiles, 'keyFile'), caFile: null } : null;
 // Long lock timeouts: a flood must queue, not turn into 429s that would flatter the latency.
 const settings = testSettings({
@@ -37,7 +43,7 @@ const settings = testSettings({
   },
   lock: { foregroundTimeoutMs: 60_000, backgroundTimeoutMs: 60_000 },
   elasticsearch: { hosts: [stringField(config, 'upstream')], ...(authVerify === undefined ? {} : { auth: BENCH_PROXY_USER }) },
-  proxy: { ...(authVerify === 'on' || authVerify === 'off' ? { auth: { ...testSettings().proxy.auth, verify: authVerify } } : {}), deadLetterDir: stringField(config, 'deadLetterDir'), logLevel: 'error', slowLockMs: 60_000, fencing: objectField(config, 'fencing') === 'on' ? 'on' : 'off', lockService: inProcess ? 'in-process' : 'zookeeper', listenTls },
+  proxy: { ...(authVerify === 'on' || authVerify === 'off' ? { auth: { ...testSettings().proxy.auth, verify: authVerify, refusalThrottle: refusalThrottleOf(testSettings().proxy.auth.refusalThrottle) } } : {}), deadLetterDir: stringField(config, 'deadLetterDir'), logLevel: 'error', slowLockMs: 60_000, fencing: objectField(config, 'fencing') === 'on' ? 'on' : 'off', lockService: inProcess ? 'in-process' : 'zookeeper', listenTls },
 });
 const logger = pino({ level: 'error' }, pino.destination(2));
 const timing = new LockTimingRecorder();

@@ -115,14 +115,14 @@ const results = [];
 for (const mutant of chosen) {
   const dir = mkdtempSync(join(tmpdir(), 'sim-mutant-'));
   try {
-    for (const part of ['src', 'test/sim', 'package.json', 'tsconfig.json']) cpSync(join(root, part), join(dir, part), { recursive: true });
+    for (const part of ['src', 'test/sim', 'scripts/sim.mjs', 'scripts/sim-workers.mjs', 'package.json', 'tsconfig.json']) cpSync(join(root, part), join(dir, part), { recursive: true });
     symlinkSync(join(root, 'node_modules'), join(dir, 'node_modules'));
     const text = readFileSync(join(root, mutant.file), 'utf8');
     writeFileSync(join(dir, mutant.file), text.slice(0, mutant.start) + mutant.replace + text.slice(mutant.end));
-    const run = spawnSync('npx', ['vitest', 'run', '--config', 'test/sim/vitest.sim.config.ts'], {
+    const run = spawnSync(process.execPath, ['scripts/sim.mjs', '--runs', values.runs, '--seed', values.seed], {
       cwd: dir,
       encoding: 'utf8',
-      env: { ...process.env, SIM_RUNS: values.runs, SIM_SEED: values.seed, SIM_TRACE: '0', NO_COLOR: '1', FORCE_COLOR: '0' },
+      env: { ...process.env, NO_COLOR: '1', FORCE_COLOR: '0' },
       maxBuffer: 256 * 1024 * 1024,
       timeout: 20 * 60 * 1000,
     });

@@ -159,7 +159,7 @@ const rows = [];
 for (const item of selected) {
   const dir = mkdtempSync(join(tmpdir(), 'sim-break-'));
   try {
-    for (const part of ['src', 'test/sim', 'package.json', 'tsconfig.json']) cpSync(join(root, part), join(dir, part), { recursive: true });
+    for (const part of ['src', 'test/sim', 'scripts/sim.mjs', 'scripts/sim-workers.mjs', 'package.json', 'tsconfig.json']) cpSync(join(root, part), join(dir, part), { recursive: true });
     symlinkSync(join(root, 'node_modules'), join(dir, 'node_modules'));
     const path = join(dir, item.file);
     const text = readFileSync(path, 'utf8');
@@ -169,10 +169,10 @@ for (const item of selected) {
     }
     writeFileSync(path, text.replace(item.find, item.replace));
     const started = Date.now();
-    const run = spawnSync('npx', ['vitest', 'run', '--config', 'test/sim/vitest.sim.config.ts'], {
+    const run = spawnSync(process.execPath, ['scripts/sim.mjs', '--runs', values.runs, '--seed', values.seed], {
       cwd: dir,
       encoding: 'utf8',
-      env: { ...process.env, SIM_RUNS: values.runs, SIM_SEED: values.seed, SIM_TRACE: '0', NO_COLOR: '1', FORCE_COLOR: '0' },
+      env: { ...process.env, NO_COLOR: '1', FORCE_COLOR: '0' },
       maxBuffer: 256 * 1024 * 1024,
     });
     const output = run.stdout + run.stderr;

@@ -6,6 +6,7 @@ import { PrincipalShare } from '../../src/auth/principal-share.js';
 import type { SecurityDetection } from '../../src/auth/security-detection.js';
 import { createWriteAdmission } from '../../src/auth/write-admission.js';
 import { PrivilegeCheck } from '../../src/auth/write-privileges.js';
+import { RefusalThrottle } from '../../src/auth/refusal-throttle.js';
 import type { UpstreamForwarder } from '../../src/elasticsearch/upstream-forwarder.js';
 import type { WriteRequest } from '../../src/write/write-request.js';
 import { testSettings } from '../../test/support/test-settings.js';
@@ -62,6 +63,16 @@ async function floodRuns(context: WorkloadContext, baseUrl: string, standInUrl: 
   return { alone, writers, flood, reachedCluster: (await refusedWrites(standInUrl)) - before };
 }
 
+/** The checked proxy's refusal throttle so far (`es_lock_proxy_auth_refusals_throttled_total`), by action. */
+async function throttledRefusals(adminPort: number): Promise<{ delayed: number; closed: number }> {
+  const text = await (await fetch(`http://127.0.0.1:${adminPort}/metrics`)).text();
+  const count = (action: string): number => {
+    const line = text.split('\n').find((row) => row.startsWith(`es_lock_proxy_auth_refusals_throttled_total{action="${action}"}`));
+    return line === undefined ? 0 : Number(line.split(' ').at(-1));
+  };
+  return { delayed: count('delayed'), closed: count('closed') };
+}
+
 /**
  * CPU of one cached authentication: the admission of a write whose credentials were checked
  * before (keyed hash, cache look-up, priority, share), measured in this process over many calls.
@@ -79,6 +90,7 @@ async function cpuPerCachedAuthenticationMs(): Promise<number> {
     security: { state: 'on' } as unknown as SecurityDetection,
     share: new PrincipalShare(),
     privileges: new PrivilegeCheck(forwarder, 10, () => 0),
+    throttle: new RefusalThrottle(() => settings.proxy.auth.refusalThrottle, { throttled: () => undefined }),
     events: { credentialChecked: () => undefined, foregroundDenied: () => undefined, shareExceeded: () => undefined },
   });
   const request = {
@@ -99,8 +111,8 @@ async function cpuPerCachedAuthenticationMs(): Promise<number> {
 
 interface SecuredSetup {
   readonly standIn: BenchChild<{ port: number }>;
-  readonly checked: BenchChild<{ proxyPort: number }>;
-  readonly bare: BenchChild<{ proxyPort: number }>;
+  readonly checked: BenchChild<{ proxyPort: number; adminPort: number }>;
+  readonly bare: BenchChild<{ proxyPort: number; adminPort: number }>;
   close(): Promise<void>;
 }
 
@@ -116,11 +128,11 @@ async function securedSetup(context: WorkloadContext): Promise<SecuredSetup> {
   try {
     const standIn = await spawnBenchChild('./stand-in-process.ts', { writeMs: options.writeMs, readMs: options.readMs, bulkDocMs: 0, security: true }, (line) => ({ port: numberField(line, 'port') }));
     started.push(standIn);
-    const proxy = async (authVerify: 'on' | 'off'): Promise<BenchChild<{ proxyPort: number }>> => {
+    const proxy = async (authVerify: 'on' | 'off'): Promise<BenchChild<{ proxyPort: number; adminPort: number }>> => {
       const child = await spawnBenchChild(
         './proxy-process.ts',
         { zookeeper: env.zookeeper, lockRoot: `/es-lock-proxy-bench/auth-${authVerify}-${Date.now().toString(36)}`, upstream: `http://127.0.0.1:${standIn.info.port}`, deadLetterDir, authVerify },
-        (line) => ({ proxyPort: numberField(line, 'proxyPort') }),
+        (line) => ({ proxyPort: numberField(line, 'proxyPort'), adminPort: numberField(line, 'adminPort') }),
       );
       started.push(child);
       return child;
@@ -142,12 +154,15 @@ export const authFlood: Workload = async (context) => {
   const setup = await securedSetup(context);
   try {
     const standInUrl = `http://127.0.0.1:${setup.standIn.info.port}`;
+    const throttledBefore = await throttledRefusals(setup.checked.info.adminPort);
     const checked = await floodRuns(context, `http://127.0.0.1:${setup.checked.info.proxyPort}`, standInUrl);
+    const throttledAfter = await throttledRefusals(setup.checked.info.adminPort);
     const bare = await floodRuns(context, `http://127.0.0.1:${setup.bare.info.proxyPort}`, standInUrl);
     const cpuMs = await cpuPerCachedAuthenticationMs();
     const checkedRatio = checked.writers.rps / Math.max(checked.alone.rps, 1e-9);
     const bareRatio = bare.writers.rps / Math.max(bare.alone.rps, 1e-9);
     const floodOf = (runs: FloodRuns): number => runs.flood.reduce((sum, run) => sum + run.requests, 0);
+    const floodErrorsOf = (runs: FloodRuns): number => runs.flood.reduce((sum, run) => sum + run.errors, 0);
     return {
       workload: 'auth-flood',
       summary: {
@@ -155,12 +170,18 @@ export const authFlood: Workload = async (context) => {
         writers_rps_flood: round(checked.writers.rps, 1),
         writers_ratio: round(checkedRatio),
         writers_p99_ms_flood: round(checked.writers.p99Ms),
-        flood_requests: floodOf(checked),
+        flood_answered: floodOf(checked),
+        flood_answered_rps: round(floodOf(checked) / Math.max(context.options.durationS, 1e-9), 1),
+        flood_errors: floodErrorsOf(checked),
+        flood_throttled_delayed: throttledAfter.delayed - throttledBefore.delayed,
+        flood_throttled_closed: throttledAfter.closed - throttledBefore.closed,
         flood_reached_cluster: checked.reachedCluster,
         bare_writers_rps_alone: round(bare.alone.rps, 1),
         bare_writers_rps_flood: round(bare.writers.rps, 1),
         bare_writers_ratio: round(bareRatio),
-        bare_flood_requests: floodOf(bare),
+        bare_flood_answered: floodOf(bare),
+        bare_flood_answered_rps: round(floodOf(bare) / Math.max(context.options.durationS, 1e-9), 1),
+        bare_flood_errors: floodErrorsOf(bare),
         bare_flood_reached_cluster: bare.reachedCluster,
         writers_non2xx: checked.alone.non2xx + checked.writers.non2xx + checked.alone.errors + checked.writers.errors,
         cpu_ms_per_cached_authentication: round(cpuMs, 5),
@@ -176,6 +197,7 @@ export const authFlood: Workload = async (context) => {
         `writers: ${WRITER_CONNECTIONS} connections, Basic credentials, background, ${DOCUMENTS} hot docs; flood: ${FLOOD_CONNECTIONS} connections, foreground, half without credentials, half with a wrong password, same docs`,
         'one stand-in with security on; the proxy with proxy.auth.verify=on, and the same proxy with it off as the reference (bare), in the same run',
         'flood_reached_cluster: writes the stand-in refused for their credentials during the flood run',
+        'flood_answered: flood requests answered (401s) in the measured run, the same closed-loop flood for both proxies; with the checks on the proxy throttles repeated refusals per connection (proxy.auth.refusal.*, defaults), so its flood is answered at the pace the throttle sets: flood_throttled_* count its delayed answers and closed connections (warm-up included) (flood_errors: connections the flood saw closed)',
         `CPU per cached authentication: the admission of a write with checked credentials, ${CACHED_CHECKS} calls in the bench process`,
       ],
     };

@@ -31,7 +31,11 @@ export function admittedWritePath<R extends WriteRequest>(
       if (error instanceof ProxyError) return errorOutcome(error);
       throw error;
     }
-    if (!admission.admitted) return admission.outcome;
+    if (!admission.admitted) {
+      // The throttle closes the connection after this answer.
+      if (admission.closeConnection === true) answerHeaders(request, { connection: 'close' });
+      return admission.outcome;
+    }
     if (Object.keys(admission.answerHeaders).length > 0) answerHeaders(request, admission.answerHeaders);
     principals.begin(request.requestId, admission.principal);
     try {

@@ -10,6 +10,7 @@ import { SecurityDetection } from './security-detection.js';
 import { createKnownRefusal, type KnownRefusal } from './known-refusal.js';
 import { createWriteAdmission, type WriteAdmission } from './write-admission.js';
 import { PrivilegeCheck } from './write-privileges.js';
+import { RefusalThrottle } from './refusal-throttle.js';
 
 export interface AuthGate {
   readonly admission: WriteAdmission;
@@ -18,6 +19,8 @@ export interface AuthGate {
   readonly knownRefusal: KnownRefusal;
   /** Start and reload: with `proxy.auth.verify=auto`, asks the cluster (again) whether it has security on. */
   detectSecurity(): void;
+  /** Shutdown: refusals held back by the throttle are answered now. */
+  stop(): void;
 }
 
 export interface AuthGateDeps {
@@ -38,12 +41,14 @@ export function createAuthGate(deps: AuthGateDeps): AuthGate {
     refusalTtlMs: () => settings().proxy.auth.refusalTtlMs,
   });
   const security = new SecurityDetection(forwarder);
+  const throttle = new RefusalThrottle(() => settings().proxy.auth.refusalThrottle, { throttled: (treatment) => metrics.refusalThrottled(treatment) });
   const admission = createWriteAdmission({
     settings,
     verdicts,
     security,
     share: new PrincipalShare(),
     privileges: new PrivilegeCheck(forwarder, initial.cacheSize, () => settings().proxy.auth.cacheTtlMs),
+    throttle,
     events: {
       credentialChecked: (result, cached) => metrics.credentialChecked(result, cached),
       foregroundDenied: (principal, action, requestId) => {
@@ -59,7 +64,8 @@ export function createAuthGate(deps: AuthGateDeps): AuthGate {
   return {
     admission,
     principals: metrics,
-    knownRefusal: createKnownRefusal({ settings, verdicts, security, refused: () => metrics.credentialChecked('refused', true) }),
+    knownRefusal: createKnownRefusal({ settings, verdicts, security, throttle, refused: () => metrics.credentialChecked('refused', true) }),
+    stop: () => throttle.stop(),
     detectSecurity() {
       security.forget();
       if (settings().proxy.auth.verify !== 'auto') return;

@@ -1,4 +1,4 @@
-import { createHmac, randomBytes } from 'node:crypto';
+import { createHmac, createSecretKey, randomBytes, type KeyObject } from 'node:crypto';
 
 /**
  * Names a client's credentials in the proxy's caches without keeping them: an HMAC-SHA256 under
@@ -7,10 +7,11 @@ import { createHmac, randomBytes } from 'node:crypto';
  * the process's secret.
  */
 export class CredentialKeys {
-  private readonly secret: Buffer;
+  /** Imported once: an HMAC keyed with raw bytes imports them again on every call. */
+  private readonly secret: KeyObject;
 
   constructor(secret: Buffer = randomBytes(32)) {
-    this.secret = secret;
+    this.secret = createSecretKey(secret);
   }
 
   /** One key per distinct set of credential headers (`\0` cannot occur inside a header value). */

@@ -1,22 +1,32 @@
-import type { IncomingHttpHeaders } from 'node:http';
+import type { IncomingMessage } from 'node:http';
 import type { Settings } from '../config/settings.js';
-import type { UpstreamResponse } from '../elasticsearch/upstream-forwarder.js';
 import type { WriteRoute } from '../write/write-request.js';
 import type { AuthenticationCache } from './authentication-cache.js';
 import { credentialsOf } from './cluster-authentication.js';
-import { refusalFor } from './refusal-answer.js';
+import { refusalAnswerFor, type RefusalAnswer } from './refusal-answer.js';
+import type { RefusalThrottle } from './refusal-throttle.js';
 import type { SecurityDetection } from './security-detection.js';
+
+/** The cluster's 401 for a write, and how it is answered on its connection (refusal-throttle.ts). */
+export interface ThrottledRefusal {
+  readonly answer: RefusalAnswer;
+  /** Resolves when the answer may be written (at once, or after the throttle's delay). */
+  readonly answerable: Promise<void>;
+  /** Close the connection after the answer. */
+  readonly close: boolean;
+}
 
 /**
  * The cluster's 401 for a write whose credentials it refused a moment ago (the verdict cache),
  * decided from the request head alone: null when the write has to be checked (or not at all).
  */
-export type KnownRefusal = (route: WriteRoute, url: string, headers: IncomingHttpHeaders) => UpstreamResponse | null;
+export type KnownRefusal = (route: WriteRoute, req: IncomingMessage) => ThrottledRefusal | null;
 
 export interface KnownRefusalDeps {
   readonly settings: () => Settings;
   readonly verdicts: AuthenticationCache;
   readonly security: SecurityDetection;
+  readonly throttle: RefusalThrottle;
   /** A refusal answered from the cache. */
   refused(): void;
 }
@@ -31,13 +41,14 @@ export interface KnownRefusalDeps {
  * user, included) is in the verdict cache: nothing of the body is read, inflated or parsed.
  */
 export function createKnownRefusal(deps: KnownRefusalDeps): KnownRefusal {
-  return (route, url, headers) => {
+  return (route, req) => {
     if (route.kind !== 'single' && route.kind !== 'bulk') return null;
     if (!checksCredentialsNow(deps)) return null;
-    const verdict = deps.verdicts.knownVerdict(credentialsOf(headers));
+    const verdict = deps.verdicts.knownVerdict(credentialsOf(req.headers));
     if (verdict?.kind !== 'refused') return null;
     deps.refused();
-    return refusalFor(url, verdict.answer);
+    const treatment = deps.throttle.refused(req.socket);
+    return { answer: refusalAnswerFor(req.url ?? '/', verdict.answer), answerable: deps.throttle.delay(req.socket, treatment), close: treatment.close };
   };
 }
 

@@ -5,6 +5,7 @@ import type { ForegroundDenied } from './auth-settings.js';
 import type { WritePrincipals } from './admitted-write-path.js';
 import type { CredentialVerdict } from './cluster-authentication.js';
 import { PrincipalLabels, UNKNOWN_PRINCIPAL } from './principal-labels.js';
+import type { RefusalTreatment } from './refusal-throttle.js';
 
 /**
  * The metrics of who writes: credential checks, foreground rights and shares refused, and lock
@@ -19,6 +20,7 @@ export class PrincipalMetrics implements WritePrincipals {
   private readonly foregroundDenials: Counter<'principal' | 'action'>;
   private readonly shareRefusals: Counter<'principal'>;
   private readonly lockWait: Histogram<'principal' | 'priority' | 'outcome'>;
+  private readonly throttledRefusals: Counter<'action'>;
 
   constructor(registry: Registry) {
     const registers = [registry];
@@ -38,6 +40,12 @@ export class PrincipalMetrics implements WritePrincipals {
       name: `${METRIC_PREFIX}principal_share_refused_total`,
       help: 'Writes refused with 429 because their principal had proxy.lock.max.waiting.per.principal writes in flight',
       labelNames: ['principal'],
+      registers,
+    });
+    this.throttledRefusals = new Counter({
+      name: `${METRIC_PREFIX}auth_refusals_throttled_total`,
+      help: 'Credential refusals throttled on their connection (proxy.auth.refusal.*): answered after a delay (delayed), or followed by closing the connection (closed)',
+      labelNames: ['action'],
       registers,
     });
     this.lockWait = new Histogram({
@@ -68,6 +76,11 @@ export class PrincipalMetrics implements WritePrincipals {
 
   foregroundDenied(principal: string | null, action: ForegroundDenied): void {
     this.foregroundDenials.inc({ principal: this.labels.labelOf(principal), action });
+  }
+
+  refusalThrottled(treatment: RefusalTreatment): void {
+    if (treatment.delayMs > 0) this.throttledRefusals.inc({ action: 'delayed' });
+    if (treatment.close) this.throttledRefusals.inc({ action: 'closed' });
   }
 
   shareExceeded(principal: string): void {

@@ -12,12 +12,19 @@ import { principalName, type Principal } from './principal.js';
 import type { PrincipalShare } from './principal-share.js';
 import type { SecurityDetection } from './security-detection.js';
 import { refusalFor } from './refusal-answer.js';
+import type { RefusalThrottle } from './refusal-throttle.js';
+import type { UpstreamResponse } from '../elasticsearch/upstream-forwarder.js';
 import { withTimeout } from './with-timeout.js';
-import { bulkItemPrivilege, requiredPrivilege, unauthorizedBulkItem, unauthorizedWrite, type PrivilegeCheck } from './write-privileges.js';
+import { bulkItemPrivilege, requiredPrivilege, unauthorizedAction, type PrivilegeCheck } from './write-privileges.js';
 
 /** What the admission says of a write before it may take any lock. */
 export type Admission =
-  | { readonly admitted: false; readonly outcome: WriteOutcome }
+  | {
+      readonly admitted: false;
+      readonly outcome: WriteOutcome;
+      /** A credential refusal the throttle closes its connection after (refusal-throttle.ts). */
+      readonly closeConnection?: boolean;
+    }
   | {
       readonly admitted: true;
       /** The principal's name (`principal.ts`), null when credentials are not checked. */
@@ -47,6 +54,7 @@ export interface AdmissionDeps {
   readonly security: SecurityDetection;
   readonly share: PrincipalShare;
   readonly privileges: PrivilegeCheck;
+  readonly throttle: RefusalThrottle;
   readonly events: AdmissionEvents;
 }
 
@@ -70,7 +78,9 @@ export function createWriteAdmission(deps: AdmissionDeps): WriteAdmission {
     if (await checksCredentials(deps, settings)) {
       const credentials = credentialsOf(request.req.headers);
       const { verdict, key } = await verdictFor(deps, settings, request, credentials);
+      if (verdict.kind === 'refused') return throttledRefusal(deps, request, verdict.answer);
       if (verdict.kind !== 'authenticated') return { admitted: false, outcome: { kind: 'upstream', upstream: verdict.answer } };
+      deps.throttle.accepted(request.req.socket);
       principal = verdict.principal;
       const refusal = await privilegeRefusal(deps, settings, request, verdict.principal, { key, credentials });
       if (refusal !== null) return { admitted: false, outcome: errorOutcome(refusal) };
@@ -78,6 +88,13 @@ export function createWriteAdmission(deps: AdmissionDeps): WriteAdmission {
     }
     return admitPrincipal(deps, settings, request, principal, bulkItemRefusal);
   };
+}
+
+/** The cluster's 401, once the throttle lets it be answered on its connection. */
+async function throttledRefusal(deps: AdmissionDeps, request: WriteRequest, answer: UpstreamResponse): Promise<Admission> {
+  const treatment = deps.throttle.refused(request.req.socket);
+  await deps.throttle.delay(request.req.socket, treatment);
+  return { admitted: false, outcome: { kind: 'upstream', upstream: answer }, closeConnection: treatment.close };
 }
 
 /** Writes that take a lock; the others (generated ids, by-query) meet the cluster's own checks unlocked. */
@@ -122,9 +139,9 @@ async function privilegeRefusal(
   if (settings.proxy.auth.privileges !== 'on') return null;
   const needed = requiredPrivilege(request.route);
   if (needed === null) return null;
-  const check = deps.privileges.grants(credentials.key, credentials.credentials, needed);
-  const granted = await withTimeout(check, settings.proxy.auth.timeoutMs, () => checkTimedOut('privilege', settings));
-  return granted ? null : unauthorizedWrite(principal, needed);
+  const check = deps.privileges.refusedAction(credentials.key, credentials.credentials, needed);
+  const refused = await withTimeout(check, settings.proxy.auth.timeoutMs, () => checkTimedOut('privilege', settings));
+  return refused === null ? null : unauthorizedAction(principal, needed.index, refused);
 }
 
 /**
@@ -143,9 +160,9 @@ function bulkItemRefusalFor(
   if (settings.proxy.auth.privileges !== 'on' || request.route.kind !== 'bulk') return null;
   return async (index, action) => {
     const needed = bulkItemPrivilege(index, action);
-    const check = deps.privileges.grants(credentials.key, credentials.credentials, needed);
-    const granted = await withTimeout(check, settings.proxy.auth.timeoutMs, () => checkTimedOut('privilege', settings));
-    return granted ? null : unauthorizedBulkItem(principal, needed);
+    const check = deps.privileges.refusedAction(credentials.key, credentials.credentials, needed);
+    const refused = await withTimeout(check, settings.proxy.auth.timeoutMs, () => checkTimedOut('privilege', settings));
+    return refused === null ? null : unauthorizedAction(principal, index, refused);
   };
 }
 

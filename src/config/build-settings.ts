@@ -78,6 +78,12 @@ function authSettings(value: ValueOf): AuthSettings {
     foregroundAllow: value('proxy.priority.foreground.allow'),
     foregroundDenied: value('proxy.priority.foreground.denied'),
     maxWaitingPerPrincipal: value('proxy.lock.max.waiting.per.principal'),
+    refusalThrottle: {
+      delayAfter: value('proxy.auth.refusal.delay.after'),
+      delayMs: value('proxy.auth.refusal.delay.ms'),
+      delayMaxMs: value('proxy.auth.refusal.delay.max.ms'),
+      closeAfter: value('proxy.auth.refusal.close.after'),
+    },
   };
 }
 

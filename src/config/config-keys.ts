@@ -105,6 +105,10 @@ export interface ConfigValues {
   readonly 'proxy.auth.cache.ttl.ms': number;
   readonly 'proxy.auth.cache.refusal.ttl.ms': number;
   readonly 'proxy.auth.privileges': 'off' | 'on';
+  readonly 'proxy.auth.refusal.delay.after': number;
+  readonly 'proxy.auth.refusal.delay.ms': number;
+  readonly 'proxy.auth.refusal.delay.max.ms': number;
+  readonly 'proxy.auth.refusal.close.after': number;
   readonly 'proxy.priority.foreground.allow': readonly string[];
   readonly 'proxy.priority.foreground.denied': ForegroundDenied;
   readonly 'proxy.lock.max.waiting.per.principal': number;
@@ -455,14 +459,39 @@ export const CONFIG_KEYS: { readonly [K in ConfigKey]: KeySpec<ConfigValues[K]> 
   'proxy.auth.privileges': key({
     defaultValue: 'off',
     description:
-      '`on`: a single-document write is also checked with the cluster\'s `POST /_security/user/_has_privileges` for its index and action (`index`, `create`, `delete`) before its lock, the answer kept per credential and index for `proxy.auth.cache.ttl.ms`; one the cluster would refuse gets its 403 and takes no lock. Bulk items are authorized by the cluster one by one.',
+      '`on`: a single-document write is also checked with the cluster\'s `POST /_security/user/_has_privileges` for its index and the actions Elasticsearch authorizes it as (`indices:data/write/index`, `…:op_type/index`, `…:op_type/create`, `indices:data/write/update`, `indices:data/write/delete`) before its lock, the answer kept per credential and index for `proxy.auth.cache.ttl.ms`; one the cluster would refuse gets its 403 and takes no lock. Bulk items are authorized by the cluster one by one.',
     reload: 'live',
     parse: oneOf(['off', 'on']),
+  }),
+  'proxy.auth.refusal.delay.after': key({
+    defaultValue: '3',
+    description:
+      'Credential refusals (401) in a row on one client connection answered at once; each further one is answered after a delay (`proxy.auth.refusal.delay.ms`), with the connection\'s reading paused meanwhile. A write whose credentials are accepted ends the run. See docs/security.md.',
+    reload: 'live',
+    parse: integer(0, MAX_INT32),
+  }),
+  'proxy.auth.refusal.delay.ms': key({
+    defaultValue: '100',
+    description: 'The first delay in ms of a throttled refusal; it doubles with each further refusal in a row on the connection, up to `proxy.auth.refusal.delay.max.ms`.',
+    reload: 'live',
+    parse: integer(1, MAX_INT32),
+  }),
+  'proxy.auth.refusal.delay.max.ms': key({
+    defaultValue: '2000',
+    description: 'The longest delay in ms of a throttled refusal; 0 turns the delays off (every refusal answered at once).',
+    reload: 'live',
+    parse: integer(0, MAX_INT32),
+  }),
+  'proxy.auth.refusal.close.after': key({
+    defaultValue: '20',
+    description: 'Close a client connection after answering this many credential refusals in a row on it; 0: never.',
+    reload: 'live',
+    parse: integer(0, MAX_INT32),
   }),
   'proxy.priority.foreground.allow': key({
     defaultValue: '',
     description:
-      'Comma-separated users, roles and API key names whose writes may be foreground (`user:`, `role:` or `api_key:` before a name restricts it to that kind); empty: everyone. Needs credential checks (`proxy.auth.verify`).',
+      'Comma-separated users, roles and API key names whose writes may be foreground (`user:`, `role:` or `api_key:` before a name restricts it to that kind); empty: everyone. Needs credential checks: refused at start and on reload with `proxy.auth.verify=off`.',
     reload: 'live',
     parse: nameList,
   }),

@@ -15,6 +15,7 @@ export function checkAcrossKeys(value: ValueOf, settingOf: SettingOf, options: {
   checkElasticsearchAuth(value, settingOf);
   checkDistinctPorts(value, settingOf);
   checkListenerTlsPairs(value, settingOf);
+  checkForegroundAllowNeedsChecks(value, settingOf);
   if (options.checkFiles) {
     checkReadableCaFile(value, settingOf);
     checkListenerTlsFiles(value, settingOf);
@@ -63,6 +64,19 @@ function checkElasticsearchAuth(value: ValueOf, settingOf: SettingOf): void {
   if (password !== null && username === null) {
     throw invalidSetting(settingOf('elasticsearch.auth.password'), 'elasticsearch.auth.username to be set too');
   }
+}
+
+/**
+ * Foreground rights name users, roles and API keys, which only a credential check tells: with the
+ * checks off nobody matches the list, so every foreground write would be demoted (or refused).
+ * `auto` is left alone: whether the cluster has security on is only known once it answers.
+ */
+function checkForegroundAllowNeedsChecks(value: ValueOf, settingOf: SettingOf): void {
+  if (value('proxy.auth.verify') !== 'off' || value('proxy.priority.foreground.allow').length === 0) return;
+  throw invalidSetting(
+    settingOf('proxy.priority.foreground.allow'),
+    'an empty list with proxy.auth.verify=off (without credential checks nobody is recognised, so every foreground write would be demoted)',
+  );
 }
 
 const WILDCARD_HOSTS = new Set(['0.0.0.0', '::']);

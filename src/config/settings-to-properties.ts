@@ -65,5 +65,9 @@ export function settingsToProperties(settings: Settings): Record<ConfigKey, stri
     'proxy.priority.foreground.allow': proxy.auth.foregroundAllow.join(','),
     'proxy.priority.foreground.denied': proxy.auth.foregroundDenied,
     'proxy.lock.max.waiting.per.principal': String(proxy.auth.maxWaitingPerPrincipal),
+    'proxy.auth.refusal.delay.after': String(proxy.auth.refusalThrottle.delayAfter),
+    'proxy.auth.refusal.delay.ms': String(proxy.auth.refusalThrottle.delayMs),
+    'proxy.auth.refusal.delay.max.ms': String(proxy.auth.refusalThrottle.delayMaxMs),
+    'proxy.auth.refusal.close.after': String(proxy.auth.refusalThrottle.closeAfter),
   };
 }

@@ -8,8 +8,8 @@ import { answerUnlessComplete, asProxyError, sendElasticsearchError } from './el
 import { answerFailedWrite } from './failed-write.js';
 import { readRequestBody } from './request-body.js';
 import { KIND_OF_ROUTE, type RequestEvents, type RequestKind } from './request-kind.js';
-import type { UpstreamForwarder, UpstreamResponse } from '../elasticsearch/upstream-forwarder.js';
-import { rawWithoutHopByHop } from '../elasticsearch/hop-by-hop-headers.js';
+import type { UpstreamForwarder } from '../elasticsearch/upstream-forwarder.js';
+import type { RefusalAnswer } from '../auth/refusal-answer.js';
 import type { WriteRoute } from '../write/write-request.js';
 import { ClientWrite } from './client-write.js';
 import { readsBodyWhole, type WriteInterceptor } from './write-interceptor.js';
@@ -78,9 +78,10 @@ async function handleWrite(deps: ProxyHandlerDeps, req: IncomingMessage, res: Se
   const kind = KIND_OF_ROUTE[route.kind];
   const bodyStreams = !readsBodyWhole(route);
   let body: Buffer = EMPTY;
-  const refusal = bodyStreams ? null : (deps.writeInterceptor?.refusalBeforeBody?.(route, req.url ?? '/', req.headers) ?? null);
+  const refusal = bodyStreams ? null : (deps.writeInterceptor?.refusalBeforeBody?.(route, req) ?? null);
   if (refusal !== null) {
-    answerUnread(req, res, refusal, requestId);
+    await refusal.answerable;
+    answerUnread(req, res, refusal.answer, requestId, refusal.close);
     served(deps, kind, res);
     return;
   }
@@ -123,12 +124,12 @@ const DISCARDED_BODY_MAX_BYTES = 64 * 1024;
 /**
  * Refused from its head alone. A small body of declared length is discarded unread and the
  * connection kept; a larger or unsized one is not read at all, and the connection closes after the
- * answer, as for a body too large.
+ * answer, as for a body too large. `close`: the refusal throttle closes it anyway.
  */
-function answerUnread(req: IncomingMessage, res: ServerResponse, answer: UpstreamResponse, requestId: string): void {
+function answerUnread(req: IncomingMessage, res: ServerResponse, answer: RefusalAnswer, requestId: string, close: boolean): void {
   if (res.destroyed) return;
-  const headers = [...rawWithoutHopByHop(answer.rawHeaders, ['content-length']), 'content-length', String(answer.body.length), 'X-Request-Id', requestId];
-  if (!discardable(req)) {
+  const headers = [...answer.headers, 'content-length', String(Buffer.byteLength(answer.body)), 'X-Request-Id', requestId];
+  if (close || !discardable(req)) {
     res.shouldKeepAlive = false;
     headers.push('connection', 'close');
   }

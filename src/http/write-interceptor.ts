@@ -1,5 +1,5 @@
-import type { IncomingHttpHeaders, ServerResponse } from 'node:http';
-import type { UpstreamResponse } from '../elasticsearch/upstream-forwarder.js';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { ThrottledRefusal } from '../auth/known-refusal.js';
 import type { WriteRequest, WriteRoute } from '../write/write-request.js';
 import type { ContentCoding } from './body/content-coding.js';
 
@@ -27,7 +27,7 @@ export type WriteInterceptor = ((request: InterceptedRequest) => Promise<void>) 
   readonly refusalBeforeBody?: RefusalBeforeBody;
 };
 
-export type RefusalBeforeBody = (route: WriteRoute, url: string, headers: IncomingHttpHeaders) => UpstreamResponse | null;
+export type RefusalBeforeBody = (route: WriteRoute, req: IncomingMessage) => ThrottledRefusal | null;
 
 /** Routes whose body the write path needs whole. */
 export function readsBodyWhole(route: WriteRoute): boolean {

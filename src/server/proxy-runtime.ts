@@ -128,6 +128,7 @@ export async function startProxyRuntime(initial: Settings, logger: Logger, optio
       },
       close: async () => {
         draining = true;
+        authGate.stop();
         await proxy.close();
         await closeShared();
       },

@@ -4,7 +4,7 @@ import { ZK_RC, ZkError } from '../../src/zookeeper-client/zk-errors.js';
 import type { ChildrenRead, LockZk, NodeRead, NodeStat, ZkOp, TxnOutcome } from '../../src/lock/zookeeper/session/lock-zk.js';
 import type { SessionHandle } from '../../src/lock/zookeeper/session/session-handle.js';
 import type { SimRandom } from './sim-random.js';
-import { type SimZooKeeper, type WatchSink, zkError } from './sim-zookeeper.js';
+import { type ClientWatch, type SimZooKeeper, type WatchSink, zkError } from './sim-zookeeper.js';
 import type { VirtualClock } from './virtual-clock.js';
 
 /** The C client's close code for an expired session. */
@@ -33,6 +33,8 @@ interface Call {
   readonly exec: () => unknown;
   readonly resolve: (value: unknown) => void;
   readonly reject: (error: unknown) => void;
+  /** Runs when the answer reaches the client (a watch the call left counts from then on). */
+  readonly onAnswered: ((value: unknown) => void) | undefined;
   processed: boolean;
 }
 
@@ -56,7 +58,9 @@ type LinkState = 'opening' | 'connected' | 'silent' | 'disconnected' | 'dead';
  * FIFO channel, so the session sees a watch event before the reply to any request it sent after
  * the change. A cut link (`silence`) fails the requests in flight with CONNECTIONLOSS when the
  * client notices it; each was applied or not, as the seed chose; then the client reconnects
- * within the session or learns that it expired.
+ * within the session or learns that it expired. Watch events sent into a cut link are lost; on
+ * reconnect the client sends the watches it knows of again (setWatches) and the server answers
+ * from the tree as it is then, as the C client and ZooKeeper do.
  */
 export class SimClient implements SessionHandle, LockZk, WatchSink {
   sessionId = '0';
@@ -69,10 +73,14 @@ export class SimClient implements SessionHandle, LockZk, WatchSink {
   private lastProcessAt = 0;
   private lastDeliverAt = 0;
   private readonly pending: Call[] = [];
-  private outbox: Delivery[] = [];
-  private held: Delivery[] = [];
+  /** Watches whose call's answer reached the client and whose event has not: what setWatches sends again. */
+  private readonly armed = new Set<ClientWatch>();
+  /** The server's latest zxid as of the latest answer the client received: setWatches' relative zxid. */
+  private lastZxidSeen = 0;
   /** The server's zxid as of the latest message (reply or watch event) this session received. */
   private heardZxid = 0;
+  /** The client learned at a reconnect that the server had expired its session. */
+  private expired = false;
   private expiryTimer: { cancel(): void } | null = null;
   private readonly name: string;
   /** Requests the engine made on this handle (sent or failed at once): the checker's budget counts them. */
@@ -144,8 +152,6 @@ export class SimClient implements SessionHandle, LockZk, WatchSink {
     this.link = 'silent';
     this.epoch++;
     this.net.trace(`${this.name} link cut (notice ${noticeMs} ms, back ${backMs} ms, expiry ${expireMs} ms)`);
-    for (const delivery of this.outbox) if (delivery.watch !== null) this.held.push(delivery);
-    this.outbox = [];
     for (const call of this.pending) {
       if (call.processed) continue;
       if (this.net.random.chance(applyChance)) {
@@ -163,11 +169,9 @@ export class SimClient implements SessionHandle, LockZk, WatchSink {
     this.after(backMs, () => this.reconnect());
   }
 
+  /** An event the server sends while the link is cut is lost: the reconnect's setWatches tells what it said. */
   deliverWatch(fire: () => void, note: string): void {
-    if (this.link === 'dead') return;
-    const delivery: Delivery = { watch: fire, note };
-    if (this.link === 'connected') this.deliver(delivery);
-    else this.held.push(delivery);
+    if (this.link === 'connected') this.deliver({ watch: fire, note });
   }
 
   create(path: string, data: string, mode: NodeMode): Promise<{ readonly path: string; readonly stat: NodeStat }> {
@@ -179,7 +183,8 @@ export class SimClient implements SessionHandle, LockZk, WatchSink {
   }
 
   childrenWatched(path: string, onEvent: (type: WatchEventType) => void): Promise<readonly string[]> {
-    return this.request(`childrenWatched ${path}`, () => this.net.server.children(this.sessionId, path, onEvent).children);
+    const watch = this.clientWatch('child', path, onEvent);
+    return this.request(`childrenWatched ${path}`, () => this.net.server.children(this.sessionId, path, watch.onEvent).children, () => this.armed.add(watch));
   }
 
   get(path: string): Promise<NodeRead> {
@@ -187,11 +192,21 @@ export class SimClient implements SessionHandle, LockZk, WatchSink {
   }
 
   getWatched(path: string, onEvent: (type: WatchEventType) => void): Promise<NodeRead> {
-    return this.request(`getWatched ${path}`, () => this.net.server.get(this.sessionId, path, onEvent));
+    const watch = this.clientWatch('data', path, onEvent);
+    return this.request(`getWatched ${path}`, () => this.net.server.get(this.sessionId, path, watch.onEvent), () => this.armed.add(watch));
   }
 
   existsWatched(path: string, onEvent: (type: WatchEventType) => void): Promise<NodeStat | null> {
-    return this.request(`existsWatched ${path}`, () => this.net.server.exists(this.sessionId, path, onEvent));
+    const watch = this.clientWatch('data', path, onEvent);
+    return this.request(
+      `existsWatched ${path}`,
+      () => this.net.server.exists(this.sessionId, path, watch.onEvent),
+      (stat) => {
+        // The C client files a watch left on a missing node among its exists watchers.
+        if (stat === null) watch.kind = 'exist';
+        this.armed.add(watch);
+      },
+    );
   }
 
   delete(path: string, version: number): Promise<void> {
@@ -227,11 +242,29 @@ export class SimClient implements SessionHandle, LockZk, WatchSink {
   }
 
 
-  private request<T>(label: string, exec: () => T): Promise<T> {
+  /**
+   * A watch as the client files it. Its event reaches the caller only through it, so an event
+   * of a watch whose call's answer was lost never does (the C client files a watch only with its
+   * call's answer, and the server forgets the dead connection's).
+   */
+  private clientWatch(kind: ClientWatch['kind'], path: string, onEvent: (type: WatchEventType) => void): { kind: ClientWatch['kind']; readonly path: string; readonly onEvent: (type: WatchEventType) => void } {
+    const watch = {
+      kind,
+      path,
+      onEvent: (type: WatchEventType): void => {
+        if (!this.armed.delete(watch)) return;
+        onEvent(type);
+      },
+    };
+    return watch;
+  }
+
+  private request<T>(label: string, exec: () => T, onAnswered?: (value: T) => void): Promise<T> {
     this.requests++;
     return new Promise<T>((resolve, reject) => {
       if (this.link === 'dead') {
-        reject(zkError(this.sessionId === '0' ? 'CLOSING' : 'SESSIONEXPIRED', label));
+        // The C client refuses every call on a handle whose session it learned expired (INVALIDSTATE, as the real one answers).
+        reject(zkError(this.expired ? 'INVALIDSTATE' : this.sessionId === '0' ? 'CLOSING' : 'SESSIONEXPIRED', label));
         return;
       }
       if (this.link === 'disconnected' || this.link === 'opening') {
@@ -239,7 +272,7 @@ export class SimClient implements SessionHandle, LockZk, WatchSink {
         return;
       }
       this.net.trace(`${this.name} sends ${label}`);
-      const call: Call = { label, exec, resolve: resolve as (value: unknown) => void, reject, processed: false };
+      const call: Call = { label, exec, resolve: resolve as (value: unknown) => void, reject, onAnswered: onAnswered as ((value: unknown) => void) | undefined, processed: false };
       this.pending.push(call);
       if (this.link !== 'connected') return;
       const epoch = this.epoch;
@@ -264,11 +297,15 @@ export class SimClient implements SessionHandle, LockZk, WatchSink {
     }
     this.net.trace(`${this.name} server ${call.label} -> ${answer.ok ? describe(answer.value) : (answer.error as ZkError).code}`);
     if (this.link !== 'connected') return;
+    const zxid = this.net.server.lastZxid();
     this.deliver({ watch: null, note: call.label }, () => {
       const at = this.pending.indexOf(call);
       if (at >= 0) this.pending.splice(at, 1);
-      if (answer.ok) call.resolve(answer.value);
-      else call.reject(answer.error);
+      this.lastZxidSeen = Math.max(this.lastZxidSeen, zxid);
+      if (answer.ok) {
+        call.onAnswered?.(answer.value);
+        call.resolve(answer.value);
+      } else call.reject(answer.error);
     });
   }
 
@@ -277,10 +314,8 @@ export class SimClient implements SessionHandle, LockZk, WatchSink {
     const asOfZxid = this.net.server.lastZxid();
     const at = Math.max(this.net.clock.now() + this.net.latency(this.name), this.lastDeliverAt);
     this.lastDeliverAt = at;
-    this.outbox.push(delivery);
     this.net.clock.schedule(() => {
       if (this.epoch !== epoch) return;
-      this.outbox.shift();
       this.heardZxid = asOfZxid;
       if (delivery.watch !== null) {
         this.net.trace(`${this.name} watch ${delivery.note}`);
@@ -302,7 +337,8 @@ export class SimClient implements SessionHandle, LockZk, WatchSink {
     if (this.link !== 'disconnected') return;
     if (!this.net.server.sessionAlive(this.sessionId)) {
       this.link = 'dead';
-      this.held = [];
+      this.expired = true;
+      this.armed.clear();
       this.net.trace(`${this.name} reconnects: session ${this.sessionId} expired`);
       this.emitter.emit('close', CLOSE_EXPIRED);
       return;
@@ -314,9 +350,10 @@ export class SimClient implements SessionHandle, LockZk, WatchSink {
     this.lastProcessAt = this.net.clock.now();
     this.lastDeliverAt = this.net.clock.now();
     this.net.trace(`${this.name} reconnects within session ${this.sessionId}`);
+    // A new connection: the server forgets the old one's watches and takes the client's again.
+    this.net.server.dropWatches(this.sessionId);
     this.emitter.emit('connect');
-    // ZooKeeper re-arms the client's watches on reconnect and fires those whose node changed meanwhile.
-    for (const delivery of this.held.splice(0)) this.deliver(delivery);
+    this.net.server.setWatches(this.sessionId, this.lastZxidSeen, [...this.armed]);
   }
 
   private after(ms: number, body: () => void): void {

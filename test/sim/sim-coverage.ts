@@ -11,7 +11,7 @@ export const RARE_PATHS = ['placeNeedsFreshQueue'] as const;
 /**
  * Which of the document lock's moves (its transition table, cohort-states.ts) and rare paths
  * the seeds reach: `start` patches the production prototypes to count them (the moves themselves
- * run unchanged), `seedDone` closes a seed, `report` lists every move with how many seeds made it.
+ * run unchanged), `seedDone` closes a seed, `counts` gives every move with how many seeds made it.
  */
 export class TransitionCoverage {
   private readonly seeds = new Map<string, number>();
@@ -54,16 +54,9 @@ export class TransitionCoverage {
     this.restore = null;
   }
 
-  /** One line per move of the table (and rare path): the seeds that made it; moves no seed made are marked. */
-  report(runs: number): string[] {
-    const lines = TRANSITIONS.map((move) => {
-      const seeds = this.seeds.get(`${move.from} -${move.event}->`) ?? 0;
-      return `${seeds === 0 ? 'NEVER' : '     '} ${String(seeds).padStart(6)} of ${runs}  ${move.from} -${move.event}-> ${move.to}`;
-    });
-    for (const path of RARE_PATHS) {
-      const seeds = this.seeds.get(path) ?? 0;
-      lines.push(`${seeds === 0 ? 'NEVER' : '     '} ${String(seeds).padStart(6)} of ${runs}  ${path}`);
-    }
-    return lines;
+  /** Every move of the table (and rare path), in the table's order, with how many seeds made it (scripts/sim-workers.mjs prints them). */
+  counts(): { readonly move: string; readonly seeds: number }[] {
+    const moves = TRANSITIONS.map((move) => ({ move: `${move.from} -${move.event}-> ${move.to}`, seeds: this.seeds.get(`${move.from} -${move.event}->`) ?? 0 }));
+    return [...moves, ...RARE_PATHS.map((path) => ({ move: path, seeds: this.seeds.get(path) ?? 0 }))];
   }
 }

@@ -23,6 +23,12 @@ export interface RunOptions {
   readonly seed: number;
   /** Keeps a trace of every simulated event (for replaying a failing seed). */
   readonly trace?: boolean;
+  /**
+   * Errors capture their stack traces. Off by default: nothing in a run reads a stack, and capturing
+   * one for each of the many errors a run makes (ZooKeeper's answers, timeouts, cancellations) is a
+   * large share of its cost. A run that throws is run again with them, so its error comes with its stack.
+   */
+  readonly stackTraces?: boolean;
 }
 
 export interface RunResult {
@@ -34,15 +40,26 @@ export interface RunResult {
   readonly summary: string;
 }
 
+/** The document of the late grants (sim-late-grant.ts), apart from the actors' keys. */
+const LATE_KEY: LockKey = { index: INDEX, id: 'late' };
+
 /**
  * One seeded run: two to four engines on one simulated ZooKeeper, actors taking single and bulk
  * locks, faults (cut links, expiries, lost replies, container reaping, forced releases), and the
  * ledger checking the invariants after every event and at the end.
  */
-/** The document of the late grants (sim-late-grant.ts), apart from the actors' keys. */
-const LATE_KEY: LockKey = { index: INDEX, id: 'late' };
-
 export async function simulate(options: RunOptions): Promise<RunResult> {
+  if (options.stackTraces === true) return run(options);
+  try {
+    return await run(options);
+  } catch (error) {
+    // The same run, event for event, throws again: now with the stack of where.
+    await run({ ...options, stackTraces: true });
+    throw error;
+  }
+}
+
+async function run(options: RunOptions): Promise<RunResult> {
   const random = new SimRandom(options.seed);
   const netRandom = random.fork();
   const faultRandom = random.fork();
@@ -85,9 +102,25 @@ export async function simulate(options: RunOptions): Promise<RunResult> {
   const engineCount = random.int(2, 4);
   const keys: LockKey[] = Array.from({ length: random.int(1, 4) }, (_, i) => ({ index: INDEX, id: `d${i}` }));
   const settings = engineSettings(random);
+  // The checks ask for a document's path after every event: each key's path is worked out once.
+  const docPaths = new Map<string, string>();
   const docOf = (key: string): string => {
-    const [index = '', id = ''] = key.split('/');
-    return documentPath(ROOT, { index, id });
+    let path = docPaths.get(key);
+    if (path === undefined) {
+      const [index = '', id = ''] = key.split('/');
+      path = documentPath(ROOT, { index, id });
+      docPaths.set(key, path);
+    }
+    return path;
+  };
+  // …and the paths of its children: one string each, not a new one per check.
+  const childPaths = new Map<string, Map<string, string>>();
+  const childPath = (parent: string, name: string): string => {
+    let names = childPaths.get(parent);
+    if (names === undefined) childPaths.set(parent, (names = new Map()));
+    let path = names.get(name);
+    if (path === undefined) names.set(name, (path = `${parent}/${name}`));
+    return path;
   };
   const view: ServerView = {
     entryHistory: (sessionId, key) =>
@@ -101,18 +134,14 @@ export async function simulate(options: RunOptions): Promise<RunResult> {
     },
     sessionAlive: (id) => server.sessionAlive(id),
     lastZxid: () => server.lastZxid(),
-    childrenReadZxid: (sessionId, key) => {
-      const [index = '', id = ''] = key.split('/');
-      return server.childrenReadZxid(sessionId, documentPath(ROOT, { index, id }));
-    },
+    childrenReadZxid: (sessionId, key) => server.childrenReadZxid(sessionId, docOf(key)),
     queue: (key) => {
-      const [index = '', id = ''] = key.split('/');
-      const node = server.nodes.get(documentPath(ROOT, { index, id }));
+      const node = server.nodes.get(docOf(key));
       if (node === undefined) return [];
       return [...node.children]
         .filter((name) => name !== PRIVATE_LOCK)
         .map((name) => {
-          const child = server.nodes.get(`${node.path}/${name}`);
+          const child = server.nodes.get(childPath(node.path, name));
           return { name, czxid: child?.czxid ?? 0, owner: child?.ephemeralOwner ?? '0', ctime: (child?.ctime ?? START_MS) - START_MS };
         });
     },
@@ -132,6 +161,8 @@ export async function simulate(options: RunOptions): Promise<RunResult> {
     for (const [path, czxid] of removedCzxids) if (path.endsWith(`/${PRIVATE_LOCK}`)) ledger.forced(czxid);
   });
 
+  const stackTraceLimit = Error.stackTraceLimit;
+  if (options.stackTraces !== true) Error.stackTraceLimit = 0;
   const uninstall = clock.install();
   let events = 0;
   try {
@@ -194,8 +225,10 @@ export async function simulate(options: RunOptions): Promise<RunResult> {
       cuts: (index) => slots[index]?.clients.reduce((sum, client) => sum + client.cuts, 0) ?? 0,
       nodesOf: (sessionId, key) => {
         const node = server.nodes.get(docOf(key));
-        if (node === undefined) return [];
-        return [...node.children].filter((name) => server.nodes.get(`${node.path}/${name}`)?.ephemeralOwner === sessionId);
+        const names: string[] = [];
+        if (node === undefined) return names;
+        for (const name of node.children) if (server.nodes.get(childPath(node.path, name))?.ephemeralOwner === sessionId) names.push(name);
+        return names;
       },
     });
     const lastFaultEnd = planFaults(slots, faultRandom, clock, log, steered);
@@ -228,6 +261,7 @@ export async function simulate(options: RunOptions): Promise<RunResult> {
     while (!closed && (await step()));
   } finally {
     uninstall();
+    Error.stackTraceLimit = stackTraceLimit;
   }
   return { seed: options.seed, violations: ledger.violations, events, virtualMs: clock.now() - START_MS, trace, summary };
 }

@@ -64,6 +64,8 @@ export interface WatchdogWorld {
 export class Watchdog {
   private readonly freeSince = new Map<number, number>();
   private readonly idleSince = new Map<string, number>();
+  /** `engine key` of each engine's documents, made once: the leftover check looks them up after every event. */
+  private readonly leftoverIds: string[][] = [];
   private readonly reported = new Set<string>();
   private upSince: number;
   /** When every link was last back up after one was down (−∞: never down). */
@@ -84,7 +86,8 @@ export class Watchdog {
       this.upSince = now;
       this.backSince = now;
     }
-    const refused = Math.max(0, ...this.world.slots.flatMap((slot) => slot.clients.map((client) => client.lastRefusedAt ?? 0)));
+    let refused = 0;
+    for (const slot of this.world.slots) for (const client of slot.clients) refused = Math.max(refused, client.lastRefusedAt ?? 0);
     // The time bounds start once refused transactions can no longer be waiting for their pause.
     if (refused > 0) this.upSince = Math.max(this.upSince, refused - this.world.startMs + WATCHDOG.afterRefusalMs);
     this.checkProgress(now, allUp);
@@ -131,24 +134,28 @@ export class Watchdog {
    * the linger time and the bound.
    */
   private checkLeftovers(now: number): void {
-    const waits = this.ledger.openWaits();
-    const grants = this.ledger.activeList();
+    // Engines and documents with a wait or a grant, as `engine key`: one pass, not one per engine and document.
+    const used = new Set<string>();
+    for (const wait of this.ledger.openWaits()) used.add(`${wait.engine} ${wait.key}`);
+    for (const grant of this.ledger.activeList()) used.add(`${grant.engine} ${grant.key}`);
     for (const slot of this.world.slots) {
       const client = slot.clients.at(-1);
-      for (const key of this.world.keys) {
-        const id = `${slot.index} ${key}`;
-        const busy = client?.connected !== true || waits.some((wait) => wait.engine === slot.index && wait.key === key) || grants.some((grant) => grant.engine === slot.index && grant.key === key);
+      const ids = (this.leftoverIds[slot.index] ??= this.world.keys.map((key) => `${slot.index} ${key}`));
+      for (const [at, key] of this.world.keys.entries()) {
+        const id = ids[at] ?? `${slot.index} ${key}`;
+        const busy = client?.connected !== true || used.has(id);
         if (busy || client === undefined) {
           this.idleSince.delete(id);
           continue;
         }
-        this.idleSince.set(id, this.idleSince.get(id) ?? now);
-        const since = Math.max(this.idleSince.get(id) ?? now, this.upSince);
+        let idleFrom = this.idleSince.get(id);
+        if (idleFrom === undefined) this.idleSince.set(id, (idleFrom = now));
+        const since = Math.max(idleFrom, this.upSince);
         const idleMs = now - since;
         if (idleMs <= WATCHDOG.leftoverMs) continue;
         for (const name of this.world.nodesOf(client.sessionId, key)) {
           const bound = name === 'privateLock' ? this.world.lingerMs + WATCHDOG.leftoverMs : WATCHDOG.leftoverMs;
-          if (idleMs > bound) this.once(`leftover ${id} ${name} ${this.idleSince.get(id) ?? 0}`, `leftover: ${key}/${name} of engine ${slot.index} (session ${client.sessionId}) ${idleMs} ms after it last waited for or held the document`);
+          if (idleMs > bound) this.once(`leftover ${id} ${name} ${idleFrom}`, `leftover: ${key}/${name} of engine ${slot.index} (session ${client.sessionId}) ${idleMs} ms after it last waited for or held the document`);
         }
       }
     }

@@ -31,6 +31,16 @@ interface Watch {
   readonly onEvent: (type: WatchEventType) => void;
 }
 
+/**
+ * A watch as the client knows it (the C client's watcher tables: data, exists on a missing node,
+ * children): what it sends again with setWatches when it reconnects within its session.
+ */
+export interface ClientWatch {
+  readonly kind: 'data' | 'exist' | 'child';
+  readonly path: string;
+  readonly onEvent: (type: WatchEventType) => void;
+}
+
 /** One queue entry's life (an ephemeral sequential node), kept after its deletion: what the checker compares grants with. */
 export interface EntryLife {
   readonly path: string;
@@ -137,6 +147,17 @@ export class SimZooKeeper {
     const session = this.sessions.get(id);
     if (session === undefined) return;
     this.sessions.delete(id);
+    this.dropWatches(id);
+    this.zxid++;
+    for (const path of [...session.ephemerals].sort()) this.removeNode(path, this.zxid);
+  }
+
+  /**
+   * The session's connection is gone: the server forgets the watches left through it (ZooKeeper's
+   * `removeCnxn`), those it fired into the dead connection included; the client sends the ones it
+   * knows of again with `setWatches`.
+   */
+  dropWatches(id: string): void {
     for (const watches of [this.dataWatches, this.childWatches]) {
       for (const [path, list] of watches) {
         const kept = list.filter((watch) => watch.sink.sessionId !== id);
@@ -144,8 +165,32 @@ export class SimZooKeeper {
         else watches.set(path, kept);
       }
     }
-    this.zxid++;
-    for (const path of [...session.ephemerals].sort()) this.removeNode(path, this.zxid);
+  }
+
+  /**
+   * setWatches, sent by a client reconnecting within its session with the last zxid it saw, as
+   * ZooKeeper's `DataTree.setWatches` answers it: an event for each watch whose node changed
+   * after that zxid, typed by what the node is now (a node deleted and created again fires
+   * `changed`, not `deleted`; a node created and deleted again fires nothing and is watched for
+   * its creation), and the others left again — not the events the cut link lost, replayed as
+   * they happened (sim-differential-faults.test.ts compares this with the real server).
+   */
+  setWatches(sessionId: string, relativeZxid: number, watches: readonly ClientWatch[]): void {
+    const session = this.sessions.get(sessionId);
+    if (session === undefined) return;
+    // The server goes through the data watches, then the exists watches, then the child watches.
+    const inOrder = (['data', 'exist', 'child'] as const).flatMap((kind) => watches.filter((watch) => watch.kind === kind));
+    for (const watch of inOrder) {
+      const node = this.nodes.get(watch.path);
+      const fire = (type: WatchEventType): void => session.sink.deliverWatch(() => watch.onEvent(type), `${type} ${watch.path}`);
+      if (watch.kind === 'exist') {
+        if (node !== undefined) fire('created');
+        else this.addWatch(this.dataWatches, watch.path, sessionId, watch.onEvent);
+      } else if (node === undefined) fire('deleted');
+      else if (watch.kind === 'data' && node.mzxid > relativeZxid) fire('changed');
+      else if (watch.kind === 'child' && node.pzxid > relativeZxid) fire('child');
+      else this.addWatch(watch.kind === 'data' ? this.dataWatches : this.childWatches, watch.path, sessionId, watch.onEvent);
+    }
   }
 
   create(sessionId: string, path: string, data: string, mode: NodeMode): { readonly path: string; readonly stat: NodeStat } {

@@ -12,6 +12,8 @@ interface Entry {
   time: number;
   seq: number;
   readonly callback: () => void;
+  /** The delay given at schedule time, for `refresh`. */
+  readonly delayMs: number;
   readonly repeatMs: number | null;
   cancelled: boolean;
 }
@@ -60,8 +62,6 @@ export class VirtualClock {
   private nextId = 1;
   private readonly heap: Entry[] = [];
   private readonly byId = new Map<number, Entry>();
-  /** Delay given at schedule time, for `refresh`. */
-  private readonly delays = new Map<number, number>();
 
   constructor(startMs: number) {
     this.current = startMs;
@@ -78,8 +78,7 @@ export class VirtualClock {
 
   /** Schedules `callback` `delayMs` from now (Node's minimum of 1 ms for timers; 0 for immediates). */
   schedule(callback: () => void, delayMs: number, repeat = false): VirtualTimer {
-    const entry: Entry = { id: this.nextId++, time: this.current + delayMs, seq: this.seq++, callback, repeatMs: repeat ? delayMs : null, cancelled: false };
-    this.delays.set(entry.id, delayMs);
+    const entry: Entry = { id: this.nextId++, time: this.current + delayMs, seq: this.seq++, callback, delayMs, repeatMs: repeat ? delayMs : null, cancelled: false };
     this.byId.set(entry.id, entry);
     this.push(entry);
     return new VirtualTimer(entry, this);
@@ -92,13 +91,12 @@ export class VirtualClock {
     if (entry === undefined) return;
     entry.cancelled = true;
     this.byId.delete(id);
-    this.delays.delete(id);
   }
 
   reschedule(entry: Entry): void {
     if (entry.cancelled) return;
     entry.cancelled = true;
-    const fresh: Entry = { ...entry, time: this.current + (this.delays.get(entry.id) ?? 0), seq: this.seq++, cancelled: false };
+    const fresh: Entry = { ...entry, time: this.current + entry.delayMs, seq: this.seq++, cancelled: false };
     this.byId.set(entry.id, fresh);
     this.push(fresh);
   }
@@ -119,10 +117,7 @@ export class VirtualClock {
         const again: Entry = { ...entry, time: this.current + Math.max(1, entry.repeatMs), seq: this.seq++ };
         this.byId.set(entry.id, again);
         this.push(again);
-      } else {
-        this.byId.delete(entry.id);
-        this.delays.delete(entry.id);
-      }
+      } else this.byId.delete(entry.id);
       entry.callback();
       return true;
     }

@@ -485,11 +485,24 @@ function securityRoute(security: StandInSecurity, user: StandInUser, method: str
 function unauthorizedWrite(security: StandInSecurity, user: StandInUser, method: string, segments: readonly string[]): OperationResult | null {
   const [index, endpoint] = segments;
   if (index === undefined || index.startsWith('_') || endpoint === undefined || segments.length !== 3) return null;
-  const privilege = method === 'DELETE' ? 'delete' : endpoint === '_create' ? 'create' : endpoint === '_doc' || endpoint === '_update' ? 'index' : null;
-  if (privilege === null || (method !== 'PUT' && method !== 'POST' && method !== 'DELETE')) return null;
-  if (security.grants(user, index, privilege)) return null;
-  const action = privilege === 'delete' ? 'indices:data/write/delete' : endpoint === '_update' ? 'indices:data/write/update' : 'indices:data/write/index';
-  return security.unauthorized(user, action, index);
+  if (method !== 'PUT' && method !== 'POST' && method !== 'DELETE') return null;
+  const actions = writeActions(method, endpoint);
+  const refused = actions.find((action) => !security.grants(user, index, action));
+  return refused === undefined ? null : security.unauthorized(user, refused, index);
+}
+
+/**
+ * The actions a single-document write is authorized as: its transport action, then its item's
+ * (a single write runs as a one-item bulk, each item authorized by op type).
+ * Elasticsearch: server/src/main/java/org/elasticsearch/action/index/TransportIndexAction.java (indices:data/write/index),
+ * x-pack/plugin/security/src/main/java/org/elasticsearch/xpack/security/authz/AuthorizationService.java (IMPLIED_INDEX_ACTION, IMPLIED_CREATE_ACTION).
+ */
+function writeActions(method: string, endpoint: string): readonly string[] {
+  if (method === 'DELETE') return ['indices:data/write/delete'];
+  if (endpoint === '_create') return ['indices:data/write/index', 'indices:data/write/index:op_type/create'];
+  if (endpoint === '_update') return ['indices:data/write/update'];
+  if (endpoint === '_doc') return ['indices:data/write/index', 'indices:data/write/index:op_type/index'];
+  return [];
 }
 
 async function readBody(req: IncomingMessage): Promise<Buffer> {

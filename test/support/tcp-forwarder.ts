@@ -14,6 +14,8 @@ import { PacketSplitter, ZK_OPCODE, replyXid, requestHeader } from './zookeeper-
  * - `dropReplyTo(opcodes)`: the same for the reply to the next ZooKeeper request of one of these
  *   types (see zookeeper-frames.ts), optionally freezing right after, so the client cannot
  *   reconnect until `unfreeze()` (the test acts in between).
+ * - `dropRequestTo(opcodes)`: the next ZooKeeper request of one of these types never reaches the
+ *   server: the connection is reset when it arrives (the request lost before the server).
  * - `answerWithError(opcodes, rc, { times })`: the reply to the next such request (the next `times`) reaches the client as a
  *   bare reply header carrying `rc`, the connection intact: the server ran the request, the client
  *   sees the whole request refused (as with SESSIONMOVED, or an answer it could not read). With
@@ -25,6 +27,7 @@ export class TcpForwarder {
   private readonly server: Server;
   private readonly pairs = new Set<Pair>();
   private replyTrap: ReplyTrap | null = null;
+  private requestTrap: { readonly opcodes: readonly number[]; readonly resolve: () => void } | null = null;
   private readonly awaitingReply = new Set<number>();
   /** Replies replaced by an error so far (`answerWithError`). */
   errorAnswers = 0;
@@ -111,6 +114,13 @@ export class TcpForwarder {
     });
   }
 
+  /** Resolves once the connection carrying such a request was reset, the request not passed on. */
+  dropRequestTo(opcodes: readonly number[]): Promise<void> {
+    return new Promise((resolve) => {
+      this.requestTrap = { opcodes, resolve };
+    });
+  }
+
   /**
    * Resolves once the client was sent the error in place of the reply; with `times`, once it was
    * sent that many times (to that many such requests, one after the other).
@@ -138,7 +148,13 @@ export class TcpForwarder {
     const pair: Pair = { client, upstream, requests: new PacketSplitter(), replies: new PacketSplitter(), forwardedOfPending: 0 };
     this.pairs.add(pair);
     client.on('data', (chunk: Buffer) => {
-      this.watchRequests(pair, chunk);
+      if (this.watchRequests(pair, chunk)) {
+        const trap = this.requestTrap;
+        this.requestTrap = null;
+        this.destroyPair(pair);
+        trap?.resolve();
+        return;
+      }
       upstream.write(chunk);
     });
     upstream.on('data', (chunk: Buffer) => {
@@ -164,15 +180,16 @@ export class TcpForwarder {
     upstream.on('error', close).on('close', close);
   }
 
-  private watchRequests(pair: Pair, chunk: Buffer): void {
+  /** Notes the requests in `chunk`; true when one of them springs the request trap (the chunk must not go on). */
+  private watchRequests(pair: Pair, chunk: Buffer): boolean {
     const packets = pair.requests.push(chunk);
-    for (const { packet, handshake } of packets) {
-      const header = handshake ? null : requestHeader(packet);
-      if (header !== null && header.xid >= 0) this.awaitingReply.add(header.xid);
-    }
+    const headers = packets.map(({ packet, handshake }) => (handshake ? null : requestHeader(packet)));
+    for (const header of headers) if (header !== null && header.xid >= 0) this.awaitingReply.add(header.xid);
     this.peakOutstanding = Math.max(this.peakOutstanding, this.awaitingReply.size);
+    const requestTrap = this.requestTrap;
+    if (requestTrap !== null && headers.some((header) => header !== null && requestTrap.opcodes.includes(header.type))) return true;
     const trap = this.replyTrap;
-    if (trap === null || trap.xid !== null) return;
+    if (trap === null || trap.xid !== null) return false;
     for (const { packet, handshake } of packets) {
       const header = handshake ? null : requestHeader(packet);
       if (header === null || !trap.opcodes.includes(header.type)) continue;
@@ -181,8 +198,9 @@ export class TcpForwarder {
       trap.pair = pair;
       // Its reply comes later; whatever of a reply this connection has begun already went out.
       pair.forwardedOfPending = pair.replies.pendingBytes.length;
-      return;
+      return false;
     }
+    return false;
   }
 
   /** Offset in `chunk` where the trapped reply starts, or null when it is not in this chunk. */

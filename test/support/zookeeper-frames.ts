@@ -7,6 +7,7 @@
 export const ZK_OPCODE = {
   create: 1,
   delete: 2,
+  exists: 3,
   getData: 4,
   setData: 5,
   getChildren: 8,
@@ -15,6 +16,7 @@ export const ZK_OPCODE = {
   multi: 14,
   create2: 15,
   createContainer: 19,
+  getEphemerals: 103,
 } as const;
 
 /** Splits a byte stream into whole packets, across chunk boundaries. */

@@ -38,6 +38,35 @@ describe('proxy.auth.privileges=on: a write the cluster would refuse with 403 ta
   });
 });
 
+describe('proxy.auth.privileges=on asks with the action names Elasticsearch authorizes', () => {
+  let stack: WriteStack | undefined;
+  afterEach(async () => {
+    await stack?.close();
+    stack = undefined;
+  });
+
+  const LEGACY = basic('legacy', 'legacy-secret');
+  const CREATOR = basic('creator', 'creator-secret');
+
+  it('the deprecated create privilege grants index writes; create_doc grants creates but not index writes', async () => {
+    stack = await startWriteStack({ zookeeper: inject('zookeeperConnect'), standIn: { security: SECURITY }, settings: securedSettings({ privileges: 'on' }) });
+    expect((await send(stack.urls[0]!, 'PUT', '/legacy/_doc/1', { by: 'legacy' }, { ...BACKGROUND, ...LEGACY })).status).toBe(201);
+    expect((await send(stack.urls[0]!, 'PUT', '/legacy/_create/2', { by: 'legacy' }, { ...BACKGROUND, ...LEGACY })).status).toBe(201);
+    expect((await send(stack.urls[0]!, 'PUT', '/docs/_create/1', { by: 'creator' }, { ...BACKGROUND, ...CREATOR })).status).toBe(201);
+    const refused = await send(stack.urls[0]!, 'PUT', '/docs/_doc/2', { by: 'creator' }, { ...BACKGROUND, ...CREATOR });
+    expect(refused.status).toBe(403);
+    expect(refused.json.error).toMatchObject({
+      type: 'security_exception',
+      reason:
+        'action [indices:data/write/index:op_type/index] is unauthorized for user [creator] with effective roles [doc-creator] on indices [docs], this action is granted by the index privileges [create,index,write,all]',
+    });
+    expect(stack.standIn.document('legacy', '1')?.source).toEqual({ by: 'legacy' });
+    expect(stack.standIn.document('legacy', '2')?.source).toEqual({ by: 'legacy' });
+    expect(stack.standIn.document('docs', '1')?.source).toEqual({ by: 'creator' });
+    expect(stack.standIn.document('docs', '2')).toBeUndefined();
+  });
+});
+
 describe('proxy.auth.privileges=on: bulk items are authorized one by one, as Elasticsearch does', () => {
   let stack: WriteStack | undefined;
   let tap: ZkWireTap | undefined;

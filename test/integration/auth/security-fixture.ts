@@ -15,6 +15,8 @@ export const SECURITY: StandInSecurityOptions = {
     batch: { password: 'batch-secret', roles: ['writer'] },
     reader: { password: 'reader-secret', roles: ['viewer'] },
     scoped: { password: 'scoped-secret', roles: ['scoped-writer'] },
+    legacy: { password: 'legacy-secret', roles: ['legacy-creator'] },
+    creator: { password: 'creator-secret', roles: ['doc-creator'] },
   },
   apiKeys: { 'key-1': { key: 'key-1-secret', name: 'ingest', owner: 'batch' } },
   tokens: { 'token-of-alice': 'alice' },
@@ -22,6 +24,9 @@ export const SECURITY: StandInSecurityOptions = {
     writer: [{ names: ['*'], privileges: ['write', 'read'] }],
     viewer: [{ names: ['*'], privileges: ['read'] }],
     'scoped-writer': [{ names: ['allowed-*'], privileges: ['write'] }],
+    // The deprecated `create` grants indices:data/write/index*, so index writes too; `create_doc` only creates.
+    'legacy-creator': [{ names: ['*'], privileges: ['create'] }],
+    'doc-creator': [{ names: ['*'], privileges: ['create_doc'] }],
   },
 };
 

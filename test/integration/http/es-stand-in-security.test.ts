@@ -32,6 +32,23 @@ describe('the stand-in with security on answers as Elasticsearch 8 does', () => 
     expect(JSON.parse(key.body.toString())).toMatchObject({ username: 'batch', roles: ['writer'], authentication_type: 'api_key', api_key: { id: 'key-1', name: 'ingest' } });
   });
 
+  it('refuses an invalid Bearer token as Elasticsearch does: the generic reason, the token authenticator’s message, the default challenges', async () => {
+    // Elasticsearch: OAuth2TokenAuthenticator.java (an unknown token is "invalid token", unsuccessful, not an exception),
+    // AuthenticatorChain.java (es.additional_unsuccessful_credentials: "<authenticator name>: <message>"), and
+    // DefaultAuthenticationFailureHandler.java (the default WWW-Authenticate challenges replace any other but Negotiate).
+    const answer = await rawRequest(standIn.url, { path: '/_security/_authenticate', method: 'GET', headers: { authorization: 'Bearer not-a-token' } });
+    expect(answer.status).toBe(401);
+    const error = {
+      type: 'security_exception',
+      reason: 'unable to authenticate with provided credentials and anonymous access is not allowed for this request',
+      additional_unsuccessful_credentials: 'oauth2 token: invalid token',
+      header: { 'WWW-Authenticate': [...WWW_AUTHENTICATE] },
+    };
+    expect(JSON.parse(answer.body.toString())).toEqual({ error: { root_cause: [error], ...error }, status: 401 });
+    const challenges = answer.rawHeaders.filter((_, n) => n % 2 === 1 && answer.rawHeaders[n - 1]?.toLowerCase() === 'www-authenticate');
+    expect(challenges).toEqual([...WWW_AUTHENTICATE]);
+  });
+
   it('answers _has_privileges from the roles, and refuses a write they do not grant with 403', async () => {
     const body = JSON.stringify({ index: [{ names: ['idx'], privileges: ['index', 'delete'] }] });
     const reader = await rawRequest(standIn.url, { path: '/_security/user/_has_privileges', method: 'POST', headers: { ...basic('reader', 'reader-secret'), 'content-type': 'application/json' }, body });

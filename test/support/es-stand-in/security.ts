@@ -103,14 +103,17 @@ export class StandInSecurity {
     };
   }
 
-  /** Whether `user`'s roles grant `privilege` on `index`. */
-  grants(user: StandInUser, index: string, privilege: string): boolean {
+  /**
+   * Whether `user`'s roles grant `requested` on `index`: an action name (`indices:data/write/index`)
+   * or an index privilege name, which is granted when the held privileges cover every action it
+   * stands for — as Elasticsearch resolves both (IndexPrivilege.java).
+   */
+  grants(user: StandInUser, index: string, requested: string): boolean {
     if (user.roles.includes('superuser')) return true;
-    return user.roles.some((role) =>
-      (this.options.roles?.[role] ?? []).some(
-        (grant) => grant.names.some((pattern) => globMatch(pattern, index)) && grant.privileges.some((held) => implies(held, privilege)),
-      ),
+    const held = user.roles.flatMap((role) =>
+      (this.options.roles?.[role] ?? []).filter((grant) => grant.names.some((pattern) => globMatch(pattern, index))).flatMap((grant) => grant.privileges.flatMap(actionPatternsOf)),
     );
+    return actionPatternsOf(requested).every((wanted) => held.some((pattern) => covers(pattern, wanted)));
   }
 
   /** `_has_privileges` for index privileges. */
@@ -137,12 +140,12 @@ export class StandInSecurity {
     return { status: 200, body: { username: user.username, has_all_requested: all, cluster: {}, index, application: {} } };
   }
 
-  /** Elasticsearch's 403 for a document write the roles do not grant. */
+  /** Elasticsearch's 403 for a document write action the roles do not grant. */
   unauthorized(user: StandInUser, action: string, index: string): OperationResult {
     const reason =
       `action [${action}] is unauthorized for ${user.apiKey !== undefined ? `API key id [${user.apiKey.id}] of user [${user.username}]` : `user [${user.username}]`}` +
       ` with effective roles [${[...user.roles].sort().join(',')}] on indices [${index}],` +
-      ' this action is granted by the index privileges [create_doc,create,index,write,all]';
+      ` this action is granted by the index privileges ${GRANTED_BY[action] ?? '[write,all]'}`;
     return errorResult(403, { type: 'security_exception', reason });
   }
 
@@ -180,7 +183,9 @@ export class StandInSecurity {
   private bearer(value: string): Authenticated {
     const username = this.options.tokens?.[value];
     const user = username === undefined ? undefined : this.options.users?.[username];
-    if (username === undefined || user === undefined) return unsuccessful('unable to authenticate with provided credentials and anonymous access is not allowed for this request');
+    // Elasticsearch: x-pack/plugin/security/src/main/java/org/elasticsearch/xpack/security/authc/OAuth2TokenAuthenticator.java
+    // (an unknown token is unsuccessful with "invalid token", under the authenticator's name "oauth2 token").
+    if (username === undefined || user === undefined) return unsuccessful('oauth2 token: invalid token');
     return { ok: true, user: { username, roles: user.roles, realm: { name: 'default_native', type: 'native' }, authenticationType: 'token' } };
   }
 }
@@ -189,16 +194,54 @@ function refused(reason: string, extra: JsonObject = {}): Authenticated {
   return { ok: false, refusal: errorResult(401, { type: 'security_exception', reason, ...extra, header: { 'WWW-Authenticate': [...WWW_AUTHENTICATE] } }) };
 }
 
+/**
+ * No authenticator took the credentials: the generic reason, each one's message as
+ * `<authenticator name>: <message>`, and the default challenges (a token service's own Bearer
+ * challenge is replaced by them too, only Negotiate is kept).
+ * Elasticsearch: x-pack/plugin/security/src/main/java/org/elasticsearch/xpack/security/authc/AuthenticatorChain.java,
+ * x-pack/plugin/core/src/main/java/org/elasticsearch/xpack/core/security/authc/DefaultAuthenticationFailureHandler.java
+ */
 function unsuccessful(credentials: string): Authenticated {
   return refused('unable to authenticate with provided credentials and anonymous access is not allowed for this request', {
     additional_unsuccessful_credentials: credentials,
   });
 }
 
-function implies(held: string, wanted: string): boolean {
-  if (held === 'all' || held === wanted) return true;
-  // `write` covers every document write; `index` covers `create` (IndexPrivilege).
-  return (held === 'write' && ['index', 'create', 'delete', 'create_doc', 'write'].includes(wanted)) || (held === 'index' && ['create', 'create_doc'].includes(wanted));
+/**
+ * The actions of the index privileges a write involves, as patterns (a trailing `*` only).
+ * Elasticsearch: x-pack/plugin/core/src/main/java/org/elasticsearch/xpack/core/security/authz/privilege/IndexPrivilege.java
+ * (CREATE_AUTOMATON, CREATE_DOC_AUTOMATON, INDEX_AUTOMATON, DELETE_AUTOMATON, WRITE_AUTOMATON, ALL_AUTOMATON).
+ */
+const PRIVILEGE_ACTIONS: Readonly<Record<string, readonly string[]>> = {
+  all: ['indices:*'],
+  read: ['indices:data/read/*'],
+  write: ['indices:data/write/*'],
+  index: ['indices:data/write/index*', 'indices:data/write/bulk*', 'indices:data/write/update*'],
+  create: ['indices:data/write/index*', 'indices:data/write/bulk*'],
+  create_doc: ['indices:data/write/index', 'indices:data/write/index[*', 'indices:data/write/index:op_type/create', 'indices:data/write/bulk*'],
+  delete: ['indices:data/write/delete*', 'indices:data/write/bulk*'],
+};
+
+/** The privileges that grant each document write action, least access first, as Elasticsearch names them in its 403. */
+const GRANTED_BY: Readonly<Record<string, string>> = {
+  'indices:data/write/index': '[create_doc,create,index,write,all]',
+  'indices:data/write/index:op_type/index': '[create,index,write,all]',
+  'indices:data/write/index:op_type/create': '[create_doc,create,index,write,all]',
+  'indices:data/write/update': '[index,write,all]',
+  'indices:data/write/delete': '[delete,write,all]',
+};
+
+/** An action name stands for itself; a privilege name for its actions; an unknown name for nothing. */
+function actionPatternsOf(name: string): readonly string[] {
+  if (name.includes(':')) return [name];
+  return PRIVILEGE_ACTIONS[name] ?? ['\0unknown privilege'];
+}
+
+/** Whether held pattern `held` matches every action `wanted` (a name or a pattern) matches. */
+function covers(held: string, wanted: string): boolean {
+  if (!held.endsWith('*')) return held === wanted;
+  const prefix = held.slice(0, -1);
+  return wanted.startsWith(prefix);
 }
 
 function globMatch(pattern: string, name: string): boolean {

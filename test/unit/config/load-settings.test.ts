@@ -74,6 +74,7 @@ describe('defaults', () => {
         foregroundAllow: [],
         foregroundDenied: 'background',
         maxWaitingPerPrincipal: 0,
+        refusalThrottle: { delayAfter: 3, delayMs: 100, delayMaxMs: 2000, closeAfter: 20 },
       },
     });
     expect(settings.source).toEqual({ configFile: null, warnings: [] });
@@ -132,6 +133,10 @@ const EVERY_KEY: ReadonlyArray<readonly [ConfigKey, string, (s: Settings) => unk
   ['proxy.auth.cache.ttl.ms', '2000', (s) => s.proxy.auth.cacheTtlMs, 2000],
   ['proxy.auth.cache.refusal.ttl.ms', '250', (s) => s.proxy.auth.refusalTtlMs, 250],
   ['proxy.auth.privileges', 'on', (s) => s.proxy.auth.privileges, 'on'],
+  ['proxy.auth.refusal.delay.after', '5', (s) => s.proxy.auth.refusalThrottle.delayAfter, 5],
+  ['proxy.auth.refusal.delay.ms', '50', (s) => s.proxy.auth.refusalThrottle.delayMs, 50],
+  ['proxy.auth.refusal.delay.max.ms', '0', (s) => s.proxy.auth.refusalThrottle.delayMaxMs, 0],
+  ['proxy.auth.refusal.close.after', '0', (s) => s.proxy.auth.refusalThrottle.closeAfter, 0],
   ['proxy.priority.foreground.allow', ' alice, role:interactive,,api_key:ui ', (s) => s.proxy.auth.foregroundAllow, ['alice', 'role:interactive', 'api_key:ui']],
   ['proxy.priority.foreground.denied', 'reject', (s) => s.proxy.auth.foregroundDenied, 'reject'],
   ['proxy.lock.max.waiting.per.principal', '32', (s) => s.proxy.auth.maxWaitingPerPrincipal, 32],

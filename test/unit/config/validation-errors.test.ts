@@ -1,7 +1,10 @@
+import { EventEmitter } from 'node:events';
 import { mkdirSync } from 'node:fs';
+import type { Logger } from 'pino';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ConfigError } from '../../../src/config/config-error.js';
+import { watchSettings, type SettingsWatcherOptions } from '../../../src/server/settings-watcher.js';
 import { configErrorOf, load, tempConfigDir } from './config-test-helpers.js';
 
 const HOSTS = 'comma-separated http:// or https:// URLs such as http://localhost:9200';
@@ -10,6 +13,8 @@ const ZNODE = 'an absolute znode path such as /es-locks';
 const PORT = 'a TCP port from 0 to 65535 (0 picks a free port)';
 const PREFIX = 'a lock prefix of 1 to 32 letters or digits';
 const LOG_LEVELS = 'one of fatal, error, warn, info, debug, trace, silent';
+const EMPTY_ALLOW_WITHOUT_CHECKS =
+  'an empty list with proxy.auth.verify=off (without credential checks nobody is recognised, so every foreground write would be demoted)';
 const BYTES = 'a byte size such as 104857600, 512kb or 100mb (units b, kb, mb, gb, tb, pb)';
 
 /** [--set flags, the exact one-line message]. */
@@ -85,6 +90,11 @@ const FLAG_ERRORS: ReadonlyArray<readonly [readonly string[], string]> = [
   [['proxy.log.level=verbose'], `proxy.log.level=verbose: expected ${LOG_LEVELS}`],
   [['proxy.log.format=xml'], 'proxy.log.format=xml: expected one of json, pretty'],
   [['proxy.log.slow.lock.ms=-1'], 'proxy.log.slow.lock.ms=-1: expected an integer from 0 to 2147483647'],
+  [
+    ['proxy.auth.verify=off', 'proxy.priority.foreground.allow=ingest'],
+    `proxy.priority.foreground.allow=ingest: expected ${EMPTY_ALLOW_WITHOUT_CHECKS}`,
+  ],
+  [['proxy.auth.verify=off', 'proxy.priority.foreground.allow=role:ui,alice'], `proxy.priority.foreground.allow=role:ui,alice: expected ${EMPTY_ALLOW_WITHOUT_CHECKS}`],
   [['zookeeper.servers'], '--set zookeeper.servers: expected key=value'],
   [['=value'], '--set =value: expected key=value'],
 ];
@@ -119,6 +129,27 @@ describe('errors from the file and the environment', () => {
     files = tempConfigDir();
   });
   afterEach(() => files.cleanup());
+
+  it('a reload to proxy.auth.verify=off with a foreground allow list is refused: the running settings stay', () => {
+    const configFile = files.write('auth.properties', 'proxy.auth.verify=on\nproxy.priority.foreground.allow=ingest\n');
+    const running = load({ configFile });
+    files.write('auth.properties', 'proxy.auth.verify=off\nproxy.priority.foreground.allow=ingest\n');
+    const signals = new EventEmitter();
+    const errors: unknown[] = [];
+    const reloaded: unknown[] = [];
+    const stop = watchSettings({
+      configFile: null,
+      reread: () => load({ configFile }),
+      target: { reload: (next) => (reloaded.push(next), { live: [], restart: [] }) },
+      logger: { error: (fields: unknown) => errors.push(fields), info: () => undefined, warn: () => undefined } as unknown as Logger,
+      signals: signals as unknown as SettingsWatcherOptions['signals'],
+    });
+    signals.emit('SIGHUP');
+    stop();
+    expect(running.proxy.auth.verify).toBe('on');
+    expect(reloaded).toEqual([]);
+    expect(errors).toEqual([{ trigger: 'SIGHUP', error: `proxy.priority.foreground.allow=ingest: expected ${EMPTY_ALLOW_WITHOUT_CHECKS}` }]);
+  });
 
   it('names the key as spelled in the file', () => {
     const configFile = files.write('z.properties', '# the original file with one change\nzookeeper.foregound.lock.prefix=Z\n');
