@@ -1,10 +1,12 @@
 #!/usr/bin/env node
-// `npm run mutate -- [--sample N] [--runs R] [--seed S] [--pick K] [--list]`: mutation testing of the
+// `npm run mutate -- [--sample N] [--runs R] [--seed S] [--sample-seed K] [--exclude PATHS] [--pick I] [--list]`: mutation testing of the
 // ZooKeeper lock engine (src/lock/zookeeper, src/zookeeper-client) with the simulation (test/sim/) as the
 // test. Mutants are found with the TypeScript compiler's parser: a comparison flipped (`<` ↔ `<=`,
 // `>` ↔ `>=`, `===` ↔ `!==`), a logical operator swapped (`&&` ↔ `||`), a boolean literal negated,
-// an `if` condition negated. `--sample N` draws N of them with a seeded generator (`--pick K` runs
-// the K-th of the whole list alone); each is applied alone to a copy of the sources in a temporary
+// an `if` condition negated, in every file of those folders and their sub-folders but the ones
+// `--exclude` names (comma-separated: a file's path, or a folder's ending in /). `--sample N` draws N of
+// them with a generator seeded by `--sample-seed` (the same sample for the same seed and list; `--pick I`
+// runs the I-th of the whole list alone); each is applied alone to a copy of the sources in a temporary
 // directory and the simulation runs R seeds from S on it. A mutant is killed when a seed breaks an
 // invariant or the run fails; it survives otherwise. `--list` prints the mutants and stops.
 import { spawnSync } from 'node:child_process';
@@ -22,6 +24,7 @@ const { values } = parseArgs({
     pick: { type: 'string', default: '' },
     list: { type: 'boolean', default: false },
     'sample-seed': { type: 'string', default: '1' },
+    exclude: { type: 'string', default: '' },
   },
 });
 const root = resolve(import.meta.dirname, '..');
@@ -60,8 +63,20 @@ function mutantsOf(file) {
   return found;
 }
 
+/** Every TypeScript file under DIRS, in their sub-folders too, less those a path of `--exclude` names (a file, or a folder ending in /). */
 function sourceFiles() {
-  return DIRS.flatMap((dir) => readdirSync(join(root, dir)).filter((name) => name.endsWith('.ts')).map((name) => `${dir}/${name}`)).sort();
+  const excluded = values.exclude.split(',').map((part) => part.trim()).filter((part) => part !== '');
+  const kept = (file) => !excluded.some((part) => (part.endsWith('/') ? file.startsWith(part) : file === part));
+  return DIRS.flatMap(filesUnder).filter(kept).sort();
+}
+
+/** The .ts files under `dir` (relative to the repository, with /), walked by hand: Node 20's recursive readdir may leave entries out. */
+function filesUnder(dir) {
+  return readdirSync(join(root, dir), { withFileTypes: true }).flatMap((entry) => {
+    const path = `${dir}/${entry.name}`;
+    if (entry.isDirectory()) return filesUnder(path);
+    return entry.name.endsWith('.ts') ? [path] : [];
+  });
 }
 
 /** mulberry32, as the simulation's generator: one sample per sample seed. */
@@ -79,7 +94,9 @@ function generator(seed) {
 const all = sourceFiles().flatMap(mutantsOf);
 all.forEach((mutant, index) => (mutant.id = index));
 if (values.list) {
-  for (const mutant of all) print(`${mutant.id} ${mutant.file}:${mutant.line} ${mutant.was} -> ${mutant.replace}`);
+  // Written whole and awaited: process.exit right after a write to a pipe cuts the list short.
+  const lines = all.map((mutant) => `${mutant.id} ${mutant.file}:${mutant.line} ${mutant.was} -> ${mutant.replace}\n`).join('');
+  await new Promise((resolve) => process.stdout.write(lines, resolve));
   process.exit(0);
 }
 let chosen;
@@ -90,7 +107,10 @@ else {
   chosen = [];
   while (chosen.length < Number(values.sample) && pool.length > 0) chosen.push(pool.splice(Math.floor(random() * pool.length), 1)[0]);
 }
-print(`${all.length} mutants in ${DIRS.join(', ')}; running ${chosen.length}, ${values.runs} seeds each from seed ${values.seed}`);
+print(
+  `${all.length} mutants in ${DIRS.join(', ')}${values.exclude === '' ? '' : ` (excluded: ${values.exclude})`}; running ${chosen.length}, ${values.runs} seeds each from seed ${values.seed}` +
+    `${values.pick === '' ? `, sample seed ${values['sample-seed']}` : ''}`,
+);
 const results = [];
 for (const mutant of chosen) {
   const dir = mkdtempSync(join(tmpdir(), 'sim-mutant-'));

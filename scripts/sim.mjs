@@ -141,4 +141,5 @@ print(
     `${seconds.toFixed(1)} s, ${perSecond(merged.runs, seconds)} runs/s (${merged.cpuSeconds.toFixed(1)} s of CPU, ${perSecond(merged.runs, merged.cpuSeconds)} runs per CPU second)` +
     `${broken ? `; ${runs - merged.runs} seeds not run to the end (a worker failed, above)` : ''}`,
 );
-process.exit(broken || merged.failing.length > 0 ? 1 : 0);
+// Not process.exit: on a pipe (sim-breaks.mjs, mutate.mjs read this output) it cuts the report short.
+process.exitCode = broken || merged.failing.length > 0 ? 1 : 0;

@@ -124,11 +124,14 @@ export class Actors {
     return controller;
   }
 
-  private single(slot: EngineSlot, key: LockKey, priority: Priority, timeoutMs: number, holdMs: number): void {
-    if (slot.engine.state() === 'closed') return;
+  /** One single acquisition, held `holdMs`; settles when it failed or was released (sim-late-grant.ts waits for that). */
+  single(slot: EngineSlot, key: LockKey, priority: Priority, timeoutMs: number, holdMs: number): Promise<void> {
+    if (slot.engine.state() === 'closed') return Promise.resolve();
     let wait: Wait | null = null;
     const cancel = this.cancellation(() => (wait === null ? [] : [wait]));
-    this.work.track(this.acquireAndHold(slot, key, priority, timeoutMs, holdMs, cancel, (started) => (wait = started)).then(() => undefined));
+    const done = this.acquireAndHold(slot, key, priority, timeoutMs, holdMs, cancel, (started) => (wait = started)).then(() => undefined);
+    this.work.track(done);
+    return done;
   }
 
   private async acquireAndHold(

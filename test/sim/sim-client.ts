@@ -15,8 +15,14 @@ export interface SimNet {
   readonly server: SimZooKeeper;
   readonly clock: VirtualClock;
   readonly random: SimRandom;
-  /** One network delay (ms), drawn by the seed. */
-  latency(): number;
+  /** One network delay (ms), drawn by the seed; `client`: the connection it is for (`e0`, `orig`). */
+  latency(client?: string): number;
+  /**
+   * Called when a request of this session deletes another session's `privateLock`: its czxid, and
+   * the server's zxid as of the latest message (reply or watch event) the session had received when
+   * it sent the request — what it could know.
+   */
+  foreignLockDeleted?(info: { readonly path: string; readonly czxid: number; readonly by: string; readonly heardZxid: number }): void;
   /** Whether the server refuses this transaction as a whole (THROTTLEDOP), drawn by the seed; never when absent. */
   throttled?(): boolean;
   trace(line: string): void;
@@ -71,6 +77,8 @@ export class SimClient implements SessionHandle, LockZk, WatchSink {
   private readonly armed = new Set<ClientWatch>();
   /** The server's latest zxid as of the latest answer the client received: setWatches' relative zxid. */
   private lastZxidSeen = 0;
+  /** The server's zxid as of the latest message (reply or watch event) this session received. */
+  private heardZxid = 0;
   /** The client learned at a reconnect that the server had expired its session. */
   private expired = false;
   private expiryTimer: { cancel(): void } | null = null;
@@ -110,7 +118,7 @@ export class SimClient implements SessionHandle, LockZk, WatchSink {
   }
 
   connect(): void {
-    this.after(this.net.latency(), () => {
+    this.after(this.net.latency(this.name), () => {
       if (this.link !== 'opening') return;
       this.sessionId = this.net.server.openSession(() => this);
       this.link = 'connected';
@@ -202,7 +210,8 @@ export class SimClient implements SessionHandle, LockZk, WatchSink {
   }
 
   delete(path: string, version: number): Promise<void> {
-    return this.request(`delete ${path}@${version}`, () => this.net.server.delete(path, version));
+    const heardZxid = this.heardZxid;
+    return this.request(`delete ${path}@${version}`, () => this.reportingForeignDeletes([{ type: 'delete', path, version }], heardZxid, () => this.net.server.delete(path, version)));
   }
 
   ephemerals(prefix: string): Promise<readonly string[]> {
@@ -211,14 +220,27 @@ export class SimClient implements SessionHandle, LockZk, WatchSink {
 
   multi(ops: readonly ZkOp[]): Promise<TxnOutcome> {
     const label = `multi[${ops.map((op) => `${op.type} ${op.path}`).join(', ')}]`;
+    const heardZxid = this.heardZxid;
     return this.request(label, () => {
       if (this.net.throttled?.() === true) {
         this.lastRefusedAt = this.net.clock.now();
         throw new ZkError(ZK_RC.THROTTLEDOP, `${ZK_RC.THROTTLEDOP} THROTTLEDOP ${label}`);
       }
-      return this.net.server.multi(this.sessionId, ops);
+      return this.reportingForeignDeletes(ops, heardZxid, () => this.net.server.multi(this.sessionId, ops));
     });
   }
+  /** Runs `apply` (a delete or a transaction of `ops`) and reports each other session's `privateLock` it deleted. */
+  private reportingForeignDeletes<T>(ops: readonly ZkOp[], heardZxid: number, apply: () => T): T {
+    const foreign = ops
+      .filter((op) => op.type === 'delete' && op.path.endsWith('/privateLock'))
+      .map((op) => this.net.server.nodes.get(op.path))
+      .filter((node) => node !== undefined && node.ephemeralOwner !== this.sessionId);
+    const result = apply();
+    if ((result as { readonly ok?: boolean } | undefined)?.ok === false) return result;
+    for (const node of foreign) if (node !== undefined) this.net.foreignLockDeleted?.({ path: node.path, czxid: node.czxid, by: this.sessionId, heardZxid });
+    return result;
+  }
+
 
   /**
    * A watch as the client files it. Its event reaches the caller only through it, so an event
@@ -254,7 +276,7 @@ export class SimClient implements SessionHandle, LockZk, WatchSink {
       this.pending.push(call);
       if (this.link !== 'connected') return;
       const epoch = this.epoch;
-      const at = Math.max(this.net.clock.now() + this.net.latency(), this.lastProcessAt);
+      const at = Math.max(this.net.clock.now() + this.net.latency(this.name), this.lastProcessAt);
       this.lastProcessAt = at;
       this.net.clock.schedule(() => {
         if (this.epoch !== epoch || call.processed) return;
@@ -289,10 +311,12 @@ export class SimClient implements SessionHandle, LockZk, WatchSink {
 
   private deliver(delivery: Delivery, reply?: () => void): void {
     const epoch = this.epoch;
-    const at = Math.max(this.net.clock.now() + this.net.latency(), this.lastDeliverAt);
+    const asOfZxid = this.net.server.lastZxid();
+    const at = Math.max(this.net.clock.now() + this.net.latency(this.name), this.lastDeliverAt);
     this.lastDeliverAt = at;
     this.net.clock.schedule(() => {
       if (this.epoch !== epoch) return;
+      this.heardZxid = asOfZxid;
       if (delivery.watch !== null) {
         this.net.trace(`${this.name} watch ${delivery.note}`);
         delivery.watch();

@@ -82,3 +82,23 @@ describe('the cross-process priority check judges by what the engine could know'
     expect(ledger.violations).toEqual([]);
   });
 });
+
+describe('a release that deletes the next holder\'s privateLock after a hand deletion', () => {
+  const PRIVATE_LOCK = '/sim/locks/docs/d3/privateLock';
+
+  it('takes the victim\'s grant out of the checks when the deleting session had heard nothing as of the hand deletion', () => {
+    const ledger = new Ledger(() => 0, 1_000, serverWith(10), PASS_BOUND, 2);
+    ledger.deletedByHand(53, { path: PRIVATE_LOCK, owner: ELSEWHERE, zxid: 40 });
+    ledger.foreignLockDeleted(PRIVATE_LOCK, 56, ELSEWHERE, 39);
+    expect(ledger.overridden(56)).toBe(true);
+  });
+
+  it('keeps it in the checks when the deleting session had heard of the deletion, or had no privateLock deleted by hand', () => {
+    const ledger = new Ledger(() => 0, 1_000, serverWith(10), PASS_BOUND, 2);
+    ledger.deletedByHand(53, { path: PRIVATE_LOCK, owner: ELSEWHERE, zxid: 40 });
+    ledger.foreignLockDeleted(PRIVATE_LOCK, 56, ELSEWHERE, 40);
+    ledger.foreignLockDeleted(PRIVATE_LOCK, 57, HERE, 0);
+    expect(ledger.overridden(56)).toBe(false);
+    expect(ledger.overridden(57)).toBe(false);
+  });
+});

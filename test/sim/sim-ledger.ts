@@ -1,4 +1,6 @@
 import { ProxyError } from '../../src/errors/proxy-error.js';
+import { LockUnavailableError } from '../../src/lock/lock-errors.js';
+import { ZkError } from '../../src/zookeeper-client/zk-errors.js';
 import type { HeldLock, Priority } from '../../src/lock/lock-engine.js';
 import { keyString } from '../../src/lock/lock-key.js';
 
@@ -140,6 +142,23 @@ export class Ledger {
     if (error !== null && !(error instanceof ProxyError) && !(error instanceof ClientGone)) {
       this.violate(`untyped failure of ${wait.key} on engine ${wait.engine}: ${String(error)}`);
     }
+    // 503 only once the lock service is declared unavailable (docs/guarantees.md, "A blip is not an outage"):
+    // an engine connected all along since the wait began answers it, or times it out — unless ZooKeeper
+    // itself refused one of its requests as a whole (THROTTLEDOP: the server turns work away).
+    const downAt = this.downAt.get(wait.engine);
+    const refusedByServer = error instanceof Error && error.cause instanceof ZkError && error.cause.code === 'THROTTLEDOP';
+    if (error instanceof LockUnavailableError && !refusedByServer && downAt !== undefined && downAt < wait.startedAt) {
+      this.violate(`unavailable without an outage: ${wait.key} on engine ${wait.engine} failed (${error.message}) with its link up since before the wait began`);
+    }
+  }
+
+  /** When each engine was last not connected (Infinity: it is not connected now). Absent: not tracked. */
+  private readonly downAt = new Map<number, number>();
+
+  /** An engine's state changed: `connected` or not (suspended, unavailable, closed; not yet connected at the start). */
+  engineState(engine: number, connected: boolean): void {
+    if (!connected) this.downAt.set(engine, Number.POSITIVE_INFINITY);
+    else if (this.downAt.get(engine) === Number.POSITIVE_INFINITY) this.downAt.set(engine, this.now());
   }
 
   granted(engine: number, sessionId: string, held: HeldLock, wait: Wait | undefined, waiting: readonly Wait[]): Grant {
@@ -192,10 +211,27 @@ export class Ledger {
     this.entriesDeletedByHand.add(czxid);
   }
 
-  /** An operator deleted the privateLock with this czxid by hand (zkCli). */
-  deletedByHand(token: number): void {
+  /** An operator deleted the privateLock with this czxid by hand (zkCli); `node`: its path and owner session, and the deletion's zxid. */
+  deletedByHand(token: number, node?: { readonly path: string; readonly owner: string; readonly zxid: number }): void {
     this.forcedTokens.add(token);
     this.handDeleted.set(token, this.now());
+    if (node !== undefined) this.handDeletedZxid.set(`${node.path} ${node.owner}`, node.zxid);
+  }
+
+  /** The zxid of an operator's latest deletion by hand of a session's privateLock, by path and owner. */
+  private readonly handDeletedZxid = new Map<string, number>();
+
+  /**
+   * Session `by` deleted another session's privateLock (`czxid`) at `path` by name. When an operator
+   * had deleted `by`'s own privateLock there by hand, and `by` sent that request before it had
+   * received anything from the server as of that deletion (no watch event, no reply), it could not
+   * know: that is the limit of a hand deletion (docs/guarantees.md) — ZooKeeper's conditions compare
+   * data versions, and every holder's privateLock is at version 0 — and the grant it took away no
+   * longer counts, as after an operator's override. Any later request is the engine's business.
+   */
+  foreignLockDeleted(path: string, czxid: number, by: string, heardZxid: number): void {
+    const deletedZxid = this.handDeletedZxid.get(`${path} ${by}`);
+    if (deletedZxid !== undefined && heardZxid < deletedZxid) this.forcedTokens.add(czxid);
   }
 
   released(grant: Grant): void {

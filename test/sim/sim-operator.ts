@@ -38,8 +38,8 @@ export function planOperator(
         const node = server.nodes.get(privateLockPath(docPath));
         if (node === undefined) return;
         log(`operator deletes ${node.path} (czxid ${node.czxid}) by hand`);
-        ledger.deletedByHand(node.czxid);
         server.delete(node.path, -1);
+        ledger.deletedByHand(node.czxid, { path: node.path, owner: node.ephemeralOwner, zxid: server.lastZxid() });
       } else if (kind === 'deleteEntry') {
         const entries = [...(server.nodes.get(docPath)?.children ?? [])].filter((name) => name !== PRIVATE_LOCK);
         const name = entries[choice % Math.max(1, entries.length)];

@@ -14,6 +14,7 @@ import { OriginalClient } from './sim-original-client.js';
 import { SimRandom } from './sim-random.js';
 import { SimZooKeeper } from './sim-zookeeper.js';
 import { planOperator } from './sim-operator.js';
+import { LinkLag, planLateGrant } from './sim-late-grant.js';
 import { Watchdog } from './sim-watchdog.js';
 import { VirtualClock, drainPromiseJobs } from './virtual-clock.js';
 import { ACTIVE_MS, type EngineSlot, INDEX, QUIET_MS, ROOT, RUN_LIMIT_MS, SESSION_TIMEOUT_MS, SETTLE_BOUND_MS, PROBE_TIMEOUT_MS, START_MS } from './sim-world.js';
@@ -38,6 +39,9 @@ export interface RunResult {
   readonly trace: readonly string[];
   readonly summary: string;
 }
+
+/** The document of the late grants (sim-late-grant.ts), apart from the actors' keys. */
+const LATE_KEY: LockKey = { index: INDEX, id: 'late' };
 
 /**
  * One seeded run: two to four engines on one simulated ZooKeeper, actors taking single and bulk
@@ -73,6 +77,9 @@ async function run(options: RunOptions): Promise<RunResult> {
   // Steered runs (4 in 10): bursts on hot documents and, on a share of the hops, a slow network —
   // where the rare paths are (a grant's create answered after its request gave up, fresh reads of the queue).
   const steered = steerRandom.chance(0.4);
+  // Steered runs: one to three late grants (sim-late-grant.ts), each with a stall on one engine's link.
+  const lateRandom = new SimRandom(options.seed ^ 0x1a7e_6a47);
+  const lateGrants = steered ? lateRandom.int(1, 3) : 0;
   // Sequence counters near 2^31 in a share of runs: the queue's names wrap to negative within a few entries.
   const sequenceStart = wrapRandom.chance(0.3) ? 2 ** 31 - wrapRandom.int(0, 8) : 0;
   const server = new SimZooKeeper(() => clock.now(), { sequenceStart });
@@ -80,12 +87,15 @@ async function run(options: RunOptions): Promise<RunResult> {
   // Its own stream, so that a seed's other draws stay what they were before throttling was simulated.
   const throttleRandom = new SimRandom(options.seed ^ 0x7407_7133);
   const throttleChance = throttleRandom.chance(0.3) ? throttleRandom.pick([0.01, 0.05, 0.2]) : 0;
+  const lag = new LinkLag(lateRandom.fork(), () => clock.now());
   const net: SimNet = {
     server,
     clock,
     random: netRandom,
-    latency: () => (slowNet && netRandom.chance(0.1) ? netRandom.int(5, 60) : netRandom.int(0, 3)) + (steered && steerRandom.chance(0.15) ? steerRandom.int(10, 60) : 0),
+    latency: (client) =>
+      (slowNet && netRandom.chance(0.1) ? netRandom.int(5, 60) : netRandom.int(0, 3)) + (steered && steerRandom.chance(0.15) ? steerRandom.int(10, 60) : 0) + lag.extra(client),
     trace: log,
+    foreignLockDeleted: (info) => ledger.foreignLockDeleted(info.path, info.czxid, info.by, info.heardZxid),
     // Rare whole-request refusals of transactions while the actors work; none once the faults are over.
     throttled: () => clock.now() - START_MS < ACTIVE_MS && throttleRandom.chance(throttleChance),
   };
@@ -171,7 +181,11 @@ async function run(options: RunOptions): Promise<RunResult> {
         sessionExpired: () => log(`e${index} sees its session expire`),
       });
       const engine = new ZooKeeperLockEngine({ ...settings }, quietLogger, { handles, events });
-      engine.onStateChange((state) => log(`e${index} state ${state}`));
+      ledger.engineState(index, false);
+      engine.onStateChange((state) => {
+        log(`e${index} state ${state}`);
+        ledger.engineState(index, state === 'connected');
+      });
       slots.push({ index, engine, clients });
     }
     const work = new Work();
@@ -184,6 +198,8 @@ async function run(options: RunOptions): Promise<RunResult> {
       original = { index: engineCount, client: new OriginalClient(client, () => client.alive), sessionId: () => client.sessionId, ready };
     }
     const actors = new Actors(slots, keys, ledger, actorRandom, work, log, original);
+    // The late grants' document is theirs alone: nothing else holds it for seconds meanwhile.
+    const late = new Actors(slots, [LATE_KEY], ledger, lateRandom, work, log, null);
     actors.plan(ACTIVE_MS);
     // Steered runs: bursts on hot documents, where hand-overs, the bound and fresh reads of the queue are decided.
     if (steered) {
@@ -192,13 +208,15 @@ async function run(options: RunOptions): Promise<RunResult> {
       log(`${bursts} bursts on hot documents`);
       for (let i = 0; i < bursts; i++) hot.burst(ACTIVE_MS);
     }
+    if (lateGrants > 0) log(`${lateGrants} late grants on ${keyString(LATE_KEY)}`);
+    for (let i = 0; i < lateGrants; i++) planLateGrant(late, slots, LATE_KEY, lateRandom, lag, ACTIVE_MS);
     if (operator && original === null) {
       log('an operator steps in');
       planOperator(slots, keys, server, ledger, operatorRandom, clock, ACTIVE_MS, log);
     }
     const watchdog = new Watchdog(ledger, {
       slots,
-      keys: keys.map((key) => keyString(key)),
+      keys: [...keys, ...(lateGrants > 0 ? [LATE_KEY] : [])].map((key) => keyString(key)),
       lingerMs: settings.lingerMs,
       startMs: START_MS,
       fastNetwork: !slowNet && !steered,
@@ -229,6 +247,7 @@ async function run(options: RunOptions): Promise<RunResult> {
     ledger.checkSettled();
     // Faults over: every document is free, so one request per document must be granted.
     actors.probe(PROBE_TIMEOUT_MS);
+    if (lateGrants > 0) late.probe(PROBE_TIMEOUT_MS);
     // The probes' first promise jobs run now, at this instant, not after the next event.
     await drainPromiseJobs();
     while (work.busy > 0 && (await step()));
