@@ -6,6 +6,34 @@ vi.mock('lru-cache', async (importOriginal) => (await import('./small-caches.js'
 
 /** Seeds that found bugs in the engine, or in the checker: each must stay clean. */
 describe('simulation regressions', () => {
+  // A foreground request's fast path read the queue (one background entry of another process, which
+  // a foreground request may pass) and created privateLock; the request timed out before the
+  // answer, and the grant went to a background request of the same process waiting since before
+  // the read. Served on a read made for a better rank, it passed the older background entry.
+  it('reads the queue again before serving a background request on a read made for a foreground one (seed 11408)', async () => {
+    const result = await simulate({ seed: 11408, trace: true });
+    expect(result.violations).toEqual([]);
+    expect(result.trace.some((line) => line.includes('e1 server multi[create /sim/locks/docs/d0/privateLock, setData /sim/locks/docs/d0] -> committed'))).toBe(true);
+  });
+
+  // A waiter's queue entry was deleted by hand. When privateLock came free it arbitrated as if its
+  // entry were still there: the read did not list it, so nobody seemed ahead, and it kept the lock
+  // ahead of another process's older entry of its rank. An entry the read does not list gives no place.
+  it('gives privateLock back when the read no longer lists its own entry (seed 6747)', async () => {
+    const result = await simulate({ seed: 6747, trace: true });
+    expect(result.violations).toEqual([]);
+    expect(result.trace.some((line) => line.includes('operator deletes /sim/locks/docs/d0/B-2147483647 by hand'))).toBe(true);
+  });
+
+  // A bulk's transaction creates the privateLocks of several documents with one zxid, so a czxid
+  // names a privateLock only together with its document: a hand deletion of docs/d1's privateLock
+  // was charged to docs/d2's holder with the same czxid (the checker's mistake, not the engine's).
+  it('tells apart privateLocks one transaction created (seed 12823)', async () => {
+    const result = await simulate({ seed: 12823, trace: true });
+    expect(result.violations).toEqual([]);
+    expect(result.trace.some((line) => line.includes('operator deletes /sim/locks/docs/d1/privateLock (czxid 10) by hand'))).toBe(true);
+  });
+
   // The link went silent while a lock was held; the connect window (connection.retry x delay,
   // 600 ms) ended before the safety margin (a quarter of the 4 s session), the session turned
   // "unavailable", and the margin's timer, which only fired from "suspended", never declared the

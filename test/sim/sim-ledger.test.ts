@@ -90,7 +90,7 @@ describe('a release that deletes the next holder\'s privateLock after a hand del
     const ledger = new Ledger(() => 0, 1_000, serverWith(10), PASS_BOUND, 2);
     ledger.deletedByHand(53, { path: PRIVATE_LOCK, owner: ELSEWHERE, zxid: 40 });
     ledger.foreignLockDeleted(PRIVATE_LOCK, 56, ELSEWHERE, 39);
-    expect(ledger.overridden(56)).toBe(true);
+    expect(ledger.overridden('docs/d3', 56)).toBe(true);
   });
 
   it('keeps it in the checks when the deleting session had heard of the deletion, or had no privateLock deleted by hand', () => {
@@ -98,7 +98,7 @@ describe('a release that deletes the next holder\'s privateLock after a hand del
     ledger.deletedByHand(53, { path: PRIVATE_LOCK, owner: ELSEWHERE, zxid: 40 });
     ledger.foreignLockDeleted(PRIVATE_LOCK, 56, ELSEWHERE, 40);
     ledger.foreignLockDeleted(PRIVATE_LOCK, 57, HERE, 0);
-    expect(ledger.overridden(56)).toBe(false);
-    expect(ledger.overridden(57)).toBe(false);
+    expect(ledger.overridden('docs/d3', 56)).toBe(false);
+    expect(ledger.overridden('docs/d3', 57)).toBe(false);
   });
 });

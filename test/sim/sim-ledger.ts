@@ -3,6 +3,8 @@ import { LockUnavailableError } from '../../src/lock/lock-errors.js';
 import { ZkError } from '../../src/zookeeper-client/zk-errors.js';
 import type { HeldLock, Priority } from '../../src/lock/lock-engine.js';
 import { keyString } from '../../src/lock/lock-key.js';
+import { keyOfDocument } from '../../src/lock/zookeeper/znode-names.js';
+import { ROOT } from './sim-world.js';
 
 /** One grant an actor holds, from the engine's callback to the actor's release. */
 export interface Grant {
@@ -75,6 +77,19 @@ export class ClientGone extends Error {
 }
 
 /**
+ * A privateLock by its document and czxid: one transaction (a bulk's batch) creates the
+ * privateLocks of several documents with one zxid, so a czxid alone names none of them.
+ */
+export function lockId(key: string, czxid: number): string {
+  return `${key}#${czxid}`;
+}
+
+/** The lock key (`index/id`) of a privateLock's path under the simulation's root. */
+function keyOfLockPath(path: string): string {
+  return keyString(keyOfDocument(ROOT, path.slice(0, path.lastIndexOf('/'))));
+}
+
+/**
  * The history checker: what every engine granted and what every actor waits for, and the
  * invariants over them, checked after every simulated event and at the end of a run.
  */
@@ -84,16 +99,16 @@ export class Ledger {
   private readonly waits = new Map<number, Wait>();
   /** The latest grant per engine and key, for the hand-over check. */
   private readonly lastGrant = new Map<string, Grant>();
-  /** Fencing tokens of privateLocks an operator took away: their holders no longer count. */
-  private readonly forcedTokens = new Set<number>();
+  /** privateLocks an operator took away (lockId): their holders no longer count. */
+  private readonly forcedTokens = new Set<string>();
   /** Later background grants that went ahead of each foreign foreground queue entry. */
   private readonly passes = new Map<string, number>();
   /** Local hand-overs ahead of each foreign entry of their rank or better, per engine and ZooKeeper grant (fencing token). */
   private readonly localPasses = new Map<string, number>();
   /** When each engine's ZooKeeper grant (by fencing token) was first given to a request. */
   private readonly zkGrantAt = new Map<string, number>();
-  /** Fencing tokens of privateLocks an operator deleted by hand, and when. */
-  readonly handDeleted = new Map<number, number>();
+  /** privateLocks an operator deleted by hand (lockId), and when. */
+  readonly handDeleted = new Map<string, number>();
   private readonly limits: HandOverLimits | null;
   private nextId = 1;
   readonly now: () => number;
@@ -200,8 +215,12 @@ export class Ledger {
   }
 
   /** An operator's override (forced release or a hand deletion) took this privateLock away: its holders no longer count. */
-  overridden(token: number): boolean {
-    return this.forcedTokens.has(token);
+  overridden(key: string, token: number): boolean {
+    return this.forcedTokens.has(lockId(key, token));
+  }
+
+  private overriddenGrant(grant: Grant): boolean {
+    return this.overridden(grant.key, grant.held.fencingToken);
   }
 
   /** Queue entries (by czxid) an operator deleted by hand: their owners keep the place they had. */
@@ -212,10 +231,11 @@ export class Ledger {
   }
 
   /** An operator deleted the privateLock with this czxid by hand (zkCli); `node`: its path and owner session, and the deletion's zxid. */
-  deletedByHand(token: number, node?: { readonly path: string; readonly owner: string; readonly zxid: number }): void {
-    this.forcedTokens.add(token);
-    this.handDeleted.set(token, this.now());
-    if (node !== undefined) this.handDeletedZxid.set(`${node.path} ${node.owner}`, node.zxid);
+  deletedByHand(token: number, node: { readonly path: string; readonly owner: string; readonly zxid: number }): void {
+    const id = lockId(keyOfLockPath(node.path), token);
+    this.forcedTokens.add(id);
+    this.handDeleted.set(id, this.now());
+    this.handDeletedZxid.set(`${node.path} ${node.owner}`, node.zxid);
   }
 
   /** The zxid of an operator's latest deletion by hand of a session's privateLock, by path and owner. */
@@ -231,15 +251,16 @@ export class Ledger {
    */
   foreignLockDeleted(path: string, czxid: number, by: string, heardZxid: number): void {
     const deletedZxid = this.handDeletedZxid.get(`${path} ${by}`);
-    if (deletedZxid !== undefined && heardZxid < deletedZxid) this.forcedTokens.add(czxid);
+    if (deletedZxid !== undefined && heardZxid < deletedZxid) this.forcedTokens.add(lockId(keyOfLockPath(path), czxid));
   }
 
   released(grant: Grant): void {
     this.active.delete(grant.id);
   }
 
-  forced(token: number): void {
-    this.forcedTokens.add(token);
+  /** A forced release deleted the privateLock at `path` with this czxid. */
+  forced(path: string, token: number): void {
+    this.forcedTokens.add(lockId(keyOfLockPath(path), token));
   }
 
   /** Some actor holds `key` right now. */
@@ -260,7 +281,7 @@ export class Ledger {
   checkStep(): void {
     const usable = new Map<string, Grant>();
     for (const grant of this.active.values()) {
-      if (this.forcedTokens.has(grant.held.fencingToken) || !grant.held.usable()) continue;
+      if (this.overriddenGrant(grant) || !grant.held.usable()) continue;
       const other = usable.get(grant.key);
       if (other !== undefined) {
         this.violate(`mutual exclusion: ${grant.key} usable by grant ${other.id} (engine ${other.engine}, token ${other.held.fencingToken}) and grant ${grant.id} (engine ${grant.engine}, token ${grant.held.fencingToken})`);
@@ -274,10 +295,10 @@ export class Ledger {
    */
   private checkOccupied(grant: Grant): void {
     // A cohort whose privateLock an operator took away hands over locally until it hears of it: the override's own window.
-    if (this.forcedTokens.has(grant.held.fencingToken)) return;
+    if (this.overriddenGrant(grant)) return;
     for (const other of this.active.values()) {
       if (other.key !== grant.key || other.id === grant.id) continue;
-      if (this.forcedTokens.has(other.held.fencingToken) || !this.server.sessionAlive(other.sessionId)) continue;
+      if (this.overriddenGrant(other) || !this.server.sessionAlive(other.sessionId)) continue;
       this.violate(
         `exclusion: ${grant.key} granted to engine ${grant.engine} (grant ${grant.id}, token ${grant.held.fencingToken}) while grant ${other.id} ` +
           `(engine ${other.engine}, token ${other.held.fencingToken}, ${other.held.isLost ? 'lost' : 'not lost'}) of a live session is not released`,
@@ -322,7 +343,7 @@ export class Ledger {
    * first, or when the engine learned of the expiry.
    */
   private checkBacked(grant: Grant): void {
-    if (grant.held.isLost || this.forcedTokens.has(grant.held.fencingToken) || this.server.privateLock === undefined) return;
+    if (grant.held.isLost || this.overriddenGrant(grant) || this.server.privateLock === undefined) return;
     const node = this.server.privateLock(grant.key);
     if (node === null || node.czxid !== grant.held.fencingToken || !this.server.sessionAlive(node.owner)) {
       this.violate(
@@ -362,7 +383,7 @@ export class Ledger {
    * before that entry and stayed until the grant. (Better-ranked entries: `checkPassing`.)
    */
   private checkSameRankOrder(grant: Grant): void {
-    if (grant.held.handedOverLocally || this.forcedTokens.has(grant.held.fencingToken)) return;
+    if (grant.held.handedOverLocally || this.overriddenGrant(grant)) return;
     const token = grant.held.fencingToken;
     const rank = rankOfPriority(grant.held.priority);
     const readAt = this.server.childrenReadZxid(grant.sessionId, grant.key);
@@ -385,7 +406,7 @@ export class Ledger {
     const zkKey = `${grant.engine} ${grant.held.fencingToken}`;
     // Every grant through ZooKeeper starts a window, also one that keeps the same privateLock (recovery found it ours and first).
     if (!grant.held.handedOverLocally || !this.zkGrantAt.has(zkKey)) this.zkGrantAt.set(zkKey, grant.at);
-    if (this.limits === null || !grant.held.handedOverLocally || this.forcedTokens.has(grant.held.fencingToken)) return;
+    if (this.limits === null || !grant.held.handedOverLocally || this.overriddenGrant(grant)) return;
     const rank = rankOfPriority(grant.held.priority);
     const grantedAt = this.zkGrantAt.get(zkKey) ?? grant.at;
     for (const entry of this.server.queue(grant.key)) {

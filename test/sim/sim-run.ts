@@ -158,7 +158,7 @@ async function run(options: RunOptions): Promise<RunResult> {
   log(`run ${options.seed}: ${summary}`);
   server.observe((ops, removedCzxids) => {
     if (!ops.some((op) => op.type === 'setData' && op.path.endsWith('/.forced-releases'))) return;
-    for (const [path, czxid] of removedCzxids) if (path.endsWith(`/${PRIVATE_LOCK}`)) ledger.forced(czxid);
+    for (const [path, czxid] of removedCzxids) if (path.endsWith(`/${PRIVATE_LOCK}`)) ledger.forced(path, czxid);
   });
 
   const stackTraceLimit = Error.stackTraceLimit;

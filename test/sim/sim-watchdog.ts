@@ -1,4 +1,4 @@
-import type { Ledger } from './sim-ledger.js';
+import { type Ledger, lockId } from './sim-ledger.js';
 import { type EngineSlot, SESSION_TIMEOUT_MS } from './sim-world.js';
 
 /**
@@ -181,13 +181,13 @@ export class Watchdog {
       const slot = this.world.slots[grant.engine];
       const client = slot?.clients.find((candidate) => candidate.sessionId === grant.sessionId);
       if (client === undefined) continue;
-      const overridden = this.ledger.overridden(grant.held.fencingToken);
+      const overridden = this.ledger.overridden(grant.key, grant.held.fencingToken);
       if (client.dead && !overridden) this.once(`ended ${grant.id}`, `session end unseen: ${grant.key} on engine ${grant.engine} (grant ${grant.id}) not lost after its session ${grant.sessionId} ended`);
       const noticedMs = client.noticedAt === null ? null : client.noticedAt - this.world.startMs;
       if (noticedMs !== null && now - noticedMs > MARGIN_MS && !overridden) {
         this.once(`margin ${grant.id}`, `margin: ${grant.key} on engine ${grant.engine} (grant ${grant.id}) not lost ${now - noticedMs} ms after its link was seen down (margin ${MARGIN_MS} ms)`);
       }
-      const deletedAt = this.ledger.handDeleted.get(grant.held.fencingToken);
+      const deletedAt = this.ledger.handDeleted.get(lockId(grant.key, grant.held.fencingToken));
       if (grant.single && deletedAt !== undefined && client.connected && now - Math.max(deletedAt, this.upSince) > WATCHDOG.handDeletedMs) {
         this.once(`hand ${grant.id}`, `hand deletion unseen: ${grant.key} on engine ${grant.engine} (grant ${grant.id}) not lost ${now - deletedAt} ms after its privateLock was deleted by hand`);
       }

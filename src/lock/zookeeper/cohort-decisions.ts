@@ -34,16 +34,18 @@ export interface KeepInput {
 
 /**
  * May I keep the privateLock I own: nobody in the queue is served before the request I would
- * serve. An entry of ours ranked above every waiter now (left by a foreground request, when a
- * yield that would have re-queued us at the waiters' rank was refused or lost) gives no place:
- * the waiters come after every other process's entry of their rank or better.
+ * serve. An entry of ours gives no place when it is ranked above every waiter now (left by a
+ * foreground request, when a yield that would have re-queued us at the waiters' rank was refused
+ * or lost), nor when the read no longer lists it (deleted by hand, or with a forced release):
+ * the waiters then come after every other process's entry of their rank or better.
  */
 export function mayKeepLock(input: KeepInput): boolean {
   const { children, entry, rank, prefixes } = input;
-  const placed = input.entry !== null && input.entryRank >= input.rank;
-  const ahead = placed
-    ? viewQueue(children, entry ?? '', prefixes).ahead.length
-    : queueFromChildren(children, prefixes).filter((e) => e.name !== entry && rankOf(e.prefix, prefixes) <= rank).length;
+  const view = entry === null || input.entryRank < rank ? null : viewQueue(children, entry, prefixes);
+  const ahead =
+    view !== null && view.position >= 0
+      ? view.ahead.length
+      : queueFromChildren(children, prefixes).filter((e) => e.name !== entry && rankOf(e.prefix, prefixes) <= rank).length;
   return ahead === 0;
 }
 
@@ -54,12 +56,21 @@ export interface NextLocalRequest {
   readonly arrival: number;
 }
 
+/** The read of the queue that placed the coming grant: local arrivals by then, and the best rank it placed. */
+export interface PlacingRead {
+  readonly arrivals: number;
+  readonly priority: Priority;
+}
+
 /**
- * Must I read the queue again before serving `next`: it is a background request that arrived
- * after the read of the queue that placed us (its requester gave up while the create was on its
- * way, or it joined then) — another process's entry may have queued before our create and after
- * that read, one a foreground writer waiting since before this request began.
+ * Must I read the queue again before serving `next`, a background request:
+ * - it arrived after the read that placed us (its requester gave up while the create was on its
+ *   way, or it joined then): another process's entry may have queued before our create and after
+ *   that read, one a foreground writer waiting since before this request began;
+ * - or the read placed a foreground request, which may pass background entries: another process's
+ *   background entry in that read came first, and serving this request on it would pass it.
  */
-export function mustReadQueueAgain(next: NextLocalRequest | undefined, arrivalsAtQueueRead: number): boolean {
-  return next !== undefined && next.priority === 'background' && next.arrival > arrivalsAtQueueRead;
+export function mustReadQueueAgain(next: NextLocalRequest | undefined, read: PlacingRead): boolean {
+  if (next === undefined || next.priority !== 'background') return false;
+  return next.arrival > read.arrivals || read.priority === 'foreground';
 }

@@ -5,7 +5,7 @@ import { encodeRequestNodeData } from '../../lock-node-data.js';
 import { prefixFor, rankOf } from '../../queue-order.js';
 import type { Link } from '../session/connection.js';
 import type { CohortCore } from '../cohort-core.js';
-import { mustReadQueueAgain } from '../cohort-decisions.js';
+import { mustReadQueueAgain, type PlacingRead } from '../cohort-decisions.js';
 import type { GiveBack } from '../cohort-states.js';
 import { ForeignQueueWatch, UNKNOWN_FOREIGN_QUEUE, foreignQueueOf } from './foreign-queue-watch.js';
 import { type ForeignQueue, HandOverWindow, decideHandOver } from './handover-policy.js';
@@ -43,8 +43,8 @@ export class LocalCohort {
   private holding: LockAcquisition | null = null;
   /** Local requests seen so far (each one's `arrival`). */
   private arrivals = 0;
-  /** `arrivals` when the read of the queue that places the coming grant went out. */
-  private arrivalsAtQueueRead = 0;
+  /** The read of the queue that places the coming grant, as it went out. */
+  private placingRead: PlacingRead = { arrivals: 0, priority: 'background' };
   /** Granted to a single acquisition (not a bulk's key): may linger after its last local release. */
   private lingerAllowed = true;
   /** The waiters learnt their place in the ZooKeeper queue. */
@@ -322,12 +322,12 @@ export class LocalCohort {
 
   /** The read of the queue that places the coming grant goes out now. */
   queueRead(): void {
-    this.arrivalsAtQueueRead = this.arrivals;
+    this.placingRead = { arrivals: this.arrivals, priority: this.bestRank() === 0 ? 'foreground' : 'background' };
   }
 
-  /** The request about to be served arrived after the read that placed us: only a fresh read can say it may be (cohort-decisions.ts). */
+  /** The read that placed us cannot place the request about to be served: only a fresh read can say it may be (cohort-decisions.ts). */
   placeNeedsFreshQueue(): boolean {
-    return mustReadQueueAgain(this.waiters.peek(), this.arrivalsAtQueueRead);
+    return mustReadQueueAgain(this.waiters.peek(), this.placingRead);
   }
 
   /** The first time the ZooKeeper queue is seen, the waiters learn how many were ahead there. */

@@ -35,6 +35,9 @@ describe('may I keep the privateLock I own (mayKeepLock)', () => {
     // A foreground entry of ours left for a background waiter gives no place: every other entry of rank ≤ 1 counts.
     ['our foreground entry first, background waiter, another background entry', ['A-0000000001', 'B-0000000002'], 'A-0000000001', FG, BG, false],
     ['our foreground entry first, background waiter, nobody else', ['A-0000000001'], 'A-0000000001', FG, BG, true],
+    // Our entry deleted meanwhile (by hand, or by a forced release of the holder before us): it gives no place either.
+    ['our entry gone from the queue, another entry of our rank there', ['privateLock', 'B-2147483646'], 'B-2147483647', BG, BG, false],
+    ['our entry gone from the queue, nobody else of our rank', ['privateLock', 'B-2147483646'], 'A-0000000001', FG, FG, true],
   ] as const)('%s → %s', (_what, children, entry, entryRank, rank, keep) => {
     expect(mayKeepLock({ children, entry, entryRank, rank, prefixes })).toBe(keep);
   });
@@ -42,11 +45,14 @@ describe('may I keep the privateLock I own (mayKeepLock)', () => {
 
 describe('must I read the queue again before serving (mustReadQueueAgain)', () => {
   it.each([
-    ['nobody to serve', undefined, 3, false],
-    ['a foreground request that arrived after the read', { priority: 'foreground', arrival: 5 }, 3, false],
-    ['a background request that arrived before the read', { priority: 'background', arrival: 3 }, 3, false],
-    ['a background request that arrived after the read', { priority: 'background', arrival: 4 }, 3, true],
-  ] as const)('%s → %s', (_what, next, arrivalsAtQueueRead, expected) => {
-    expect(mustReadQueueAgain(next, arrivalsAtQueueRead)).toBe(expected);
+    ['nobody to serve', undefined, 3, 'background', false],
+    ['a foreground request that arrived after the read', { priority: 'foreground', arrival: 5 }, 3, 'foreground', false],
+    ['a background request that arrived before a read made for a background request', { priority: 'background', arrival: 3 }, 3, 'background', false],
+    ['a background request that arrived after the read', { priority: 'background', arrival: 4 }, 3, 'background', true],
+    // The read placed a foreground request, which may pass background entries: it says nothing of
+    // where a background request stands among them.
+    ['a background request served on a read made for a foreground request', { priority: 'background', arrival: 2 }, 3, 'foreground', true],
+  ] as const)('%s → %s', (_what, next, arrivalsAtQueueRead, readFor, expected) => {
+    expect(mustReadQueueAgain(next, { arrivals: arrivalsAtQueueRead, priority: readFor })).toBe(expected);
   });
 });
