@@ -43,8 +43,8 @@ const BREAKS = [
   {
     name: "recovery keeps privateLock by an old entry's place (passes another process's waiter it read)",
     file: 'src/lock/zookeeper/cohort-decisions.ts',
-    find: 'const placed = input.entry !== null && input.entryRank >= input.rank;',
-    replace: 'const placed = input.entry !== null;',
+    find: 'const view = entry === null || input.entryRank < rank ? null : viewQueue(children, entry, prefixes);',
+    replace: 'const view = entry === null ? null : viewQueue(children, entry, prefixes);',
   },
   {
     name: "release fused with the next acquisition past another process's waiter",
@@ -103,7 +103,7 @@ const BREAKS = [
   {
     name: 'placeNeedsFreshQueue always false',
     file: 'src/lock/zookeeper/cohort/local-cohort.ts',
-    find: '    return mustReadQueueAgain(this.waiters.peek(), this.arrivalsAtQueueRead);',
+    find: '    return mustReadQueueAgain(this.waiters.peek(), this.placingRead);',
     replace: '    return false;',
   },
   {
