@@ -107,6 +107,18 @@ const BREAKS = [
     replace: '    return false;',
   },
   {
+    name: 'a background request served on a read made for a foreground one without reading again',
+    file: 'src/lock/zookeeper/cohort-decisions.ts',
+    find: "  return next.arrival > read.arrivals || read.priority === 'foreground';",
+    replace: '  return next.arrival > read.arrivals;',
+  },
+  {
+    name: 'an entry of ours the read no longer lists keeps its place',
+    file: 'src/lock/zookeeper/cohort-decisions.ts',
+    find: '    view !== null && view.position >= 0',
+    replace: '    view !== null',
+  },
+  {
     name: 'safety margin skips the current generation',
     file: 'src/lock/zookeeper/ownership/cohort-ownership.ts',
     find: 'if (this.core.generation <= generation) this.toLost(',
