@@ -160,7 +160,8 @@ export class Actors {
     return true;
   }
 
-  private bulk(slot: EngineSlot, keys: readonly LockKey[], priority: Priority, timeoutMs: number): void {
+  /** One bulk acquisition of `keys`, each granted key held `holdMs` (sim-handed-on.ts), else a drawn time. */
+  bulk(slot: EngineSlot, keys: readonly LockKey[], priority: Priority, timeoutMs: number, holdMs?: number): void {
     if (slot.engine.state() === 'closed') return;
     const waits = new Map<string, Wait>();
     for (const key of keys) if (!waits.has(keyString(key))) waits.set(keyString(key), this.ledger.startWait(slot.index, keyString(key), priority, timeoutMs, true));
@@ -180,7 +181,7 @@ export class Actors {
             const grant = this.ledger.granted(slot.index, sessionOf(slot), held, wait, this.ledger.openWaits());
             // The proxy gives a bulk's keys back without waiting for the commit; one in five the awaited way
             // (chosen by the grant, not drawn: a draw would move every later step of the seeds the regressions pin).
-            holds.push(this.hold(slot, grant, this.holdMs(), grant.id % 5 !== 0));
+            holds.push(this.hold(slot, grant, holdMs ?? this.holdMs(), grant.id % 5 !== 0));
           },
         });
       } catch (error) {

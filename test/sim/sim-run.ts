@@ -14,6 +14,7 @@ import { OriginalClient } from './sim-original-client.js';
 import { SimRandom } from './sim-random.js';
 import { SimZooKeeper } from './sim-zookeeper.js';
 import { planOperator } from './sim-operator.js';
+import { planHandedOn } from './sim-handed-on.js';
 import { LinkLag, planLateGrant } from './sim-late-grant.js';
 import { Watchdog } from './sim-watchdog.js';
 import { VirtualClock, drainPromiseJobs } from './virtual-clock.js';
@@ -42,6 +43,11 @@ export interface RunResult {
 
 /** The document of the late grants (sim-late-grant.ts), apart from the actors' keys. */
 const LATE_KEY: LockKey = { index: INDEX, id: 'late' };
+/** The documents of the handed-on bulk keys (sim-handed-on.ts), apart from the actors' keys. */
+const HANDED_ON_KEYS: readonly [LockKey, LockKey] = [
+  { index: INDEX, id: 'handed-0' },
+  { index: INDEX, id: 'handed-1' },
+];
 
 /**
  * One seeded run: two to four engines on one simulated ZooKeeper, actors taking single and bulk
@@ -80,6 +86,9 @@ async function run(options: RunOptions): Promise<RunResult> {
   // Steered runs: one to three late grants (sim-late-grant.ts), each with a stall on one engine's link.
   const lateRandom = new SimRandom(options.seed ^ 0x1a7e_6a47);
   const lateGrants = steered ? lateRandom.int(1, 3) : 0;
+  // Steered runs, half of them: a bulk's key handed on and then deleted by hand (sim-handed-on.ts).
+  const handedOnRandom = new SimRandom(options.seed ^ 0x0a4d_0e0f);
+  const handedOn = steered && handedOnRandom.chance(0.5);
   // Sequence counters near 2^31 in a share of runs: the queue's names wrap to negative within a few entries.
   const sequenceStart = wrapRandom.chance(0.3) ? 2 ** 31 - wrapRandom.int(0, 8) : 0;
   const server = new SimZooKeeper(() => clock.now(), { sequenceStart });
@@ -210,13 +219,18 @@ async function run(options: RunOptions): Promise<RunResult> {
     }
     if (lateGrants > 0) log(`${lateGrants} late grants on ${keyString(LATE_KEY)}`);
     for (let i = 0; i < lateGrants; i++) planLateGrant(late, slots, LATE_KEY, lateRandom, lag, ACTIVE_MS);
+    const handed = new Actors(slots, HANDED_ON_KEYS, ledger, handedOnRandom, work, log, null);
+    if (handedOn) {
+      log(`a bulk's key handed on and deleted by hand on ${HANDED_ON_KEYS.map((key) => keyString(key)).join(',')}`);
+      planHandedOn(handed, slots, HANDED_ON_KEYS, server, ledger, handedOnRandom, ACTIVE_MS, log);
+    }
     if (operator && original === null) {
       log('an operator steps in');
       planOperator(slots, keys, server, ledger, operatorRandom, clock, ACTIVE_MS, log);
     }
     const watchdog = new Watchdog(ledger, {
       slots,
-      keys: [...keys, ...(lateGrants > 0 ? [LATE_KEY] : [])].map((key) => keyString(key)),
+      keys: [...keys, ...(lateGrants > 0 ? [LATE_KEY] : []), ...(handedOn ? HANDED_ON_KEYS : [])].map((key) => keyString(key)),
       lingerMs: settings.lingerMs,
       startMs: START_MS,
       fastNetwork: !slowNet && !steered,
@@ -248,6 +262,7 @@ async function run(options: RunOptions): Promise<RunResult> {
     // Faults over: every document is free, so one request per document must be granted.
     actors.probe(PROBE_TIMEOUT_MS);
     if (lateGrants > 0) late.probe(PROBE_TIMEOUT_MS);
+    if (handedOn) handed.probe(PROBE_TIMEOUT_MS);
     // The probes' first promise jobs run now, at this instant, not after the next event.
     await drainPromiseJobs();
     while (work.busy > 0 && (await step()));
