@@ -25,6 +25,28 @@ describe('simulation regressions', () => {
     expect(result.trace.some((line) => line.includes('operator deletes /sim/locks/docs/d0/B-2147483647 by hand'))).toBe(true);
   });
 
+  // A bulk's key (no holder watch) lost its privateLock to a deletion by hand; the emptied document
+  // node was reaped and created again by another engine, which took the lock. The holder's child
+  // watch (a request of its own waited) saw the document deleted, and the engine took no notice: it
+  // handed the key on, and the release, its owner token equal to the new node's version, deleted
+  // the new holder's privateLock. A document deleted under a held lock now marks the lock lost.
+  it('marks a lock lost when its document node is seen deleted (seed 42081)', async () => {
+    const result = await simulate({ seed: 42081, trace: true });
+    expect(result.violations).toEqual([]);
+    expect(result.trace.some((line) => line.includes('e2 marks docs/d2 lost'))).toBe(true);
+  });
+
+  // A lock lost at the safety margin had its privateLock and then its queue entry deleted by hand;
+  // the document node was reaped and created again, and another engine held it. Back on the link,
+  // the release was refused at the entry's delete (NONODE), and sent again without it: the owner
+  // check passed on the new node's equal version and the delete took the new holder's privateLock.
+  // An entry of ours deleted by somebody else now makes the release read privateLock first.
+  it('reads privateLock before deleting it when its queue entry was deleted by somebody else (seed 74640)', async () => {
+    const result = await simulate({ seed: 74640, trace: true });
+    expect(result.violations).toEqual([]);
+    expect(result.trace.some((line) => line.includes('operator deletes /sim/locks/docs/d0/A-2147483647 by hand'))).toBe(true);
+  });
+
   // A bulk's transaction creates the privateLocks of several documents with one zxid, so a czxid
   // names a privateLock only together with its document: a hand deletion of docs/d1's privateLock
   // was charged to docs/d2's holder with the same czxid (the checker's mistake, not the engine's).

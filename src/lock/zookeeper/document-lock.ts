@@ -226,6 +226,10 @@ export class DocumentLock implements LockHome, CoreHooks, LocalCohortHost, Owner
     this.ownership.watchPrivateLock(true);
   }
 
+  documentGone(): void {
+    this.ownership.documentWent();
+  }
+
   wake(reason: WakeReason): void {
     this.loopPart?.wake(reason);
   }

@@ -1,6 +1,8 @@
 import { type PrefixRanks, queueFromChildren, rankOf } from '../../queue-order.js';
 import { type ForeignQueue, seenEmpty } from './handover-policy.js';
 import type { LockZk } from '../session/lock-zk.js';
+import type { WatchEventType } from '../../../zookeeper-client/zk-client.js';
+import { isZkCode } from '../../../zookeeper-client/zk-errors.js';
 
 export const UNKNOWN_FOREIGN_QUEUE: ForeignQueue = { known: false, watched: false, asOf: 0, count: 0, bestRank: Number.POSITIVE_INFINITY };
 /** Nobody else queued: what every key a bulk creates is granted with (one object for all of them). */
@@ -33,6 +35,12 @@ export interface ForeignQueueOwner {
   stillWanted(): boolean;
   /** The queue read or watched for the current grant changed (read, or unknown after an event). */
   changed(): void;
+  /**
+   * The document node went while this grant stood: ZooKeeper deletes no node with children, so
+   * our privateLock went before it (by hand, or a forced release) — news the holder watch of a
+   * bulk's key, which has none, would learn only at its release.
+   */
+  documentGone(): void;
 }
 
 /**
@@ -69,8 +77,9 @@ export class ForeignQueueWatch {
     const incarnation = this.owner.incarnation();
     if (this.armedFor === incarnation) return;
     this.armedFor = incarnation;
-    const onChange = (): void => {
+    const onChange = (type: WatchEventType): void => {
       if (incarnation !== this.owner.incarnation()) return;
+      if (type === 'deleted') this.owner.documentGone();
       this.changes++;
       this.armedFor = 0;
       this.current = { ...this.current, known: false };
@@ -84,8 +93,10 @@ export class ForeignQueueWatch {
         this.current = foreignQueueOf(children, this.owner.ownEntry(), this.owner.prefixes, true, sentAt);
         this.owner.changed();
       },
-      () => {
-        if (incarnation === this.owner.incarnation()) this.armedFor = 0;
+      (error: unknown) => {
+        if (incarnation !== this.owner.incarnation()) return;
+        this.armedFor = 0;
+        if (isZkCode(error, 'NONODE')) this.owner.documentGone();
       },
     );
   }

@@ -28,6 +28,8 @@ export interface LocalCohortHost {
   watchHandedOnLock(): void;
   /** Wakes the acquisition loop (cohort-queue-loop.ts). */
   wake(reason: WakeReason): void;
+  /** The document node was seen deleted while the lock was held here: the lock is lost (cohort-ownership.ts). */
+  documentGone(): void;
 }
 
 /**
@@ -91,6 +93,7 @@ export class LocalCohort {
         ownEntry: () => core.nodes.entry,
         stillWanted: () => core.state === 'held' && this.waiters.size > 0,
         changed: () => this.foreignQueueChanged(),
+        documentGone: () => this.host.documentGone(),
       },
       this.foreignAtGrant,
     ));

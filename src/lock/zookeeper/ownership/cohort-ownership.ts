@@ -313,6 +313,12 @@ export class CohortOwnership implements ReleaseOwner {
     this.holderWatch.arm();
   }
 
+  /** The document node went while we held its lock: our privateLock had gone before it. */
+  documentWent(): void {
+    const czxid = this.core.nodes.ownedCzxid;
+    if (czxid !== null) this.privateLockWent(czxid);
+  }
+
   /** Our privateLock of `czxid` went, and not by our own release, yield or step-back. */
   private privateLockWent(czxid: number): void {
     const core = this.core;

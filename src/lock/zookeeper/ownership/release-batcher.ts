@@ -337,6 +337,13 @@ export class ReleaseBatcher {
     // A forced release happened since our lock's epoch was read — maybe of another document: verify.
     if (role === 'epoch') return this.verify(pending);
     if (role === 'document' && code === 'NOTEMPTY') this.keepDocument(pending);
+    // Our queue entry deleted by somebody else (by hand, or with a forced release): an operator
+    // stepped in here, and privateLock may have gone the same way and been taken on a document
+    // node created anew, whose version the owner token cannot tell from ours: read it first.
+    if (role === 'entry' && code === 'NONODE' && pending.item.privateLock !== null) {
+      pending.item = { ...pending.item, entry: null };
+      return this.verify(pending);
+    }
     const next = withoutFailedPart(pending.item, role, code);
     const { docPath } = pending.item;
     // The owner check (or the document's delete by the same token) refused: another grant or a
