@@ -17,6 +17,11 @@ export const WATCHDOG = {
   afterReconnectMs: 1_600,
   /** An engine that neither waits for nor holds a document, its link up, has deleted its queue entries there within this. */
   leftoverMs: 500,
+  /**
+   * …on a slow network (slow hops, stalls, steering), where a release refused by the epoch or the
+   * owner check reads its nodes and is sent again: three round trips of up to some 250 ms each.
+   */
+  slowLeftoverMs: 1_000,
   /** A single acquisition's lock is marked lost within this after its privateLock was deleted by hand, its link up meanwhile. */
   handDeletedMs: 300,
   /**
@@ -152,9 +157,10 @@ export class Watchdog {
         if (idleFrom === undefined) this.idleSince.set(id, (idleFrom = now));
         const since = Math.max(idleFrom, this.upSince);
         const idleMs = now - since;
-        if (idleMs <= WATCHDOG.leftoverMs) continue;
+        const leftoverMs = this.world.fastNetwork ? WATCHDOG.leftoverMs : WATCHDOG.slowLeftoverMs;
+        if (idleMs <= leftoverMs) continue;
         for (const name of this.world.nodesOf(client.sessionId, key)) {
-          const bound = name === 'privateLock' ? this.world.lingerMs + WATCHDOG.leftoverMs : WATCHDOG.leftoverMs;
+          const bound = name === 'privateLock' ? this.world.lingerMs + leftoverMs : leftoverMs;
           if (idleMs > bound) this.once(`leftover ${id} ${name} ${idleFrom}`, `leftover: ${key}/${name} of engine ${slot.index} (session ${client.sessionId}) ${idleMs} ms after it last waited for or held the document`);
         }
       }
@@ -188,7 +194,9 @@ export class Watchdog {
         this.once(`margin ${grant.id}`, `margin: ${grant.key} on engine ${grant.engine} (grant ${grant.id}) not lost ${now - noticedMs} ms after its link was seen down (margin ${MARGIN_MS} ms)`);
       }
       const deletedAt = this.ledger.handDeleted.get(lockId(grant.key, grant.held.fencingToken));
-      if (grant.single && deletedAt !== undefined && client.connected && now - Math.max(deletedAt, this.upSince) > WATCHDOG.handDeletedMs) {
+      // A lock handed on after the deletion (from a bulk's key, which learns of it only at its
+      // release) is watched from the hand-over: its clock starts at the grant.
+      if (grant.single && deletedAt !== undefined && client.connected && now - Math.max(deletedAt, this.upSince, grant.at) > WATCHDOG.handDeletedMs) {
         this.once(`hand ${grant.id}`, `hand deletion unseen: ${grant.key} on engine ${grant.engine} (grant ${grant.id}) not lost ${now - deletedAt} ms after its privateLock was deleted by hand`);
       }
     }
