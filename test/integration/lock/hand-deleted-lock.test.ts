@@ -19,13 +19,7 @@ import { makeKnown, useLockFixture, zkSettings } from './zk-test-engines.js';
 const fixture = useLockFixture();
 const { connect, pool } = fixture;
 
-async function privateLockOwner(docPath: string): Promise<string | null> {
-  try {
-    return (await fixture.raw.client.get(`${docPath}/${PRIVATE_LOCK}`)).stat.ephemeralOwner;
-  } catch {
-    return null;
-  }
-}
+const privateLockOwner = (docPath: string): Promise<string | null> => fixture.privateLockOwner(docPath);
 
 describe('a privateLock deleted by hand', () => {
   it.each([

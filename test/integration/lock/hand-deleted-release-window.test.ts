@@ -1,8 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import type { HeldLock } from '../../../src/lock/lock-engine.js';
+import type { HeldLock, LockKey } from '../../../src/lock/lock-engine.js';
+import type { ZooKeeperLockEngine } from '../../../src/lock/zookeeper/zookeeper-lock-engine.js';
 import { lockEvents } from '../../../src/lock/lock-events.js';
 import { PRIVATE_LOCK, documentPath, normalizeRoot } from '../../../src/lock/zookeeper/znode-names.js';
 import { owner, waitFor } from '../../unit/lock/lock-engine-suite.js';
+import type { TcpForwarder } from '../../support/tcp-forwarder.js';
 import { makeKnown, useLockFixture, zkSettings } from './zk-test-engines.js';
 
 /**
@@ -19,16 +21,39 @@ import { makeKnown, useLockFixture, zkSettings } from './zk-test-engines.js';
 const fixture = useLockFixture();
 const { connect, pool } = fixture;
 
-async function privateLockOwner(docPath: string): Promise<string | null> {
-  try {
-    return (await fixture.raw.client.get(`${docPath}/${PRIVATE_LOCK}`)).stat.ephemeralOwner;
-  } catch {
-    return null;
-  }
-}
+const privateLockOwner = (docPath: string): Promise<string | null> => fixture.privateLockOwner(docPath);
 
 /** Lets the engine hand its pending requests to the socket. */
 const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+
+/**
+ * With A's link frozen (the deletion's watch event cannot reach A before its release goes out, and
+ * the release reaches the server only after the next holder's grant — as a release sent within one
+ * round trip of the deletion does): the privateLock at `docPath` deleted by hand, the next holder granted
+ * by `takeNext`, then A's `held` released. A's session answers in order: once `inspect` is answered,
+ * A's release has been applied or refused, and the next holder's privateLock must still be there.
+ */
+async function releaseAcrossHandDeletion(
+  link: TcpForwarder,
+  a: ZooKeeperLockEngine,
+  key: LockKey,
+  docPath: string,
+  held: HeldLock,
+  takeNext: () => Promise<HeldLock>,
+): Promise<HeldLock> {
+  link.freeze();
+  await fixture.raw.client.delete(`${docPath}/${PRIVATE_LOCK}`, -1);
+  const next = await takeNext();
+  const nextSession = await privateLockOwner(docPath);
+  expect(nextSession).not.toBeNull();
+  const releasing = held.release();
+  await nextTurn();
+  link.unfreeze();
+  await releasing;
+  await a.inspect(key);
+  expect(await privateLockOwner(docPath)).toBe(nextSession);
+  return next;
+}
 
 describe('a release on its way when its privateLock is deleted by hand and the next holder takes it', () => {
   it.each([
@@ -58,21 +83,7 @@ describe('a release on its way when its privateLock is deleted by hand and the n
     }
     // Everything A sent with its grant is answered (its holder watch, where it arms one).
     await a.inspect({ index: 'release-window', id: 'unrelated' });
-    // A's link holds every byte from here: the deletion's watch event cannot reach A before its
-    // release goes out, and the release reaches the server only after the next holder's grant —
-    // as a release sent within one round trip of the deletion does.
-    link.freeze();
-    await fixture.raw.client.delete(`${docPath}/${PRIVATE_LOCK}`, -1);
-    const next = await b.acquire(key, 'foreground', { timeoutMs: 2_000, owner: owner('b') });
-    const nextSession = await privateLockOwner(docPath);
-    expect(nextSession).not.toBeNull();
-    const releasing = held.release();
-    await nextTurn();
-    link.unfreeze();
-    await releasing;
-    // A's session answers in order: once this is answered, A's release has been applied or refused.
-    await a.inspect(key);
-    expect(await privateLockOwner(docPath)).toBe(nextSession);
+    const next = await releaseAcrossHandDeletion(link, a, key, docPath, held, () => b.acquire(key, 'foreground', { timeoutMs: 2_000, owner: owner('b') }));
     // Counted (es_lock_proxy_lock_lost_total) and logged as a lock lost while held.
     expect(lostAtRelease).toBe(1);
     expect(next.lost.aborted).toBe(false);
@@ -95,18 +106,8 @@ describe('a release on its way when its privateLock is deleted by hand and the n
     const localWaiter = a.acquire(key, 'background', { timeoutMs: 20_000, owner: owner('a-next') });
     const next = b.acquire(key, 'foreground', { timeoutMs: 5_000, owner: owner('b') });
     await waitFor(async () => (await a.inspect(key)).queue.length === 2);
-    link.freeze();
-    await fixture.raw.client.delete(`${docPath}/${PRIVATE_LOCK}`, -1);
     // B, at the head of the queue, takes the document.
-    const nextHeld = await next;
-    const nextSession = await privateLockOwner(docPath);
-    expect(nextSession).not.toBeNull();
-    const releasing = held.release();
-    await nextTurn();
-    link.unfreeze();
-    await releasing;
-    await a.inspect(key);
-    expect(await privateLockOwner(docPath)).toBe(nextSession);
+    const nextHeld = await releaseAcrossHandDeletion(link, a, key, docPath, held, () => next);
     expect(lostAtRelease).toBe(1);
     expect(nextHeld.lost.aborted).toBe(false);
     await nextHeld.release();

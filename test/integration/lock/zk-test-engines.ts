@@ -4,6 +4,7 @@ import { afterAll, afterEach, beforeAll, inject } from 'vitest';
 import type { ZooKeeperSettings } from '../../../src/config/settings.js';
 import type { LockKey } from '../../../src/lock/lock-engine.js';
 import type { LockEvents } from '../../../src/lock/lock-events.js';
+import { PRIVATE_LOCK } from '../../../src/lock/zookeeper/znode-names.js';
 import { ZooKeeperLockEngine } from '../../../src/lock/zookeeper/zookeeper-lock-engine.js';
 import { owner } from '../../unit/lock/lock-engine-suite.js';
 import { TcpForwarder } from '../../support/tcp-forwarder.js';
@@ -68,6 +69,8 @@ export interface LockFixture {
   readonly raw: RawZkConnection;
   /** A forwarder in front of the harness's ZooKeeper, to cut, delay or answer for the link; closed after the test. */
   link(): Promise<TcpForwarder>;
+  /** The session owning the document's privateLock now, or null when there is none. */
+  privateLockOwner(docPath: string): Promise<string | null>;
 }
 
 /**
@@ -95,6 +98,13 @@ export function useLockFixture(): LockFixture {
     get raw(): RawZkConnection {
       if (raw === undefined) throw new Error('the raw ZooKeeper client is connected in beforeAll: use it inside a test');
       return raw;
+    },
+    async privateLockOwner(docPath: string): Promise<string | null> {
+      try {
+        return (await this.raw.client.get(`${docPath}/${PRIVATE_LOCK}`)).stat.ephemeralOwner;
+      } catch {
+        return null;
+      }
     },
     async link(): Promise<TcpForwarder> {
       const link = await TcpForwarder.start(connect);

@@ -51,16 +51,29 @@ describe('treatmentOf: the n-th credential refusal in a row on one connection', 
   });
 });
 
+/** A loopback connection as the server side sees it, and a way to close both ends and the server. */
+async function acceptedSocket(): Promise<{ readonly socket: Socket; close(): void }> {
+  const server = createServer();
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const address = server.address();
+  const port = typeof address === 'object' && address !== null ? address.port : 0;
+  const accepted = once(server, 'connection') as Promise<[Socket]>;
+  const client = connect(port, '127.0.0.1');
+  const [socket] = await accepted;
+  return {
+    socket,
+    close: () => {
+      client.destroy();
+      socket.destroy();
+      server.close();
+    },
+  };
+}
+
 describe('HeldRefusals: a held refusal pauses its connection’s reading', () => {
   it('pauses the socket while held, resumes it when released; shutdown releases every hold', async () => {
-    const server = createServer();
-    server.listen(0, '127.0.0.1');
-    await once(server, 'listening');
-    const address = server.address();
-    const port = typeof address === 'object' && address !== null ? address.port : 0;
-    const accepted = once(server, 'connection') as Promise<[Socket]>;
-    const client = connect(port, '127.0.0.1');
-    const [socket] = await accepted;
+    const { socket, close } = await acceptedSocket();
     try {
       const held = new HeldRefusals();
       let released = false;
@@ -75,21 +88,12 @@ describe('HeldRefusals: a held refusal pauses its connection’s reading', () =>
       await held.hold(socket, 60_000);
       expect(socket.isPaused()).toBe(false);
     } finally {
-      client.destroy();
-      socket.destroy();
-      server.close();
+      close();
     }
   });
 
   it('holds the refusals of one connection together: paused once, read again when the last is answered', async () => {
-    const server = createServer();
-    server.listen(0, '127.0.0.1');
-    await once(server, 'listening');
-    const address = server.address();
-    const port = typeof address === 'object' && address !== null ? address.port : 0;
-    const accepted = once(server, 'connection') as Promise<[Socket]>;
-    const client = connect(port, '127.0.0.1');
-    const [socket] = await accepted;
+    const { socket, close } = await acceptedSocket();
     try {
       const held = new HeldRefusals();
       const closeListeners = socket.listenerCount('close');
@@ -103,9 +107,7 @@ describe('HeldRefusals: a held refusal pauses its connection’s reading', () =>
       await long;
       expect(held.size).toBe(0);
     } finally {
-      client.destroy();
-      socket.destroy();
-      server.close();
+      close();
     }
   });
 });
