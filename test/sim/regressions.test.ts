@@ -10,7 +10,7 @@ describe('simulation regressions', () => {
   // a foreground request may pass) and created privateLock; the request timed out before the
   // answer, and the grant went to a background request of the same process waiting since before
   // the read. Served on a read made for a better rank, it passed the older background entry.
-  // Found in seed 11408; seed 6672 takes the same path with today's steering.
+  // Found in seed 11408; seed 6672 takes the same path under the current steering, and fails with the break.
   it('reads the queue again before serving a background request on a read made for a foreground one (seed 6672)', async () => {
     const result = await simulate({ seed: 6672 });
     expect(result.violations).toEqual([]);
