@@ -62,6 +62,15 @@ describe('simulation regressions', () => {
     expect(result.violations).toEqual([]);
   });
 
+  // A waiter's arbitration read the queue (NONODE: the document gone) and sent its create, refused
+  // (NODEEXISTS: the document reaped and created anew by another process, which held it). The
+  // pair fell through to a ZooKeeper error and the request got 503 with the link up all along.
+  // It is a reaped document: queue again.
+  it('queues again when an arbitration finds its document reaped and created anew (seed 224011)', async () => {
+    const result = await simulate({ seed: 224011 });
+    expect(result.violations).toEqual([]);
+  });
+
   // A bulk's transaction creates the privateLocks of several documents with one zxid, so a czxid
   // names a privateLock only together with its document: a hand deletion of docs/d1's privateLock
   // was charged to docs/d2's holder with the same czxid (the checker's mistake, not the engine's).

@@ -71,7 +71,12 @@ export async function arbitrate(
   const [children, mine] = await Promise.allSettled([listed, taken]);
   if (mine.status === 'rejected') return classifyFailure(mine.reason);
   if (!mine.value.ok && mine.value.code !== 'NODEEXISTS') return mine.value.code === 'NONODE' ? { kind: 'reaped' } : refusedBy(mine.value.code);
-  if (children.status === 'rejected') return mine.value.ok ? readFailedBesideCreate(children.reason) : classifyFailure(children.reason);
+  if (children.status === 'rejected') {
+    // The document was gone at the read and had a privateLock again at the create: reaped and
+    // created anew by another process in between, with our queue entry gone with it.
+    if (!mine.value.ok && isZkCode(children.reason, 'NONODE')) return { kind: 'reaped' };
+    return mine.value.ok ? readFailedBesideCreate(children.reason) : classifyFailure(children.reason);
+  }
   const read = { children: children.value.children };
   if (!mine.value.ok) return { kind: 'taken', ...read };
   return { kind: 'created', czxid: mine.value.results[0]?.stat?.czxid ?? 0, token: tokenOf(mine.value.results[1]), ...read };
