@@ -181,4 +181,15 @@ describe('simulation regressions', () => {
     const single = await simulate({ seed: 537206, trace: true });
     expect(single.violations).toEqual([]);
   });
+
+  // A bulk's read of a known document's queue went out on a stalled link, and its answer came
+  // after another process's foreground entry and a new background request of this engine. The
+  // batch's create took privateLock on that read and gave it to the new request, ahead of the
+  // entry: the placing read was taken as of the create, not as of the read. A batch now notes the
+  // read when it goes out, so a request that came after it is served only after a fresh read.
+  it('notes a batch\'s placing read when it goes out, not when the create does (seed 237843)', async () => {
+    const result = await simulate({ seed: 237843, trace: true });
+    expect(result.violations).toEqual([]);
+    expect(result.trace.some((line) => line.includes('664 actor e1 acquire docs/late background'))).toBe(true);
+  });
 });

@@ -163,9 +163,17 @@ export class DocumentLock implements LockHome, CoreHooks, LocalCohortHost, Owner
 
   // ---- batch acquisition (batch-acquire.ts) --------------------------------------------------
 
-  /** Call right before the batch's privateLock create is issued (cohort-ownership.ts). */
-  beforeCreate(): void {
-    this.ownership.beforeCreate();
+  /**
+   * The batch's read of this document's queue goes out now. A request that arrives while it is
+   * on its way is not placed by it: the grant its create brings reads again first (local-cohort.ts).
+   */
+  queueReadSent(): void {
+    this.cohort.queueRead();
+  }
+
+  /** Call right before the batch's privateLock create is issued (cohort-ownership.ts); `readSentBefore`: after `queueReadSent`. */
+  beforeCreate(readSentBefore: boolean): void {
+    this.ownership.beforeCreate(readSentBefore);
   }
 
   /** Fills privateLock's data for a batch transaction. */

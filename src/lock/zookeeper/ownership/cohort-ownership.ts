@@ -281,11 +281,12 @@ export class CohortOwnership implements ReleaseOwner {
   /**
    * Call right before a privateLock create is issued: the epoch known now is at most the one at
    * the create, so a release checking against it is refused after any later forced release.
+   * `readSentBefore`: the queue read that places the grant went out earlier (a batch reads its
+   * known documents first) and was noted then; otherwise it goes out with the create, as of now.
    */
-  beforeCreate(): void {
+  beforeCreate(readSentBefore = false): void {
     this.core.nodes.creating(this.core.ctx.forcedEpoch.known());
-    // The queue read that goes with the create (fast path, arbitration, a batch's plan) is as of now.
-    this.cohort.queueRead();
+    if (!readSentBefore) this.cohort.queueRead();
   }
 
   /**

@@ -132,7 +132,12 @@ interface Pairing {
  * (contended ones queue; one reaped since is free again, to be created).
  */
 async function readExisting(ctx: EngineContext, link: Link, candidates: readonly Candidate[]): Promise<Candidate[]> {
-  const reads = await Promise.allSettled(candidates.map((c) => link.zk.children(c.lock.docPath)));
+  const reads = await Promise.allSettled(
+    candidates.map((c) => {
+      c.lock.queueReadSent();
+      return link.zk.children(c.lock.docPath);
+    }),
+  );
   const free: Candidate[] = [];
   reads.forEach((read, i) => {
     const candidate = candidates[i]!;
@@ -195,7 +200,8 @@ function planOf(ctx: EngineContext, candidates: readonly Candidate[], indexes: r
   }
   for (const candidate of candidates) {
     if (!candidate.exists) plan.ops.push(containerCreate(candidate.lock.docPath));
-    candidate.lock.beforeCreate();
+    // A document believed to exist was read first (`readExisting`); one created here has no queue before the create.
+    candidate.lock.beforeCreate(candidate.exists);
     candidate.lockOp = plan.ops.length;
     plan.ops.push({ type: 'create', path: candidate.lock.privatePath, data: candidate.lock.lockData(), mode: 'ephemeral' });
     plan.ops.push(bumpDocument(candidate.lock.docPath));
