@@ -192,4 +192,15 @@ describe('simulation regressions', () => {
     expect(result.violations).toEqual([]);
     expect(result.trace.some((line) => line.includes('664 actor e1 acquire docs/late background'))).toBe(true);
   });
+
+  // The other half of the batch's placing read: a bulk's read of a known document came back while
+  // a foreground request of the bulk waited beside an older background one, and was judged for the
+  // foreground request (which passes background entries). The foreground request gave up before
+  // the grant; the background one was served on that read, ahead of another process's older
+  // background entry the read had listed. The read now places the best rank it was judged for.
+  it('serves a background request on a batch\'s read judged for a foreground one only after a fresh read (seed 42505)', async () => {
+    const result = await simulate({ seed: 42505, trace: true });
+    expect(result.violations).toEqual([]);
+    expect(result.trace.some((line) => line.includes('1992 actor e3 acquireEach docs/d0,docs/d1,docs/d2 foreground'))).toBe(true);
+  });
 });

@@ -171,6 +171,11 @@ export class DocumentLock implements LockHome, CoreHooks, LocalCohortHost, Owner
     this.cohort.queueRead();
   }
 
+  /** The batch judges the read's answer now: the rank of the request it places (local-cohort.ts). */
+  judgeQueueRead(): number {
+    return this.cohort.judgeQueueRead();
+  }
+
   /** Call right before the batch's privateLock create is issued (cohort-ownership.ts); `readSentBefore`: after `queueReadSent`. */
   beforeCreate(readSentBefore: boolean): void {
     this.ownership.beforeCreate(readSentBefore);

@@ -328,6 +328,17 @@ export class LocalCohort {
     this.placingRead = { arrivals: this.arrivals, priority: this.bestRank() === 0 ? 'foreground' : 'background' };
   }
 
+  /**
+   * The answer of a read sent earlier (`queueRead`) is judged now, for the best local request —
+   * maybe one that came while the read was on its way. Returns that request's rank; judged for a
+   * foreground request, the read placed foreground (cohort-decisions.ts), whatever waited at its send.
+   */
+  judgeQueueRead(): number {
+    const rank = this.bestRank();
+    if (rank === 0) this.placingRead = { arrivals: this.placingRead.arrivals, priority: 'foreground' };
+    return rank;
+  }
+
   /** The read that placed us cannot place the request about to be served: only a fresh read can say it may be (cohort-decisions.ts). */
   placeNeedsFreshQueue(): boolean {
     return mustReadQueueAgain(this.waiters.peek(), this.placingRead);

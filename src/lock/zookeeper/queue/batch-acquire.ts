@@ -163,7 +163,7 @@ async function readExisting(ctx: EngineContext, link: Link, candidates: readonly
 /** privateLock held, or an entry that a newcomer of the lock's rank must wait behind. */
 function takenFor(ctx: EngineContext, children: readonly string[], lock: DocumentLock): boolean {
   if (children.includes(PRIVATE_LOCK)) return true;
-  const rank = lock.localWaiters()[0]?.priority === 'foreground' ? 0 : 1;
+  const rank = lock.judgeQueueRead();
   return queueFromChildren(children, ctx.prefixes).some((entry) => rankOf(entry.prefix, ctx.prefixes) <= rank);
 }
 
