@@ -6,7 +6,9 @@ import { keyString } from '../../src/lock/lock-key.js';
 import { lockEvents } from '../../src/lock/lock-events.js';
 import type { ZkHandles } from '../../src/lock/zookeeper/session/session-handle.js';
 import { ZooKeeperLockEngine } from '../../src/lock/zookeeper/zookeeper-lock-engine.js';
+import { RequestGate } from '../../src/lock/zookeeper/session/request-gate.js';
 import { SimClient, type SimNet } from './sim-client.js';
+import { GatedSimZk } from './sim-gate.js';
 import { Actors, type Original, Work } from './sim-actors.js';
 import { planFaults, planReaper } from './sim-faults.js';
 import { Ledger, type ServerView } from './sim-ledger.js';
@@ -96,6 +98,10 @@ async function run(options: RunOptions): Promise<RunResult> {
   // Its own stream, so that a seed's other draws stay what they were before throttling was simulated.
   const throttleRandom = new SimRandom(options.seed ^ 0x7407_7133);
   const throttleChance = throttleRandom.chance(0.3) ? throttleRandom.pick([0.01, 0.05, 0.2]) : 0;
+  // A share of runs sends every engine's requests through a narrow request gate (production's bound
+  // is thousands of operations): requests wait there, in order, and a bulk's transaction counts as the bound.
+  const gateRandom = new SimRandom(options.seed ^ 0x6a7e_0b0d);
+  const gateCapacity = gateRandom.chance(0.3) ? gateRandom.pick([1, 2, 4, 8]) : 0;
   const lag = new LinkLag(lateRandom.fork(), () => clock.now());
   const net: SimNet = {
     server,
@@ -163,7 +169,7 @@ async function run(options: RunOptions): Promise<RunResult> {
   const operator = operatorRandom.chance(0.35);
   const summary =
     `engines=${engineCount} keys=${keys.length} linger=${settings.lingerMs} cleanup=${settings.documentCleanup} handOver=${settings.handOverMaxCount}/${settings.handOverMaxMs}ms slowNet=${slowNet} throttle=${throttleChance}` +
-    `${sequenceStart === 0 ? '' : ` sequenceStart=${sequenceStart}`}`;
+    `${sequenceStart === 0 ? '' : ` sequenceStart=${sequenceStart}`}${gateCapacity === 0 ? '' : ` gate=${gateCapacity}`}`;
   log(`run ${options.seed}: ${summary}`);
   server.observe((ops, removedCzxids) => {
     if (!ops.some((op) => op.type === 'setData' && op.path.endsWith('/.forced-releases'))) return;
@@ -182,7 +188,8 @@ async function run(options: RunOptions): Promise<RunResult> {
         open: () => {
           const client = new SimClient(net, SESSION_TIMEOUT_MS, `e${index}`);
           clients.push(client);
-          return { handle: client, zk: client };
+          if (gateCapacity === 0) return { handle: client, zk: client };
+          return { handle: client, zk: new GatedSimZk(client, new RequestGate(gateCapacity), (what) => ledger.violate(what)) };
         },
       };
       const events = lockEvents({
