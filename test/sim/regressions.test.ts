@@ -75,7 +75,7 @@ describe('simulation regressions', () => {
   // names a privateLock only together with its document: a hand deletion of docs/d1's privateLock
   // was charged to docs/d2's holder with the same czxid (the checker's mistake, not the engine's).
   it('tells apart privateLocks one transaction created (seed 12823)', async () => {
-    const result = await simulate({ seed: 12823, trace: true });
+    const result = await simulate({ seed: 12823, trace: true, gate: 0 });
     expect(result.violations).toEqual([]);
     expect(result.trace.some((line) => line.includes('operator deletes /sim/locks/docs/d1/privateLock (czxid 10) by hand'))).toBe(true);
   });
@@ -199,7 +199,7 @@ describe('simulation regressions', () => {
   // the grant; the background one was served on that read, ahead of another process's older
   // background entry the read had listed. The read now places the best rank it was judged for.
   it('serves a background request on a batch\'s read judged for a foreground one only after a fresh read (seed 42505)', async () => {
-    const result = await simulate({ seed: 42505, trace: true });
+    const result = await simulate({ seed: 42505, trace: true, gate: 0 });
     expect(result.violations).toEqual([]);
     expect(result.trace.some((line) => line.includes('1992 actor e3 acquireEach docs/d0,docs/d1,docs/d2 foreground'))).toBe(true);
   });

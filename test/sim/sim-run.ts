@@ -32,6 +32,11 @@ export interface RunOptions {
    * large share of its cost. A run that throws is run again with them, so its error comes with its stack.
    */
   readonly stackTraces?: boolean;
+  /**
+   * The request gate's bound instead of the seed's draw (0: no gate): a regression keeps the set-up
+   * its seed had when it was found.
+   */
+  readonly gate?: number;
 }
 
 export interface RunResult {
@@ -101,7 +106,8 @@ async function run(options: RunOptions): Promise<RunResult> {
   // A share of runs sends every engine's requests through a narrow request gate (production's bound
   // is thousands of operations): requests wait there, in order, and a bulk's transaction counts as the bound.
   const gateRandom = new SimRandom(options.seed ^ 0x6a7e_0b0d);
-  const gateCapacity = gateRandom.chance(0.3) ? gateRandom.pick([1, 2, 4, 8]) : 0;
+  const drawnGate = gateRandom.chance(0.3) ? gateRandom.pick([1, 2, 4, 8]) : 0;
+  const gateCapacity = options.gate ?? drawnGate;
   const lag = new LinkLag(lateRandom.fork(), () => clock.now());
   const net: SimNet = {
     server,
@@ -254,16 +260,19 @@ async function run(options: RunOptions): Promise<RunResult> {
     });
     const lastFaultEnd = planFaults(slots, faultRandom, clock, log, steered);
     planReaper(server, faultRandom, clock, log, ACTIVE_MS + QUIET_MS);
+    // A run ends at its first violation: the report names only the first, and a broken engine
+    // (a mutant, a deliberate break) that spins would otherwise spin until the run limit.
     const step = async (): Promise<boolean> => {
       if (!clock.fireNext(START_MS + RUN_LIMIT_MS)) return false;
       events++;
       await drainPromiseJobs();
       ledger.checkStep();
       watchdog.check();
-      return true;
+      return ledger.violations.length === 0;
     };
     const quietAt = START_MS + Math.max(ACTIVE_MS, lastFaultEnd) + QUIET_MS;
     while ((clock.now() < quietAt || work.busy > 0) && (await step()));
+    if (ledger.violations.length > 0) return { seed: options.seed, violations: ledger.violations, events, virtualMs: clock.now() - START_MS, trace, summary };
     if (work.busy > 0) ledger.violate(`stuck: ${work.busy} actor operations still open at the run limit`);
     ledger.checkSettled();
     // Faults over: every document is free, so one request per document must be granted.
