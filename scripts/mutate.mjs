@@ -8,7 +8,11 @@
 // them with a generator seeded by `--sample-seed` (the same sample for the same seed and list; `--pick I`
 // runs the I-th of the whole list alone); each is applied alone to a copy of the sources in a temporary
 // directory and the simulation runs R seeds from S on it. A mutant is killed when a seed breaks an
-// invariant or the run fails; it survives otherwise. `--list` prints the mutants and stops.
+// invariant or the run fails; it survives otherwise. `--list` prints the mutants and stops. `--real`:
+// a mutant the simulation leaves alive in a part the simulation cannot reach (the addon's path, which
+// the simulated server replaces; the orphan sweep, which removes what no modelled fault leaves; the
+// admin's inspection) is then given to the real-ZooKeeper tests of that part (REAL_TESTS), and is
+// killed when one of them fails.
 import { spawnSync } from 'node:child_process';
 import { cpSync, mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -25,11 +29,19 @@ const { values } = parseArgs({
     list: { type: 'boolean', default: false },
     'sample-seed': { type: 'string', default: '1' },
     exclude: { type: 'string', default: '' },
+    real: { type: 'boolean', default: false },
   },
 });
 const root = resolve(import.meta.dirname, '..');
 const print = (line) => process.stdout.write(`${line}\n`);
 const DIRS = ['src/lock/zookeeper', 'src/zookeeper-client'];
+/** The parts out of the simulation's reach (a file, or a folder ending in /), and the real-ZooKeeper tests that cover each. */
+const REAL_TESTS = [
+  ['src/zookeeper-client/', ['test/integration/zookeeper-client', 'test/sim/sim-differential.test.ts', 'test/sim/sim-differential-faults.test.ts']],
+  ['src/lock/zookeeper/session/gated-zk.ts', ['test/integration/zookeeper-client', 'test/sim/sim-differential.test.ts', 'test/sim/sim-differential-faults.test.ts']],
+  ['src/lock/zookeeper/recovery/orphan-sweep.ts', ['test/integration/lock/orphan-sweep.test.ts']],
+  ['src/lock/zookeeper/inspect.ts', ['test/integration/admin/lock-inspection.test.ts']],
+];
 const FLIPS = new Map([
   [ts.SyntaxKind.LessThanToken, '<='],
   [ts.SyntaxKind.LessThanEqualsToken, '<'],
@@ -77,6 +89,11 @@ function filesUnder(dir) {
     if (entry.isDirectory()) return filesUnder(path);
     return entry.name.endsWith('.ts') ? [path] : [];
   });
+}
+
+/** The real-ZooKeeper tests of the part `file` is in; none when the simulation reaches it. */
+function testsReaching(file) {
+  return REAL_TESTS.find(([part]) => (part.endsWith('/') ? file.startsWith(part) : file === part))?.[1] ?? [];
 }
 
 /** mulberry32, as the simulation's generator: one sample per sample seed. */
@@ -130,8 +147,33 @@ for (const mutant of chosen) {
     const seeds = [...output.matchAll(/^seed (\d+) \(/gm)].map((match) => Number(match[1]));
     const firstSeed = seeds.length > 0 ? Math.min(...seeds) : null;
     const invariant = firstSeed === null ? '' : (/^\s+t=\d+ ([^\n]*)/m.exec(output.slice(output.indexOf(`seed ${firstSeed} (`)))?.[1] ?? '');
-    const killed = run.status !== 0;
-    const row = { id: mutant.id, where: `${mutant.file}:${mutant.line}`, mutation: `${mutant.was} -> ${mutant.replace}`, killed, firstSeed, invariant: killed && firstSeed === null ? 'the run failed (an error, not an invariant)' : invariant };
+    let killed = run.status !== 0;
+    let killedBy = killed ? 'simulation' : '';
+    const realTests = values.real && !killed ? testsReaching(mutant.file) : [];
+    if (realTests.length > 0) {
+      for (const part of ['test', 'vitest.config.ts']) cpSync(join(root, part), join(dir, part), { recursive: true, force: true });
+      symlinkSync(join(root, 'native'), join(dir, 'native'));
+      const real = spawnSync(process.execPath, ['node_modules/vitest/vitest.mjs', 'run', ...realTests], {
+        cwd: dir,
+        encoding: 'utf8',
+        env: { ...process.env, NO_COLOR: '1', FORCE_COLOR: '0' },
+        maxBuffer: 256 * 1024 * 1024,
+        timeout: 10 * 60 * 1000,
+      });
+      if (real.status !== 0) {
+        killed = true;
+        killedBy = `real ZooKeeper tests (${/^tests: [^\n]*/m.exec(`${real.stdout}${real.stderr}`)?.[0] ?? `exit ${real.status}`})`;
+      }
+    }
+    const row = {
+      id: mutant.id,
+      where: `${mutant.file}:${mutant.line}`,
+      mutation: `${mutant.was} -> ${mutant.replace}`,
+      killed,
+      ...(values.real ? { killedBy } : {}),
+      firstSeed,
+      invariant: killed && firstSeed === null && killedBy === 'simulation' ? 'the run failed (an error, not an invariant)' : invariant,
+    };
     results.push(row);
     print(JSON.stringify(row));
   } finally {
