@@ -203,4 +203,13 @@ describe('simulation regressions', () => {
     expect(result.violations).toEqual([]);
     expect(result.trace.some((line) => line.includes('1992 actor e3 acquireEach docs/d0,docs/d1,docs/d2 foreground'))).toBe(true);
   });
+
+  // The checker, not the engine: with a request gate of 1 on a slow network, an engine's requests
+  // waited in line behind each other, and a wait on a free document passed the progress bound,
+  // which is a pipelined link's. The time bounds now count from when no request waits in a gate.
+  it('counts the time bounds from when no request waits in a narrow gate (seed 4260)', async () => {
+    const result = await simulate({ seed: 4260 });
+    expect(result.summary).toContain('gate=1');
+    expect(result.violations).toEqual([]);
+  });
 });

@@ -17,6 +17,8 @@ export class GatedSimZk implements LockZk {
   private outstanding = 0;
   private issued = 0;
   private handedOn = 0;
+  /** When a request last waited in the gate (clock time; −∞: none ever did). */
+  private lastWaitAt = Number.NEGATIVE_INFINITY;
 
   constructor(zk: LockZk, gate: RequestGate, violate: (what: string) => void) {
     this.zk = zk;
@@ -26,6 +28,14 @@ export class GatedSimZk implements LockZk {
 
   get sessionId(): string {
     return this.zk.sessionId;
+  }
+
+  /**
+   * The latest time (`now` while one does) a request waited in the gate: the checks' time bounds
+   * assume a session's requests are pipelined, and count from when none waits behind others.
+   */
+  waitedAt(now: number): number {
+    return this.issued > this.handedOn ? now : this.lastWaitAt;
   }
 
   create(path: string, data: string, mode: NodeMode): Promise<{ readonly path: string; readonly stat: NodeStat }> {
@@ -67,7 +77,9 @@ export class GatedSimZk implements LockZk {
   private through<T>(weight: number, issue: () => Promise<T>): Promise<T> {
     const cost = Math.min(Math.max(1, weight), this.gate.capacity);
     const number = ++this.issued;
-    return this.gate.run(weight, () => {
+    let waited = false;
+    const through = this.gate.run(weight, () => {
+      if (waited) this.lastWaitAt = Date.now();
       if (number !== this.handedOn + 1) this.violate(`request gate: request ${number} of session ${this.zk.sessionId} handed on after request ${this.handedOn}`);
       this.handedOn = Math.max(this.handedOn, number);
       this.outstanding += cost;
@@ -82,5 +94,8 @@ export class GatedSimZk implements LockZk {
       }
       return answer.finally(() => (this.outstanding -= cost));
     });
+    // Handed on at once, or left waiting behind others (then handed on from an answer's turn).
+    waited = this.handedOn < number;
+    return through;
   }
 }

@@ -182,12 +182,14 @@ async function run(options: RunOptions): Promise<RunResult> {
     for (const [path, czxid] of removedCzxids) if (path.endsWith(`/${PRIVATE_LOCK}`)) ledger.forced(path, czxid);
   });
 
+  const result = (): RunResult => ({ seed: options.seed, violations: ledger.violations, events, virtualMs: clock.now() - START_MS, trace, summary });
   const stackTraceLimit = Error.stackTraceLimit;
   if (options.stackTraces !== true) Error.stackTraceLimit = 0;
   const uninstall = clock.install();
   let events = 0;
   try {
     const slots: EngineSlot[] = [];
+    const gates: GatedSimZk[] = [];
     for (let index = 0; index < engineCount; index++) {
       const clients: SimClient[] = [];
       const handles: ZkHandles = {
@@ -195,7 +197,9 @@ async function run(options: RunOptions): Promise<RunResult> {
           const client = new SimClient(net, SESSION_TIMEOUT_MS, `e${index}`);
           clients.push(client);
           if (gateCapacity === 0) return { handle: client, zk: client };
-          return { handle: client, zk: new GatedSimZk(client, new RequestGate(gateCapacity), (what) => ledger.violate(what)) };
+          const gated = new GatedSimZk(client, new RequestGate(gateCapacity), (what) => ledger.violate(what));
+          gates.push(gated);
+          return { handle: client, zk: gated };
         },
       };
       const events = lockEvents({
@@ -250,6 +254,7 @@ async function run(options: RunOptions): Promise<RunResult> {
       now: () => clock.now() - START_MS,
       asked: (index) => ledger.asked.get(index) ?? 0,
       cuts: (index) => slots[index]?.clients.reduce((sum, client) => sum + client.cuts, 0) ?? 0,
+      gateWaitedAt: () => gates.reduce((latest, gate) => Math.max(latest, gate.waitedAt(clock.now()) - START_MS), Number.NEGATIVE_INFINITY),
       nodesOf: (sessionId, key) => {
         const node = server.nodes.get(docOf(key));
         const names: string[] = [];
@@ -272,7 +277,7 @@ async function run(options: RunOptions): Promise<RunResult> {
     };
     const quietAt = START_MS + Math.max(ACTIVE_MS, lastFaultEnd) + QUIET_MS;
     while ((clock.now() < quietAt || work.busy > 0) && (await step()));
-    if (ledger.violations.length > 0) return { seed: options.seed, violations: ledger.violations, events, virtualMs: clock.now() - START_MS, trace, summary };
+    if (ledger.violations.length > 0) return result();
     if (work.busy > 0) ledger.violate(`stuck: ${work.busy} actor operations still open at the run limit`);
     ledger.checkSettled();
     // Faults over: every document is free, so one request per document must be granted.
@@ -282,6 +287,7 @@ async function run(options: RunOptions): Promise<RunResult> {
     // The probes' first promise jobs run now, at this instant, not after the next event.
     await drainPromiseJobs();
     while (work.busy > 0 && (await step()));
+    if (ledger.violations.length > 0) return result();
     if (work.busy > 0) ledger.violate(`liveness: ${work.busy} probe acquisitions never settled`);
     const lingerEnd = clock.now() + settings.lingerMs + 500;
     while (clock.now() < lingerEnd && (await step()));
@@ -294,7 +300,7 @@ async function run(options: RunOptions): Promise<RunResult> {
     uninstall();
     Error.stackTraceLimit = stackTraceLimit;
   }
-  return { seed: options.seed, violations: ledger.violations, events, virtualMs: clock.now() - START_MS, trace, summary };
+  return result();
 }
 
 const quietLogger = pino({ level: 'silent' });

@@ -59,6 +59,8 @@ export interface WatchdogWorld {
   readonly fastNetwork: boolean;
   /** The virtual clock's time at the run's start (the clients' times are the clock's). */
   readonly startMs: number;
+  /** The latest run time a request of any engine waited in a narrow request gate (−∞: never). */
+  gateWaitedAt(): number;
 }
 
 /**
@@ -95,6 +97,8 @@ export class Watchdog {
     for (const slot of this.world.slots) for (const client of slot.clients) refused = Math.max(refused, client.lastRefusedAt ?? 0);
     // The time bounds start once refused transactions can no longer be waiting for their pause.
     if (refused > 0) this.upSince = Math.max(this.upSince, refused - this.world.startMs + WATCHDOG.afterRefusalMs);
+    // The time bounds are a pipelined link's: they count from when no request waits in a narrow gate.
+    this.upSince = Math.max(this.upSince, this.world.gateWaitedAt());
     this.checkProgress(now, allUp);
     this.checkLeftovers(now);
     this.checkBudget();
