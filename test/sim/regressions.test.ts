@@ -212,4 +212,18 @@ describe('simulation regressions', () => {
     expect(result.summary).toContain('gate=1');
     expect(result.violations).toEqual([]);
   });
+
+  // The checker, not the engine. A holder's link stayed down past the margin while an operator
+  // deleted its privateLock by hand; the emptied document was reaped and created again by another
+  // engine, which took the lock at the same owner token. Back on the link, the engine issued its
+  // release, and a request gate of 2 held it while the holder's watch fired "changed"; the release
+  // then deleted the new holder's privateLock — the window docs/guarantees.md states, since the
+  // engine issued it before it heard. "Sent before it heard" now counts from the engine's issue.
+  // (A release issued after such an event, while the watch re-reads, lists the session's nodes
+  // first: holder-watch.test.ts.)
+  it('counts a release held in a request gate as sent when the engine issued it (seed 152149)', async () => {
+    const result = await simulate({ seed: 152149, trace: true });
+    expect(result.violations).toEqual([]);
+    expect(result.trace.some((line) => line.includes('e1 watch changed /sim/locks/docs/d0/privateLock'))).toBe(true);
+  });
 });

@@ -79,6 +79,12 @@ export class SimClient implements SessionHandle, LockZk, WatchSink {
   private lastZxidSeen = 0;
   /** The server's zxid as of the latest message (reply or watch event) this session received. */
   private heardZxid = 0;
+  /**
+   * What the session had heard when the engine issued the request being sent now, if a request
+   * gate held it back meanwhile (sim-gate.ts): the checker's "sent before it heard" counts from
+   * the engine's issue, not from the gate's.
+   */
+  heardAtIssue: number | null = null;
   /** The client learned at a reconnect that the server had expired its session. */
   private expired = false;
   private expiryTimer: { cancel(): void } | null = null;
@@ -101,6 +107,11 @@ export class SimClient implements SessionHandle, LockZk, WatchSink {
   on<E extends keyof ZkClientEvents>(event: E, listener: (...args: ZkClientEvents[E]) => void): this {
     this.emitter.on(event, listener as (...args: unknown[]) => void);
     return this;
+  }
+
+  /** The server's zxid as of the latest message this session received. */
+  get heard(): number {
+    return this.heardZxid;
   }
 
   /** The client learned that its session is over (expired or closed). */
@@ -210,7 +221,7 @@ export class SimClient implements SessionHandle, LockZk, WatchSink {
   }
 
   delete(path: string, version: number): Promise<void> {
-    const heardZxid = this.heardZxid;
+    const heardZxid = this.heardAtIssue ?? this.heardZxid;
     return this.request(`delete ${path}@${version}`, () => this.reportingForeignDeletes([{ type: 'delete', path, version }], heardZxid, () => this.net.server.delete(path, version)));
   }
 
@@ -220,7 +231,7 @@ export class SimClient implements SessionHandle, LockZk, WatchSink {
 
   multi(ops: readonly ZkOp[]): Promise<TxnOutcome> {
     const label = `multi[${ops.map((op) => `${op.type} ${op.path}`).join(', ')}]`;
-    const heardZxid = this.heardZxid;
+    const heardZxid = this.heardAtIssue ?? this.heardZxid;
     return this.request(label, () => {
       if (this.net.throttled?.() === true) {
         this.lastRefusedAt = this.net.clock.now();

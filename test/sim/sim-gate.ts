@@ -1,6 +1,7 @@
 import type { WatchEventType, NodeMode } from '../../src/zookeeper-client/zk-client.js';
 import type { ChildrenRead, LockZk, NodeRead, NodeStat, TxnOutcome, ZkOp } from '../../src/lock/zookeeper/session/lock-zk.js';
 import type { RequestGate } from '../../src/lock/zookeeper/session/request-gate.js';
+import type { SimClient } from './sim-client.js';
 
 /**
  * The engine's port on a simulated handle, through the session's request gate as production puts
@@ -11,7 +12,7 @@ import type { RequestGate } from '../../src/lock/zookeeper/session/request-gate.
  * answering a session's requests in that order.
  */
 export class GatedSimZk implements LockZk {
-  private readonly zk: LockZk;
+  private readonly zk: SimClient;
   private readonly gate: RequestGate;
   private readonly violate: (what: string) => void;
   private outstanding = 0;
@@ -20,7 +21,7 @@ export class GatedSimZk implements LockZk {
   /** When a request last waited in the gate (clock time; −∞: none ever did). */
   private lastWaitAt = Number.NEGATIVE_INFINITY;
 
-  constructor(zk: LockZk, gate: RequestGate, violate: (what: string) => void) {
+  constructor(zk: SimClient, gate: RequestGate, violate: (what: string) => void) {
     this.zk = zk;
     this.gate = gate;
     this.violate = violate;
@@ -77,6 +78,7 @@ export class GatedSimZk implements LockZk {
   private through<T>(weight: number, issue: () => Promise<T>): Promise<T> {
     const cost = Math.min(Math.max(1, weight), this.gate.capacity);
     const number = ++this.issued;
+    const heardAtIssue = this.zk.heard;
     let waited = false;
     const through = this.gate.run(weight, () => {
       if (waited) this.lastWaitAt = Date.now();
@@ -87,10 +89,13 @@ export class GatedSimZk implements LockZk {
         this.violate(`request gate: ${this.outstanding} operations outstanding on session ${this.zk.sessionId}, bound ${this.gate.capacity}`);
       }
       let answer: Promise<T>;
+      this.zk.heardAtIssue = heardAtIssue;
       try {
         answer = issue();
       } catch (error) {
         answer = Promise.reject(error);
+      } finally {
+        this.zk.heardAtIssue = null;
       }
       return answer.finally(() => (this.outstanding -= cost));
     });

@@ -151,7 +151,7 @@ export class CohortNodes {
   ownedLock(watch: HolderWatch | null): OwnedLock | null {
     if (!this.owned || this.czxid === null) return null;
     const own = watch?.czxid === this.czxid ? watch : null;
-    return { czxid: this.czxid, token: this.grantToken, epoch: this.epoch, ...(own === null ? {} : { gone: () => own.gone() }) };
+    return { czxid: this.czxid, token: this.grantToken, epoch: this.epoch, ...(own === null ? {} : { gone: () => own.gone(), unsure: () => own.unsure() }) };
   }
 
   /**

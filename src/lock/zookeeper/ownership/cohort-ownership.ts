@@ -208,9 +208,10 @@ export class CohortOwnership implements ReleaseOwner {
     }
   }
 
-  /** A holder watch guards our current privateLock: its deletion would have made the lock lost. */
+  /** A holder watch guards our current privateLock, and is not re-reading it: its deletion would have made the lock lost. */
   private privateLockWatched(): boolean {
-    return this.holderWatch !== null && this.holderWatch.czxid === this.core.nodes.ownedCzxid;
+    const watch = this.holderWatch;
+    return watch !== null && watch.czxid === this.core.nodes.ownedCzxid && !watch.unsure();
   }
 
   /** privateLock is still the node we created, of our session (NONODE: it is not). */

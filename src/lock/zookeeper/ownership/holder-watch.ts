@@ -10,7 +10,10 @@ import type { Connection } from '../session/connection.js';
  * too: the lock's callback ignores what it no longer holds.
  *
  * `gone()` is what the release asks before it deletes privateLock: a node that went is never
- * deleted by path, since the name may already be the next holder's.
+ * deleted by path, since the name may already be the next holder's. `unsure()`: the watch is
+ * reading the node again (it fired "changed" — after a reconnect, a node deleted and created
+ * again fires that — or its read was lost): until the read answers, the node may be another
+ * holder's, and the release looks for it among the session's nodes first.
  */
 export class HolderWatch {
   private readonly connection: Connection;
@@ -19,6 +22,7 @@ export class HolderWatch {
   private readonly generation: number;
   private readonly onGone: () => void;
   private went = false;
+  private rereading = false;
 
   constructor(connection: Connection, path: string, czxid: number, generation: number, onGone: () => void) {
     this.connection = connection;
@@ -31,6 +35,11 @@ export class HolderWatch {
   /** The node this watch is for went away (or was never the one read). */
   gone(): boolean {
     return this.went;
+  }
+
+  /** Re-reading the node after an event or a lost read: it may be another holder's until the read answers. */
+  unsure(): boolean {
+    return this.rereading && !this.went;
   }
 
   arm(): void {
@@ -48,18 +57,26 @@ export class HolderWatch {
         if (type === 'deleted') this.wentAway();
         // Nobody writes a privateLock's data; should anybody, the one-shot watch is left again.
         // 'created' comes only after a read that found no node: gone already, the event says nothing.
-        else if (type === 'changed') this.arm();
+        else if (type === 'changed') this.reread();
       })
       .then(
         (stat) => {
           // No node: the watch stays for its creation (ZooKeeper's exists), and is ignored when it fires.
           if (stat === null || stat.czxid !== this.czxid) this.wentAway();
+          else this.rereading = false;
         },
         (error: unknown) => {
           // Lost with the connection, or refused for now (throttled): read and watch again.
-          if (!toZkError(error).sessionGone) void this.armWhenBack();
+          if (toZkError(error).sessionGone) return;
+          this.rereading = true;
+          void this.armWhenBack();
         },
       );
+  }
+
+  private reread(): void {
+    this.rereading = true;
+    this.arm();
   }
 
   private async armWhenBack(): Promise<void> {

@@ -133,7 +133,7 @@ export class ReleaseBatcher {
     const mine = this.pending.filter((p) => p.item.docPath === docPath);
     const only = mine[0];
     if (mine.length !== 1 || only === undefined || only.item.privateLock === null || only.item.deleteDocument) return null;
-    if (only.item.privateLock.gone?.() === true || only.item.privateLock.verifyFirst === true) return null;
+    if (only.item.privateLock.gone?.() === true || awaitsListing(only)) return null;
     if (only.item.generation !== generation) return null;
     this.pending = this.pending.filter((p) => p !== only);
     this.pendingDocs.delete(docPath);

@@ -34,6 +34,8 @@ export interface OwnedLock {
    * holder's, and is never deleted. Absent where no watch was armed (a bulk's keys).
    */
   readonly gone?: () => boolean;
+  /** The holder's watch is reading the node again (holder-watch.ts): it vouches for nothing until then. */
+  readonly unsure?: () => boolean;
   /**
    * No watch vouches for it: the release first lists this session's nodes (one getEphemerals for
    * the whole transaction) and deletes privateLock only when it is among them.
@@ -59,7 +61,8 @@ export interface PendingRelease {
 
 /** The release deletes a privateLock no watch vouches for and no listing has shown yet. */
 export function awaitsListing(pending: PendingRelease): boolean {
-  return pending.item.privateLock?.verifyFirst === true && pending.listed !== true;
+  const lock = pending.item.privateLock;
+  return lock !== null && (lock.verifyFirst === true || lock.unsure?.() === true) && pending.listed !== true;
 }
 
 /**
