@@ -236,4 +236,13 @@ describe('simulation regressions', () => {
     expect(result.violations).toEqual([]);
     expect(result.trace.some((line) => line.includes('force-release docs/d0'))).toBe(true);
   });
+
+  // The checker, not the engine: an operator deleted a waiter's queue entry by hand; the holder of
+  // the document released and lingered (nobody else seemed queued), and the waiter, watching the
+  // node ahead of it, waited out the linger. The progress bound of such a waiter allows the linger.
+  it('allows a waiter whose entry was deleted by hand the holder\'s linger (seed 320143)', async () => {
+    const result = await simulate({ seed: 320143, trace: true });
+    expect(result.violations).toEqual([]);
+    expect(result.trace.some((line) => line.includes('operator deletes /sim/locks/docs/d0/B-0000000003 by hand'))).toBe(true);
+  });
 });

@@ -226,8 +226,17 @@ export class Ledger {
   /** Queue entries (by czxid) an operator deleted by hand: their owners keep the place they had. */
   private readonly entriesDeletedByHand = new Set<number>();
 
-  entryDeletedByHand(czxid: number): void {
+  /** Documents (`key session`) where an operator deleted a queue entry of that session by hand. */
+  private readonly entryDeletedFor = new Set<string>();
+
+  entryDeletedByHand(czxid: number, node?: { readonly path: string; readonly owner: string }): void {
     this.entriesDeletedByHand.add(czxid);
+    if (node !== undefined) this.entryDeletedFor.add(`${keyOfLockPath(node.path)} ${node.owner}`);
+  }
+
+  /** An operator deleted a queue entry of `session` under `key` by hand: the holder there cannot see that waiter. */
+  entryHandDeleted(key: string, session: string): boolean {
+    return this.entryDeletedFor.has(`${key} ${session}`);
   }
 
   /** An operator deleted the privateLock with this czxid by hand (zkCli); `node`: its path and owner session, and the deletion's zxid. */

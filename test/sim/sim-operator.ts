@@ -45,7 +45,8 @@ export function planOperator(
         const name = entries[choice % Math.max(1, entries.length)];
         if (name === undefined) return;
         log(`operator deletes ${docPath}/${name} by hand`);
-        ledger.entryDeletedByHand(server.nodes.get(`${docPath}/${name}`)?.czxid ?? 0);
+        const entry = server.nodes.get(`${docPath}/${name}`);
+        ledger.entryDeletedByHand(entry?.czxid ?? 0, { path: `${docPath}/${name}`, owner: entry?.ephemeralOwner ?? '0' });
         server.delete(`${docPath}/${name}`, -1);
       } else {
         const slot = slots[choice % slots.length];

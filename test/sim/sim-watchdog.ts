@@ -1,5 +1,5 @@
 import { type Ledger, lockId } from './sim-ledger.js';
-import { type EngineSlot, SESSION_TIMEOUT_MS } from './sim-world.js';
+import { type EngineSlot, SESSION_TIMEOUT_MS, sessionOf } from './sim-world.js';
 
 /**
  * Bounds of the invariants over time (docs/simulation.md, "What is checked", says why each is
@@ -130,7 +130,11 @@ export class Watchdog {
       }
       const since = Math.max(this.freeSince.get(wait.id) ?? now, this.upSince, this.backSince + WATCHDOG.afterReconnectMs);
       this.freeSince.set(wait.id, this.freeSince.get(wait.id) ?? now);
-      if (now - since > (this.world.fastNetwork ? WATCHDOG.fastProgressMs : WATCHDOG.progressMs)) {
+      // A waiter whose queue entry an operator deleted is unseen by the holder, which may linger on
+      // after its release; the waiter finds out when the node it watches goes.
+      const slot = this.world.slots[wait.engine];
+      const unseen = slot !== undefined && this.ledger.entryHandDeleted(wait.key, sessionOf(slot)) ? this.world.lingerMs : 0;
+      if (now - since > unseen + (this.world.fastNetwork ? WATCHDOG.fastProgressMs : WATCHDOG.progressMs)) {
         this.once(`progress ${wait.id}`, `progress: ${wait.key} on engine ${wait.engine} (wait ${wait.id}) not granted after ${now - since} ms with the document free and every link up`);
       }
     }
