@@ -245,4 +245,15 @@ describe('simulation regressions', () => {
     expect(result.violations).toEqual([]);
     expect(result.trace.some((line) => line.includes('operator deletes /sim/locks/docs/d0/B-0000000003 by hand'))).toBe(true);
   });
+
+  // Found by the million-seed run. A bulk's key was released (its release waiting for the listing
+  // of the session's nodes) and the same process asked for the document again in a new bulk, whose
+  // create-with-document went out before the release: the await that orders a batch after this
+  // process's releases of its documents had become unreachable code. An operator deleted the old
+  // privateLock and the reaper the document node; the new create made both again at the old owner
+  // token, and the release then deleted the new holder's privateLock and document.
+  it('orders a batch after this process\'s release of the same document (seed 623794)', async () => {
+    const result = await simulate({ seed: 623794 });
+    expect(result.violations).toEqual([]);
+  });
 });

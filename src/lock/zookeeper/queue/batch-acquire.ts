@@ -86,9 +86,9 @@ async function acquireChunk(ctx: EngineContext, locks: readonly DocumentLock[], 
     // Closed, or ZooKeeper unreachable: each key takes its own way out (its waiters fail fast).
     for (const lock of live) lock.begin();
     return;
+  }
   const releasesIssued = ctx.releases.issuedFor(live.map((lock) => lock.docPath));
   if (releasesIssued !== null) await releasesIssued;
-  }
   for (const lock of live) ctx.releases.flushFor(lock.docPath);
   const wanted: DocumentLock[] = [];
   const leaving: DocumentLock[] = [];
