@@ -17,9 +17,7 @@ import { makeKnown, useLockFixture, zkSettings } from './zk-test-engines.js';
  * the privateLock of the holder that came next.
  */
 const fixture = useLockFixture();
-const { connect, pool } = fixture;
-
-const privateLockOwner = (docPath: string): Promise<string | null> => fixture.privateLockOwner(docPath);
+const { connect, pool, privateLockOwner } = fixture;
 
 describe('a privateLock deleted by hand', () => {
   it.each([

@@ -19,9 +19,7 @@ import { makeKnown, useLockFixture, zkSettings } from './zk-test-engines.js';
  * batch grant's token.
  */
 const fixture = useLockFixture();
-const { connect, pool } = fixture;
-
-const privateLockOwner = (docPath: string): Promise<string | null> => fixture.privateLockOwner(docPath);
+const { connect, pool, privateLockOwner } = fixture;
 
 /** Lets the engine hand its pending requests to the socket. */
 const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));

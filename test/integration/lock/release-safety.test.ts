@@ -17,7 +17,7 @@ import { makeKnown, useLockFixture, zkSettings } from './zk-test-engines.js';
  * directly.
  */
 const fixture = useLockFixture();
-const { connect, pool } = fixture;
+const { connect, pool, privateLockOwner } = fixture;
 
 /** Engine A behind a forwarder, engine B connected directly, and one document of the test's. */
 async function behindForwarder(id: string): Promise<{ link: TcpForwarder; a: ZooKeeperLockEngine; b: ZooKeeperLockEngine; key: LockKey; docPath: string }> {
@@ -29,14 +29,6 @@ async function behindForwarder(id: string): Promise<{ link: TcpForwarder; a: Zoo
 
 /** Lets the engine hand its pending requests to the socket. */
 const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
-
-async function privateLockOwner(docPath: string): Promise<string | null> {
-  try {
-    return (await fixture.raw.client.get(`${docPath}/${PRIVATE_LOCK}`)).stat.ephemeralOwner;
-  } catch {
-    return null;
-  }
-}
 
 /**
  * Each waiter gets the lock and releases it; once both engines' sessions have answered everything

@@ -92,16 +92,20 @@ export function useLockFixture(): LockFixture {
     await pool.closeAll();
     await Promise.all(links.splice(0).map((link) => link.close()));
   });
+  const connected = (): RawZkConnection => {
+    if (raw === undefined) throw new Error('the raw ZooKeeper client is connected in beforeAll: use it inside a test');
+    return raw;
+  };
   return {
     connect,
     pool,
     get raw(): RawZkConnection {
-      if (raw === undefined) throw new Error('the raw ZooKeeper client is connected in beforeAll: use it inside a test');
-      return raw;
+      return connected();
     },
-    async privateLockOwner(docPath: string): Promise<string | null> {
+    // Not a method of `this`: the tests take it out of the fixture.
+    privateLockOwner: async (docPath: string): Promise<string | null> => {
       try {
-        return (await this.raw.client.get(`${docPath}/${PRIVATE_LOCK}`)).stat.ephemeralOwner;
+        return (await connected().client.get(`${docPath}/${PRIVATE_LOCK}`)).stat.ephemeralOwner;
       } catch {
         return null;
       }
