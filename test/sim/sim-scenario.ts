@@ -28,8 +28,11 @@ export interface ScriptedWorld {
   uninstall(): void;
 }
 
-/** `latency`: each network delay in ms, drawn as a request is sent and as its answer leaves the server (1 by default). */
-export function scriptedWorld(settings: ZooKeeperSettings, options: { readonly latency?: () => number } = {}): ScriptedWorld {
+/**
+ * `latency`: each network delay in ms, drawn as a request is sent and as its answer or watch event
+ * leaves the server, for the session of `client` ("e0", "e1", … in the order the engines opened them); 1 by default.
+ */
+export function scriptedWorld(settings: ZooKeeperSettings, options: { readonly latency?: (client?: string) => number } = {}): ScriptedWorld {
   const clock = new VirtualClock(1_800_000_000_000);
   const uninstall = clock.install();
   const server = new SimZooKeeper(() => clock.now());

@@ -11,6 +11,8 @@ import type { OwnedLock } from './ownership/release-item.js';
  */
 export class CohortNodes {
   private entryName: string | null = null;
+  /** czxid of our entry; 0 when the create's answer did not say. */
+  private entryCzxid = 0;
   private rankOfEntry = Number.POSITIVE_INFINITY;
   private owned = false;
   private czxid: number | null = null;
@@ -70,10 +72,11 @@ export class CohortNodes {
     return this.lastChildren;
   }
 
-  /** Our entry is `entry`, made at `rank` (a create, a re-rank, a re-queue). */
-  queued(entry: string, rank: number): void {
+  /** Our entry is `entry`, made at `rank` (a create, a re-rank, a re-queue); `czxid` 0 when not known. */
+  queued(entry: string, rank: number, czxid: number): void {
     this.entryName = entry;
     this.rankOfEntry = rank;
+    this.entryCzxid = czxid;
   }
 
   /** Our entry is gone (the document reaped, deleted by hand, a refused re-rank). */
@@ -128,14 +131,22 @@ export class CohortNodes {
     this.unsure = false;
   }
 
-  /** The document's children as read now; the token stays the one our grant left (anybody's grant or forced release since must refuse our release). */
-  observed(children: readonly string[]): void {
+  /**
+   * The document's children as read now; the token stays the one our grant left (anybody's grant
+   * or forced release since must refuse our release). `docCzxid` (0: not read with them): a
+   * document node younger than our entry was created after it — reaped and made again, its
+   * sequence counter started over — so our entry went with the old node, and a child of the same
+   * name is somebody else's.
+   */
+  observed(children: readonly string[], docCzxid = 0): void {
     this.lastChildren = children;
+    if (this.entryName !== null && this.entryCzxid > 0 && docCzxid > this.entryCzxid) this.entryName = null;
   }
 
   /** What a reconciliation found is ours from now on; nothing is uncertain any more. */
   adopt(result: Reconciled, entryRank: number): void {
     this.entryName = result.entry;
+    this.entryCzxid = result.entryCzxid;
     this.rankOfEntry = entryRank;
     this.owned = result.privateLock !== null;
     this.czxid = result.privateLock?.czxid ?? null;
@@ -144,14 +155,14 @@ export class CohortNodes {
     // Read before privateLock, which was ours at its read: nothing but our own grant moved it since.
     this.grantToken = result.docVersion;
     this.unsure = false;
-    this.observed(result.children);
+    this.observed(result.children, result.docCzxid);
   }
 
   /** Our privateLock as a release deletes it; `watch` (when it watches this one) tells whether it went. */
   ownedLock(watch: HolderWatch | null): OwnedLock | null {
     if (!this.owned || this.czxid === null) return null;
     const own = watch?.czxid === this.czxid ? watch : null;
-    return { czxid: this.czxid, token: this.grantToken, epoch: this.epoch, ...(own === null ? {} : { gone: () => own.gone(), unsure: () => own.unsure() }) };
+    return { czxid: this.czxid, token: this.grantToken, epoch: this.epoch, ...(own === null ? {} : { gone: () => own.gone(), unsure: () => own.unsure(), whenSure: () => own.whenSure() }) };
   }
 
   /**

@@ -195,7 +195,7 @@ export class CohortOwnership implements ReleaseOwner {
         core.apply('requeueRefused');
         return this.giveBack('dropLost');
       }
-      nodes.queued(lastSegment(outcome.results[0]?.path ?? ''), rank);
+      nodes.queued(lastSegment(outcome.results[0]?.path ?? ''), rank, outcome.results[0]?.stat?.czxid ?? 0);
       nodes.disown();
       this.host.continueLoop('readQueue');
     } catch (error) {

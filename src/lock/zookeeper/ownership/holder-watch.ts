@@ -10,10 +10,12 @@ import type { Connection } from '../session/connection.js';
  * too: the lock's callback ignores what it no longer holds.
  *
  * `gone()` is what the release asks before it deletes privateLock: a node that went is never
- * deleted by path, since the name may already be the next holder's. `unsure()`: the watch is
- * reading the node again (it fired "changed" — after a reconnect, a node deleted and created
- * again fires that — or its read was lost): until the read answers, the node may be another
- * holder's, and the release looks for it among the session's nodes first.
+ * deleted by path, since the name may already be the next holder's. `unsure()`: no read has
+ * answered since the watch was armed — the read may wait behind others (a narrow request gate, a
+ * slow link) while the node is deleted by hand — or the watch is reading the node again (it fired
+ * "changed": after a reconnect, a node deleted and created again fires that; or its read was
+ * lost). Until the read answers, the node may be another holder's: the release waits for the
+ * read (`whenSure`), which is on its way already, rather than vouch for a node nobody has seen.
  */
 export class HolderWatch {
   private readonly connection: Connection;
@@ -22,7 +24,11 @@ export class HolderWatch {
   private readonly generation: number;
   private readonly onGone: () => void;
   private went = false;
-  private rereading = false;
+  private reading = true;
+  /** The session ended: nothing to read or vouch for any more (the release is moot). */
+  private ended = false;
+  /** Called once the watch is sure: its read answered, the node went, or the session ended. */
+  private waiters: (() => void)[] = [];
 
   constructor(connection: Connection, path: string, czxid: number, generation: number, onGone: () => void) {
     this.connection = connection;
@@ -37,9 +43,15 @@ export class HolderWatch {
     return this.went;
   }
 
-  /** Re-reading the node after an event or a lost read: it may be another holder's until the read answers. */
+  /** Reading the node (armed, after an event, after a lost read): it may be another holder's until the read answers. */
   unsure(): boolean {
-    return this.rereading && !this.went;
+    return this.reading && !this.went && !this.ended;
+  }
+
+  /** Resolves once the watch is sure (`unsure()` false), or its session ended. */
+  whenSure(): Promise<void> {
+    if (!this.unsure()) return Promise.resolve();
+    return new Promise((resolve) => this.waiters.push(resolve));
   }
 
   arm(): void {
@@ -49,7 +61,7 @@ export class HolderWatch {
       void this.armWhenBack();
       return;
     }
-    if (link.generation !== this.generation) return;
+    if (link.generation !== this.generation) return this.sessionEnded();
     // exists, not getData: the czxid is all the watch compares, and the node's data (the holder's
     // description, some 200 bytes) would be sent, copied and dropped with every grant.
     link.zk
@@ -63,31 +75,48 @@ export class HolderWatch {
         (stat) => {
           // No node: the watch stays for its creation (ZooKeeper's exists), and is ignored when it fires.
           if (stat === null || stat.czxid !== this.czxid) this.wentAway();
-          else this.rereading = false;
+          else this.sure();
         },
         (error: unknown) => {
           // Lost with the connection, or refused for now (throttled): read and watch again.
-          if (toZkError(error).sessionGone) return;
-          this.rereading = true;
+          if (toZkError(error).sessionGone) return this.sessionEnded();
+          this.reading = true;
           void this.armWhenBack();
         },
       );
   }
 
   private reread(): void {
-    this.rereading = true;
+    this.reading = true;
     this.arm();
   }
 
   private async armWhenBack(): Promise<void> {
     await this.connection.settle();
     const link = await this.connection.whenConnected();
-    if (link !== null) this.arm();
+    if (link === null) this.sessionEnded();
+    else this.arm();
   }
 
   private wentAway(): void {
     if (this.went) return;
     this.went = true;
     this.onGone();
+    this.sure();
+  }
+
+  private sure(): void {
+    this.reading = false;
+    const waiters = this.waiters;
+    this.waiters = [];
+    for (const resolve of waiters) resolve();
+  }
+
+  /** The session, and the node with it, ended: nothing is left to vouch for, nobody should wait. */
+  private sessionEnded(): void {
+    this.ended = true;
+    const waiters = this.waiters;
+    this.waiters = [];
+    for (const resolve of waiters) resolve();
   }
 }

@@ -266,9 +266,17 @@ export class ReleaseBatcher {
    * have re-created it before this release: a new acquisition of the document is ordered after it.
    */
   private async withoutOthersLocks(link: Link, batch: readonly Pending[], docPaths: readonly string[]): Promise<readonly Pending[]> {
+    // A holder watch whose read is on its way settles it for free once that read answers.
+    const watchReads = batch.flatMap((pending) => {
+      const lock = pending.item.privateLock;
+      return lock?.unsure?.() === true && lock.whenSure !== undefined ? [lock.whenSure()] : [];
+    });
+    if (watchReads.length > 0) await Promise.all(watchReads);
+    const live = batch.filter((pending) => this.withoutGoneLock(pending));
+    if (!live.some(awaitsListing)) return live;
     const ours = await this.privateLocksListed(link, listingPrefix(docPaths));
     const kept: Pending[] = [];
-    for (const pending of batch) {
+    for (const pending of live) {
       if (!awaitsListing(pending)) {
         kept.push(pending);
         continue;

@@ -34,8 +34,10 @@ export interface OwnedLock {
    * holder's, and is never deleted. Absent where no watch was armed (a bulk's keys).
    */
   readonly gone?: () => boolean;
-  /** The holder's watch is reading the node again (holder-watch.ts): it vouches for nothing until then. */
+  /** The holder's watch is reading the node (holder-watch.ts): it vouches for nothing until the read answers. */
   readonly unsure?: () => boolean;
+  /** Resolves once the holder's watch is sure again (holder-watch.ts). */
+  readonly whenSure?: () => Promise<void>;
   /**
    * No watch vouches for it: the release first lists this session's nodes (one getEphemerals for
    * the whole transaction) and deletes privateLock only when it is among them.

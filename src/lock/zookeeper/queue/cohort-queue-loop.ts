@@ -205,8 +205,8 @@ export class CohortQueueLoop {
       data: this.cohort.nodeData(),
     });
     if (result.kind === 'queued') {
-      core.nodes.queued(result.entry, rank);
-      core.nodes.observed(result.children);
+      core.nodes.queued(result.entry, rank, result.entryCzxid);
+      core.nodes.observed(result.children, result.docCzxid);
       return 'evaluate';
     }
     return result.kind === 'reaped' ? this.retryReaped('enterQueue') : this.afterFailure(result);
@@ -218,7 +218,7 @@ export class CohortQueueLoop {
     if (link === null) return 'finish';
     const result = await readQueue(link.zk, core.docPath);
     if (result.kind === 'read') {
-      core.nodes.observed(result.children);
+      core.nodes.observed(result.children, result.docCzxid);
       return 'evaluate';
     }
     if (result.kind === 'reaped') {
@@ -264,10 +264,10 @@ export class CohortQueueLoop {
     switch (result.kind) {
       case 'created':
         core.nodes.owns(result.czxid, result.token);
-        core.nodes.observed(result.children);
+        core.nodes.observed(result.children, result.docCzxid);
         return this.keepOrStepBack();
       case 'taken':
-        core.nodes.observed(result.children);
+        core.nodes.observed(result.children, result.docCzxid);
         return 'evaluate';
       case 'reaped':
         core.nodes.leftQueue();
@@ -298,7 +298,7 @@ export class CohortQueueLoop {
         core.nodes.leftQueue();
         return 'enterQueue';
       }
-      core.nodes.queued(lastSegment(outcome.results[0]?.path ?? ''), rank);
+      core.nodes.queued(lastSegment(outcome.results[0]?.path ?? ''), rank, outcome.results[0]?.stat?.czxid ?? 0);
       return 'readQueue';
     } catch (error) {
       return this.afterFailure(classify(error));
@@ -349,7 +349,7 @@ export class CohortQueueLoop {
     if (result.kind === 'reaped') return 'recover';
     if (result.kind !== 'read') return this.afterFailure(result);
     // The document's version stays the one read before our create: a forced release since must still refuse our release.
-    core.nodes.observed(result.children);
+    core.nodes.observed(result.children, result.docCzxid);
     return this.keepOrStepBack();
   }
 

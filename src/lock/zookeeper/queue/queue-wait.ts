@@ -13,9 +13,15 @@ import { type Failure, type Unread, classifyFailure, readFailedBesideCreate, ref
  */
 export interface QueueRead {
   readonly children: readonly string[];
+  /**
+   * The document node's czxid at the read. A node reaped and created again starts its sequence
+   * counter over, so an entry of ours made in an older node may share its name with somebody
+   * else's entry in this one: the czxid tells them apart (cohort-nodes.ts `observed`).
+   */
+  readonly docCzxid: number;
 }
 
-export type EnterResult = ({ readonly kind: 'queued'; readonly entry: string } & QueueRead) | { readonly kind: 'reaped' } | Unread | Failure;
+export type EnterResult = ({ readonly kind: 'queued'; readonly entry: string; readonly entryCzxid: number } & QueueRead) | { readonly kind: 'reaped' } | Unread | Failure;
 
 /** [create containers, create(entry), getChildren2] in one round trip; the entry is in the children. */
 export async function enterQueue(
@@ -34,7 +40,7 @@ export async function enterQueue(
     return { kind: 'reaped' };
   }
   if (children.status === 'rejected') return readFailedBesideCreate(children.reason);
-  return { kind: 'queued', entry: lastSegment(entry.value.path), children: children.value.children };
+  return { kind: 'queued', entry: lastSegment(entry.value.path), entryCzxid: entry.value.stat.czxid, children: children.value.children, docCzxid: children.value.stat.czxid };
 }
 
 export type ReadResult = ({ readonly kind: 'read' } & QueueRead) | { readonly kind: 'reaped' } | Failure;
@@ -42,7 +48,7 @@ export type ReadResult = ({ readonly kind: 'read' } & QueueRead) | { readonly ki
 export async function readQueue(zk: LockZk, docPath: string): Promise<ReadResult> {
   try {
     const read = await zk.children(docPath);
-    return { kind: 'read', children: read.children };
+    return { kind: 'read', children: read.children, docCzxid: read.stat.czxid };
   } catch (error) {
     if (isZkCode(error, 'NONODE')) return { kind: 'reaped' };
     return classifyFailure(error);
@@ -77,7 +83,7 @@ export async function arbitrate(
     if (!mine.value.ok && isZkCode(children.reason, 'NONODE')) return { kind: 'reaped' };
     return mine.value.ok ? readFailedBesideCreate(children.reason) : classifyFailure(children.reason);
   }
-  const read = { children: children.value.children };
+  const read = { children: children.value.children, docCzxid: children.value.stat.czxid };
   if (!mine.value.ok) return { kind: 'taken', ...read };
   return { kind: 'created', czxid: mine.value.results[0]?.stat?.czxid ?? 0, token: tokenOf(mine.value.results[1]), ...read };
 }

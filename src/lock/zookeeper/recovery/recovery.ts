@@ -20,6 +20,10 @@ export interface Reconciled {
   readonly privateLock: { readonly czxid: number } | null;
   /** Our queue entry, or null. */
   readonly entry: string | null;
+  /** Our entry's czxid (0 with no entry). */
+  readonly entryCzxid: number;
+  /** The document node's czxid at the read (queue-wait.ts `QueueRead`). */
+  readonly docCzxid: number;
 }
 
 export type ReconcileResult = Reconciled | { readonly kind: 'noDocument' } | Failure;
@@ -56,6 +60,7 @@ export async function reconcile(zk: LockZk, docPath: string, identity: Identity)
   const nodes = await Promise.allSettled(candidates.map((child) => zk.get(`${docPath}/${child}`)));
   let privateLock: { czxid: number } | null = null;
   let entry: string | null = null;
+  let entryCzxid = 0;
   for (const [i, node] of nodes.entries()) {
     const name = candidates[i]!;
     if (node.status === 'rejected') {
@@ -67,7 +72,10 @@ export async function reconcile(zk: LockZk, docPath: string, identity: Identity)
     const ours = name === PRIVATE_LOCK && identity.czxid !== null ? stat.czxid === identity.czxid : parseNodeData(data).guid === identity.guid;
     if (!ours) continue;
     if (name === PRIVATE_LOCK) privateLock = { czxid: stat.czxid };
-    else entry = name;
+    else {
+      entry = name;
+      entryCzxid = stat.czxid;
+    }
   }
-  return { kind: 'reconciled', children: read.children, docVersion: read.stat.version, privateLock, entry };
+  return { kind: 'reconciled', children: read.children, docVersion: read.stat.version, privateLock, entry, entryCzxid, docCzxid: read.stat.czxid };
 }

@@ -55,6 +55,46 @@ describe('HolderWatch', () => {
     expect(watch.unsure()).toBe(false);
     expect(lost).toBe(1);
   });
+
+  it('vouches for nothing until its first read answers: the read may wait behind others, and the node go meanwhile', async () => {
+    const { connection, reads } = scriptedLink();
+    const watch = new HolderWatch(connection, '/locks/docs/d0/privateLock', OUR_CZXID, 1, () => undefined);
+    watch.arm();
+    expect(watch.unsure()).toBe(true);
+    let sure = false;
+    void watch.whenSure().then(() => (sure = true));
+    await settled();
+    expect(sure).toBe(false);
+    reads[0]!.answer(stat(OUR_CZXID));
+    await settled();
+    expect(sure).toBe(true);
+    expect(watch.unsure()).toBe(false);
+    expect(watch.gone()).toBe(false);
+  });
+
+  it('is gone, and sure of it, when its first read finds no node', async () => {
+    const { connection, reads } = scriptedLink();
+    const watch = new HolderWatch(connection, '/locks/docs/d0/privateLock', OUR_CZXID, 1, () => undefined);
+    watch.arm();
+    const sure = watch.whenSure();
+    reads[0]!.answer(null);
+    await sure;
+    expect(watch.gone()).toBe(true);
+    expect(watch.unsure()).toBe(false);
+  });
+});
+
+describe('HolderWatch after its session ended', () => {
+  it('is sure at once: nothing of the session is left to vouch for, and nobody waits on it', async () => {
+    const zk = { existsWatched: () => new Promise<NodeStat | null>(() => undefined) };
+    let generation = 1;
+    const connection = { current: () => ({ generation, zk }) } as unknown as Connection;
+    const watch = new HolderWatch(connection, '/locks/docs/d0/privateLock', OUR_CZXID, 1, () => undefined);
+    generation = 2;
+    watch.arm();
+    expect(watch.unsure()).toBe(false);
+    await watch.whenSure();
+  });
 });
 
 describe('awaitsListing', () => {

@@ -1,0 +1,62 @@
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import type { HeldLock, LockKey } from '../../src/lock/lock-engine.js';
+import { documentPath, normalizeRoot, privateLockPath } from '../../src/lock/zookeeper/znode-names.js';
+import { owner } from '../unit/lock/lock-engine-suite.js';
+import { zkSettings } from '../integration/lock/zk-test-engines.js';
+import { scriptedWorld } from './sim-scenario.js';
+
+// Hoisted above the imports: the engine's modules load with the small caches.
+vi.mock('lru-cache', async (importOriginal) => (await import('./small-caches.js')).smallCaches(importOriginal));
+
+const ROOT = '/holder-watch/locks';
+const KEY: LockKey = { index: 'docs', id: 'd0' };
+const DOC = documentPath(normalizeRoot(ROOT), KEY);
+const SLOW_MS = 100;
+
+let uninstall: (() => void) | null = null;
+afterEach(() => uninstall?.());
+
+/**
+ * A holder watch whose read is slow, scripted on the simulated ZooKeeper: while the read travels,
+ * an operator deletes the holder's privateLock and its emptied document node by hand, and another
+ * process takes the document — creating the node again, whose data version (the owner token)
+ * starts over and equals the first holder's. The first holder then releases. Its watch has not
+ * heard from the server yet, so it vouches for nothing: the release waits for the read, which
+ * finds the node gone, and deletes nothing. Trusted at once, the release reached the server
+ * behind the read and deleted the second holder's privateLock by name, its owner check passing.
+ * Found by the million-seed run (seed 800373, a narrow request gate holding the read back), whose
+ * schedule no longer takes this path.
+ */
+describe('a release before its holder watch has read privateLock', () => {
+  it('leaves another process\'s privateLock on a re-created document alone', async () => {
+    let slow = false;
+    const world = scriptedWorld(zkSettings('simulated:2181', { lockRoot: ROOT, lingerMs: 0 }), { latency: () => (slow ? SLOW_MS : 1) });
+    uninstall = world.uninstall;
+    const { clients, server, runUntil, runTo, clock } = world;
+    const first = world.engine();
+    const second = world.engine();
+    await runUntil(() => first.state() === 'connected' && second.state() === 'connected');
+
+    let firstHeld: HeldLock | null = null;
+    slow = true;
+    void first.acquire(KEY, 'foreground', { timeoutMs: 5_000, owner: owner('first') }).then((lock) => (firstHeld = lock));
+    await runUntil(() => firstHeld !== null);
+    // The holder watch's read went out with the grant, slow; what follows is fast.
+    slow = false;
+    server.delete(privateLockPath(DOC), -1);
+    server.delete(DOC, -1);
+    let secondHeld: HeldLock | null = null;
+    void second.acquire(KEY, 'foreground', { timeoutMs: 5_000, owner: owner('second') }).then((lock) => (secondHeld = lock));
+    await runUntil(() => secondHeld !== null);
+
+    let released = false;
+    void (firstHeld as HeldLock | null)!.release().then(() => (released = true));
+    await runUntil(() => released);
+    await runTo(clock.now() + 4 * SLOW_MS);
+
+    expect(server.ephemeralsUnder(DOC).map((node) => ({ name: node.path.slice(DOC.length + 1), owner: node.owner }))).toEqual([
+      { name: 'privateLock', owner: clients[1]!.sessionId },
+    ]);
+    expect((secondHeld as HeldLock | null)!.isLost).toBe(false);
+  });
+});
