@@ -12,7 +12,10 @@
 // a mutant the simulation leaves alive in a part the simulation cannot reach (the addon's path, which
 // the simulated server replaces; the orphan sweep, which removes what no modelled fault leaves; the
 // admin's inspection) is then given to the real-ZooKeeper tests of that part (REAL_TESTS), and is
-// killed when one of them fails.
+// killed when one of them fails. Every mutant the seeds leave alive also meets the rest of the
+// simulation suite `npm test` runs (SCRIPTED: the pinned seeds and the scripted scenarios, which
+// set up on purpose what seeds reach rarely), and is killed when one of those fails. `--pick` takes
+// a comma-separated list.
 import { spawnSync } from 'node:child_process';
 import { cpSync, mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -42,6 +45,8 @@ const REAL_TESTS = [
   ['src/lock/zookeeper/recovery/orphan-sweep.ts', ['test/integration/lock/orphan-sweep.test.ts']],
   ['src/lock/zookeeper/inspect.ts', ['test/integration/admin/lock-inspection.test.ts']],
 ];
+/** The simulation suite beside the seeded runs: pinned seeds and scenarios scripted on the simulated ZooKeeper. */
+const SCRIPTED = ['test/sim/regressions.test.ts', 'test/sim/cohort-moves.test.ts', ...readdirSync(join(root, 'test/sim')).filter((name) => name.endsWith('-scenario.test.ts')).map((name) => `test/sim/${name}`)];
 const FLIPS = new Map([
   [ts.SyntaxKind.LessThanToken, '<='],
   [ts.SyntaxKind.LessThanEqualsToken, '<'],
@@ -117,7 +122,7 @@ if (values.list) {
   process.exit(0);
 }
 let chosen;
-if (values.pick !== '') chosen = [all[Number(values.pick)]].filter(Boolean);
+if (values.pick !== '') chosen = values.pick.split(',').map((id) => all[Number(id)]).filter(Boolean);
 else {
   const random = generator(Number(values['sample-seed']));
   const pool = [...all];
@@ -149,20 +154,30 @@ for (const mutant of chosen) {
     const invariant = firstSeed === null ? '' : (/^\s+t=\d+ ([^\n]*)/m.exec(output.slice(output.indexOf(`seed ${firstSeed} (`)))?.[1] ?? '');
     let killed = run.status !== 0;
     let killedBy = killed ? 'simulation' : '';
-    const realTests = values.real && !killed ? testsReaching(mutant.file) : [];
-    if (realTests.length > 0) {
-      for (const part of ['test', 'vitest.config.ts']) cpSync(join(root, part), join(dir, part), { recursive: true, force: true });
-      symlinkSync(join(root, 'native'), join(dir, 'native'));
-      const real = spawnSync(process.execPath, ['node_modules/vitest/vitest.mjs', 'run', ...realTests], {
+    const vitest = (files) =>
+      spawnSync(process.execPath, ['node_modules/vitest/vitest.mjs', 'run', ...files], {
         cwd: dir,
         encoding: 'utf8',
         env: { ...process.env, NO_COLOR: '1', FORCE_COLOR: '0' },
         maxBuffer: 256 * 1024 * 1024,
         timeout: 10 * 60 * 1000,
       });
+    const failedTests = (test) => /^tests: [^\n]*/m.exec(`${test.stdout}${test.stderr}`)?.[0] ?? `exit ${test.status}`;
+    if (!killed) {
+      for (const part of ['test', 'vitest.config.ts']) cpSync(join(root, part), join(dir, part), { recursive: true, force: true });
+      symlinkSync(join(root, 'native'), join(dir, 'native'));
+      const scripted = vitest(SCRIPTED);
+      if (scripted.status !== 0) {
+        killed = true;
+        killedBy = `scripted simulations (${failedTests(scripted)})`;
+      }
+    }
+    const realTests = values.real && !killed ? testsReaching(mutant.file) : [];
+    if (realTests.length > 0) {
+      const real = vitest(realTests);
       if (real.status !== 0) {
         killed = true;
-        killedBy = `real ZooKeeper tests (${/^tests: [^\n]*/m.exec(`${real.stdout}${real.stderr}`)?.[0] ?? `exit ${real.status}`})`;
+        killedBy = `real ZooKeeper tests (${failedTests(real)})`;
       }
     }
     const row = {
@@ -170,7 +185,7 @@ for (const mutant of chosen) {
       where: `${mutant.file}:${mutant.line}`,
       mutation: `${mutant.was} -> ${mutant.replace}`,
       killed,
-      ...(values.real ? { killedBy } : {}),
+      killedBy,
       firstSeed,
       invariant: killed && firstSeed === null && killedBy === 'simulation' ? 'the run failed (an error, not an invariant)' : invariant,
     };
