@@ -124,4 +124,36 @@ describe('a single writer that comes back', () => {
     await grantedTwiceAndReleased(world, KEYS);
     expect(DOCS.map((doc) => nodesUnder(world, doc).map((node) => node.name))).toEqual([['privateLock'], ['privateLock']]);
   });
+
+  /**
+   * A document found contended skips the fast path for a while (it queues at once, where the fast
+   * path would mostly find the lock taken); once that hint has expired, an uncontended write takes
+   * the fast path again: no queue entry, one transaction.
+   */
+  it('takes the fast path again once a contention seen earlier is past', async () => {
+    const lines: string[] = [];
+    const world = scriptedWorld(zkSettings('simulated:2181', { lockRoot: ROOT, lingerMs: 0, documentCleanup: 'reaper' }), { trace: (line) => lines.push(line) });
+    uninstall = world.uninstall;
+    const engine = world.engine();
+    const other = world.engine();
+    await world.runUntil(() => engine.state() === 'connected' && other.state() === 'connected');
+    const acquire = (on: typeof engine, name: string): { held: HeldLock | null } => {
+      const slot: { held: HeldLock | null } = { held: null };
+      void on.acquire(KEYS[0]!, 'foreground', { timeoutMs: 5_000, owner: owner(name) }).then((lock) => (slot.held = lock));
+      return slot;
+    };
+    const elsewhere = acquire(other, 'elsewhere');
+    await world.runUntil(() => elsewhere.held !== null);
+    const contended = acquire(engine, 'contended');
+    await world.runUntil(() => lines.some((line) => line.startsWith(`e0 sends create ${DOCS[0]}/A-`)));
+    void elsewhere.held!.release();
+    await world.runUntil(() => contended.held !== null);
+    void contended.held!.release();
+    await world.runTo(world.clock.now() + 5_000);
+
+    const from = lines.length;
+    const later = acquire(engine, 'later');
+    await world.runUntil(() => later.held !== null);
+    expect(lines.slice(from).filter((line) => line.startsWith('e0 sends') && line.includes(`${DOCS[0]}/A-`))).toEqual([]);
+  });
 });

@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { HeldLock, LockKey } from '../../src/lock/lock-engine.js';
+import { lockEvents } from '../../src/lock/lock-events.js';
 import { documentPath, normalizeRoot, privateLockPath } from '../../src/lock/zookeeper/znode-names.js';
 import { owner } from '../unit/lock/lock-engine-suite.js';
 import { zkSettings } from '../integration/lock/zk-test-engines.js';
@@ -58,5 +59,41 @@ describe('a release before its holder watch has read privateLock', () => {
       { name: 'privateLock', owner: clients[1]!.sessionId },
     ]);
     expect((secondHeld as HeldLock | null)!.isLost).toBe(false);
+  });
+
+  /**
+   * The documented window itself: the holder's watch has read its node, and the deletion's event
+   * is on its way when the holder releases. The release reaches the server after the next holder's
+   * grant, and its owner check (the document's version the grant left) refuses it whole: nothing is
+   * deleted, and the lock is reported lost at its release.
+   */
+  it('is refused by its owner check when the deletion\'s event has not reached the holder yet', async () => {
+    const slow = new Set<string>();
+    const lostAtRelease: string[] = [];
+    // The reaper, not the release, deletes document nodes: the owner check is the transaction's own `check`.
+    const settings = zkSettings('simulated:2181', { lockRoot: ROOT, lingerMs: 0, documentCleanup: 'reaper' });
+    const world = scriptedWorld(settings, { latency: (client) => (client !== undefined && slow.has(client) ? SLOW_MS : 1) });
+    uninstall = world.uninstall;
+    const { clients, server, runUntil, runTo, clock } = world;
+    const first = world.engine({ events: lockEvents({ lostAtRelease: (e) => lostAtRelease.push(e.key.id) }) });
+    const second = world.engine();
+    await runUntil(() => first.state() === 'connected' && second.state() === 'connected');
+    let firstHeld: HeldLock | null = null;
+    void first.acquire(KEY, 'foreground', { timeoutMs: 5_000, owner: owner('first') }).then((lock) => (firstHeld = lock));
+    await runUntil(() => firstHeld !== null);
+    await runTo(clock.now() + 10);
+
+    slow.add('e0');
+    server.delete(privateLockPath(DOC), -1);
+    let secondHeld: HeldLock | null = null;
+    void second.acquire(KEY, 'foreground', { timeoutMs: 5_000, owner: owner('second') }).then((lock) => (secondHeld = lock));
+    await runUntil(() => secondHeld !== null);
+    void (firstHeld as HeldLock | null)!.release();
+    await runTo(clock.now() + 4 * SLOW_MS);
+
+    expect(server.ephemeralsUnder(DOC).map((node) => ({ name: node.path.slice(DOC.length + 1), owner: node.owner }))).toEqual([
+      { name: 'privateLock', owner: clients[1]!.sessionId },
+    ]);
+    expect(lostAtRelease).toEqual([KEY.id]);
   });
 });
