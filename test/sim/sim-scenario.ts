@@ -32,15 +32,23 @@ export interface ScriptedWorld {
  * `latency`: each network delay in ms, drawn as a request is sent and as its answer or watch event
  * leaves the server, for the session of `client` ("e0", "e1", … in the order the engines opened them); 1 by default.
  * `trace`: each line the seeded runs would trace (what each session sends and the server answers).
+ * `throttled`: asked for each transaction as the server takes it; true refuses it whole (THROTTLEDOP).
  */
 export function scriptedWorld(
   settings: ZooKeeperSettings,
-  options: { readonly latency?: (client?: string) => number; readonly trace?: (line: string) => void } = {},
+  options: { readonly latency?: (client?: string) => number; readonly trace?: (line: string) => void; readonly throttled?: () => boolean } = {},
 ): ScriptedWorld {
   const clock = new VirtualClock(1_800_000_000_000);
   const uninstall = clock.install();
   const server = new SimZooKeeper(() => clock.now());
-  const net: SimNet = { server, clock, random: new SimRandom(1), latency: options.latency ?? (() => 1), trace: options.trace ?? (() => undefined) };
+  const net: SimNet = {
+    server,
+    clock,
+    random: new SimRandom(1),
+    latency: options.latency ?? (() => 1),
+    trace: options.trace ?? (() => undefined),
+    ...(options.throttled === undefined ? {} : { throttled: options.throttled }),
+  };
   const clients: SimClient[] = [];
   return {
     clock,
