@@ -87,6 +87,51 @@ describe('a bulk\'s keys', () => {
       expect(world.clock.now() - releasedAt).toBeLessThan(LINGER_MS / 10);
     }
   });
+
+  /** A bulk of one key is a single write: its lock is watched at the grant, as a single write's is. */
+  it('of a bulk of one key watch their privateLock, as a single write does', async () => {
+    const lines: string[] = [];
+    const world = scriptedWorld(zkSettings('simulated:2181', { lockRoot: ROOT, lingerMs: 0, documentCleanup: 'reaper' }), { trace: (line) => lines.push(line) });
+    uninstall = world.uninstall;
+    const engine = world.engine();
+    await world.runUntil(() => engine.state() === 'connected');
+    const held: HeldLock[] = [];
+    void engine.acquireEach([KEYS[0]!], 'background', { timeoutMs: 5_000, owner: owner('bulk of one'), onGranted: (lock) => held.push(lock) });
+    await world.runUntil(() => held.length === 1);
+    await world.runTo(world.clock.now() + 10);
+    expect(lines.filter((line) => line.startsWith(`e0 sends existsWatched ${privateLockPath(DOCS[0]!)}`))).toHaveLength(1);
+  });
+
+  /** Once the contention seen on its documents has expired, a bulk takes them in one transaction again. */
+  it('share one transaction again once a contention seen on them is past', async () => {
+    const lines: string[] = [];
+    const world = scriptedWorld(zkSettings('simulated:2181', { lockRoot: ROOT, lingerMs: 0, documentCleanup: 'reaper' }), { trace: (line) => lines.push(line) });
+    uninstall = world.uninstall;
+    const engine = world.engine();
+    const other = world.engine();
+    await world.runUntil(() => engine.state() === 'connected' && other.state() === 'connected');
+    const inOneTurn = async (on: typeof engine, name: string): Promise<HeldLock[]> => {
+      const held: HeldLock[] = [];
+      for (const key of KEYS) void on.acquire(key, 'foreground', { timeoutMs: 5_000, owner: owner(name) }).then((lock) => held.push(lock));
+      await world.runUntil(() => held.length === KEYS.length);
+      return held;
+    };
+    // Contended: the other process holds both documents while this one asks for them.
+    const elsewhere = await inOneTurn(other, 'elsewhere');
+    const contended: HeldLock[] = [];
+    for (const key of KEYS) void engine.acquire(key, 'foreground', { timeoutMs: 5_000, owner: owner('contended') }).then((lock) => contended.push(lock));
+    await world.runTo(world.clock.now() + 20);
+    for (const lock of elsewhere) void lock.release();
+    await world.runUntil(() => contended.length === KEYS.length);
+    for (const lock of contended) void lock.release();
+    await world.runTo(world.clock.now() + 5_000);
+
+    const from = lines.length;
+    await bulkOf(world, engine);
+    const creates = lines.slice(from).filter((line) => line.startsWith('e0 sends multi[') && line.includes('/privateLock'));
+    expect(creates).toHaveLength(1);
+    expect(DOCS.every((doc) => creates[0]!.includes(privateLockPath(doc)))).toBe(true);
+  });
 });
 
 describe('a single writer that comes back', () => {
