@@ -3,7 +3,7 @@ import type { HeldLock, LockKey } from '../../src/lock/lock-engine.js';
 import { documentPath, normalizeRoot, privateLockPath } from '../../src/lock/zookeeper/znode-names.js';
 import { owner } from '../unit/lock/lock-engine-suite.js';
 import { zkSettings } from '../integration/lock/zk-test-engines.js';
-import { type ScriptedWorld, scriptedWorld } from './sim-scenario.js';
+import { type ScriptedWorld, nodesUnder, scriptedWorld } from './sim-scenario.js';
 
 // Hoisted above the imports: the engine's modules load with the small caches.
 vi.mock('lru-cache', async (importOriginal) => (await import('./small-caches.js')).smallCaches(importOriginal));
@@ -25,11 +25,6 @@ async function bulkOf(world: ScriptedWorld, engine: ReturnType<ScriptedWorld['en
   void engine.acquireEach(KEYS, 'background', { timeoutMs: 5_000, owner: owner('bulk'), onGranted: (lock) => held.push(lock) });
   await world.runUntil(() => held.length === KEYS.length);
   return held;
-}
-
-/** Who owns each ephemeral node under `doc`, by session. */
-function nodesUnder(world: ScriptedWorld, doc: string): { readonly name: string; readonly owner: string }[] {
-  return world.server.ephemeralsUnder(doc).map((node) => ({ name: node.path.slice(doc.length + 1), owner: node.owner }));
 }
 
 describe('a bulk\'s keys', () => {
@@ -89,7 +84,7 @@ describe('a bulk\'s keys', () => {
   });
 
   /** A bulk of one key is a single write: its lock is watched at the grant, as a single write's is. */
-  it('of a bulk of one key watch their privateLock, as a single write does', async () => {
+  it('watch their privateLock when the bulk has one key, as a single write does', async () => {
     const lines: string[] = [];
     const world = scriptedWorld(zkSettings('simulated:2181', { lockRoot: ROOT, lingerMs: 0, documentCleanup: 'reaper' }), { trace: (line) => lines.push(line) });
     uninstall = world.uninstall;
@@ -131,74 +126,5 @@ describe('a bulk\'s keys', () => {
     const creates = lines.slice(from).filter((line) => line.startsWith('e0 sends multi[') && line.includes('/privateLock'));
     expect(creates).toHaveLength(1);
     expect(DOCS.every((doc) => creates[0]!.includes(privateLockPath(doc)))).toBe(true);
-  });
-});
-
-describe('a single writer that comes back', () => {
-  async function grantedTwiceAndReleased(world: ScriptedWorld, keys: readonly LockKey[]): Promise<ReturnType<ScriptedWorld['engine']>> {
-    const engine = world.engine();
-    await world.runUntil(() => engine.state() === 'connected');
-    for (let round = 0; round < 2; round++) {
-      const held: HeldLock[] = [];
-      // In one turn of the event loop: single acquisitions of one turn go out as one transaction.
-      for (const key of keys) void engine.acquire(key, 'foreground', { timeoutMs: 5_000, owner: owner(`round ${round}`) }).then((lock) => held.push(lock));
-      await world.runUntil(() => held.length === keys.length);
-      for (const lock of held) void lock.release();
-      await world.runTo(world.clock.now() + LINGER_MS / 10);
-    }
-    return engine;
-  }
-
-  /** Its document comes back within the linger window: the lock lingers, and the next write takes it without ZooKeeper. */
-  it('keeps its lock a moment and takes it again locally', async () => {
-    const world = scriptedWorld(zkSettings('simulated:2181', { lockRoot: ROOT, lingerMs: LINGER_MS, documentCleanup: 'reaper' }));
-    uninstall = world.uninstall;
-    const engine = await grantedTwiceAndReleased(world, [KEYS[0]!]);
-    expect(nodesUnder(world, DOCS[0]!).map((node) => node.name)).toEqual(['privateLock']);
-    let again: HeldLock | null = null;
-    void engine.acquire(KEYS[0]!, 'foreground', { timeoutMs: 5_000, owner: owner('again') }).then((lock) => (again = lock));
-    await world.runUntil(() => again !== null);
-    expect((again as HeldLock | null)!.handedOverLocally).toBe(true);
-    await world.runTo(world.clock.now() + 2 * LINGER_MS);
-  });
-
-  /** Single acquisitions of one turn share a transaction, and still linger as single ones do. */
-  it('keeps its locks a moment when its acquisitions went out together', async () => {
-    const world = scriptedWorld(zkSettings('simulated:2181', { lockRoot: ROOT, lingerMs: LINGER_MS, documentCleanup: 'reaper' }));
-    uninstall = world.uninstall;
-    await grantedTwiceAndReleased(world, KEYS);
-    expect(DOCS.map((doc) => nodesUnder(world, doc).map((node) => node.name))).toEqual([['privateLock'], ['privateLock']]);
-  });
-
-  /**
-   * A document found contended skips the fast path for a while (it queues at once, where the fast
-   * path would mostly find the lock taken); once that hint has expired, an uncontended write takes
-   * the fast path again: no queue entry, one transaction.
-   */
-  it('takes the fast path again once a contention seen earlier is past', async () => {
-    const lines: string[] = [];
-    const world = scriptedWorld(zkSettings('simulated:2181', { lockRoot: ROOT, lingerMs: 0, documentCleanup: 'reaper' }), { trace: (line) => lines.push(line) });
-    uninstall = world.uninstall;
-    const engine = world.engine();
-    const other = world.engine();
-    await world.runUntil(() => engine.state() === 'connected' && other.state() === 'connected');
-    const acquire = (on: typeof engine, name: string): { held: HeldLock | null } => {
-      const slot: { held: HeldLock | null } = { held: null };
-      void on.acquire(KEYS[0]!, 'foreground', { timeoutMs: 5_000, owner: owner(name) }).then((lock) => (slot.held = lock));
-      return slot;
-    };
-    const elsewhere = acquire(other, 'elsewhere');
-    await world.runUntil(() => elsewhere.held !== null);
-    const contended = acquire(engine, 'contended');
-    await world.runUntil(() => lines.some((line) => line.startsWith(`e0 sends create ${DOCS[0]}/A-`)));
-    void elsewhere.held!.release();
-    await world.runUntil(() => contended.held !== null);
-    void contended.held!.release();
-    await world.runTo(world.clock.now() + 5_000);
-
-    const from = lines.length;
-    const later = acquire(engine, 'later');
-    await world.runUntil(() => later.held !== null);
-    expect(lines.slice(from).filter((line) => line.startsWith('e0 sends') && line.includes(`${DOCS[0]}/A-`))).toEqual([]);
   });
 });

@@ -4,7 +4,7 @@ import { lockEvents } from '../../src/lock/lock-events.js';
 import { documentPath, normalizeRoot, privateLockPath } from '../../src/lock/zookeeper/znode-names.js';
 import { owner } from '../unit/lock/lock-engine-suite.js';
 import { zkSettings } from '../integration/lock/zk-test-engines.js';
-import { scriptedWorld } from './sim-scenario.js';
+import { nodesUnder, scriptedWorld } from './sim-scenario.js';
 
 // Hoisted above the imports: the engine's modules load with the small caches.
 vi.mock('lru-cache', async (importOriginal) => (await import('./small-caches.js')).smallCaches(importOriginal));
@@ -55,7 +55,7 @@ describe('a release before its holder watch has read privateLock', () => {
     await runUntil(() => released);
     await runTo(clock.now() + 4 * SLOW_MS);
 
-    expect(server.ephemeralsUnder(DOC).map((node) => ({ name: node.path.slice(DOC.length + 1), owner: node.owner }))).toEqual([
+    expect(nodesUnder(world, DOC)).toEqual([
       { name: 'privateLock', owner: clients[1]!.sessionId },
     ]);
     expect((secondHeld as HeldLock | null)!.isLost).toBe(false);
@@ -91,7 +91,7 @@ describe('a release before its holder watch has read privateLock', () => {
     void (firstHeld as HeldLock | null)!.release();
     await runTo(clock.now() + 4 * SLOW_MS);
 
-    expect(server.ephemeralsUnder(DOC).map((node) => ({ name: node.path.slice(DOC.length + 1), owner: node.owner }))).toEqual([
+    expect(nodesUnder(world, DOC)).toEqual([
       { name: 'privateLock', owner: clients[1]!.sessionId },
     ]);
     expect(lostAtRelease).toEqual([KEY.id]);

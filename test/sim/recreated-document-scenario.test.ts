@@ -3,7 +3,7 @@ import type { HeldLock, LockKey } from '../../src/lock/lock-engine.js';
 import { documentPath, normalizeRoot } from '../../src/lock/zookeeper/znode-names.js';
 import { owner } from '../unit/lock/lock-engine-suite.js';
 import { zkSettings } from '../integration/lock/zk-test-engines.js';
-import { scriptedWorld } from './sim-scenario.js';
+import { nodesUnder, scriptedWorld } from './sim-scenario.js';
 
 // Hoisted above the imports: the engine's modules load with the small caches.
 vi.mock('lru-cache', async (importOriginal) => (await import('./small-caches.js')).smallCaches(importOriginal));
@@ -42,11 +42,7 @@ describe('a waiter whose entry went with its document node', () => {
       void engine.acquire(KEY, 'background', { timeoutMs: 8_000, owner: owner(name) }).then((lock) => (slot.held = lock));
       return slot;
     };
-    const entries = (): { readonly name: string; readonly owner: string }[] =>
-      server
-        .ephemeralsUnder(DOC)
-        .map((node) => ({ name: node.path.slice(DOC.length + 1), owner: node.owner }))
-        .filter((node) => node.name !== 'privateLock');
+    const entries = (): { readonly name: string; readonly owner: string }[] => nodesUnder(world, DOC).filter((node) => node.name !== 'privateLock');
     const handOn = async (from: HeldLock, to: { held: HeldLock | null }): Promise<HeldLock> => {
       void from.release();
       await runUntil(() => to.held !== null);

@@ -79,3 +79,8 @@ export function scriptedWorld(
     uninstall,
   };
 }
+
+/** The ephemeral nodes under `doc` (privateLock, queue entries) by name, and the session that owns each. */
+export function nodesUnder(world: ScriptedWorld, doc: string): { readonly name: string; readonly owner: string }[] {
+  return world.server.ephemeralsUnder(doc).map((node) => ({ name: node.path.slice(doc.length + 1), owner: node.owner }));
+}
