@@ -265,4 +265,15 @@ describe('simulation regressions', () => {
     const result = await simulate({ seed: 623794 });
     expect(result.violations).toEqual([]);
   });
+
+  // The checker, not the engine: found by the million-seed run. A waiter took privateLock a moment
+  // and an operator force-released it, which deleted the waiter's queue entry too; the waiter went
+  // on watching the entry ahead of its old one. The holder there released and lingered, seeing
+  // nobody else queued, and the waiter waited out the linger. Like an entry deleted by hand
+  // (seed 320143), an entry a forced release took allows the holder's linger.
+  it('allows a waiter whose entry a forced release took the holder\'s linger (seed 861666)', async () => {
+    const result = await simulate({ seed: 861666, trace: true });
+    expect(result.violations).toEqual([]);
+    expect(result.trace.some((line) => line.includes('force-release docs/d2: true'))).toBe(true);
+  });
 });

@@ -231,10 +231,15 @@ export class Ledger {
 
   entryDeletedByHand(czxid: number, node?: { readonly path: string; readonly owner: string }): void {
     this.entriesDeletedByHand.add(czxid);
-    if (node !== undefined) this.entryDeletedFor.add(`${keyOfLockPath(node.path)} ${node.owner}`);
+    if (node !== undefined) this.entryDeletedByOperator(node.path, node.owner);
   }
 
-  /** An operator deleted a queue entry of `session` under `key` by hand: the holder there cannot see that waiter. */
+  /** An operator deleted the queue entry at `path` of session `owner`, by hand or with a forced release of its lock. */
+  entryDeletedByOperator(path: string, owner: string): void {
+    this.entryDeletedFor.add(`${keyOfLockPath(path)} ${owner}`);
+  }
+
+  /** An operator deleted a queue entry of `session` under `key` (by hand, or with a forced release): the holder there cannot see that waiter. */
   entryHandDeleted(key: string, session: string): boolean {
     return this.entryDeletedFor.has(`${key} ${session}`);
   }

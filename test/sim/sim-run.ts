@@ -177,9 +177,13 @@ async function run(options: RunOptions): Promise<RunResult> {
     `engines=${engineCount} keys=${keys.length} linger=${settings.lingerMs} cleanup=${settings.documentCleanup} handOver=${settings.handOverMaxCount}/${settings.handOverMaxMs}ms slowNet=${slowNet} throttle=${throttleChance}` +
     `${sequenceStart === 0 ? '' : ` sequenceStart=${sequenceStart}`}${gateCapacity === 0 ? '' : ` gate=${gateCapacity}`}`;
   log(`run ${options.seed}: ${summary}`);
-  server.observe((ops, removedCzxids) => {
+  server.observe((ops, removed) => {
     if (!ops.some((op) => op.type === 'setData' && op.path.endsWith('/.forced-releases'))) return;
-    for (const [path, czxid] of removedCzxids) if (path.endsWith(`/${PRIVATE_LOCK}`)) ledger.forced(path, czxid);
+    for (const [path, node] of removed) {
+      if (path.endsWith(`/${PRIVATE_LOCK}`)) ledger.forced(path, node.czxid);
+      // The holder's queue entry goes with a forced release: an operator deleted it, as by hand.
+      else ledger.entryDeletedByOperator(path, node.owner);
+    }
   });
 
   const result = (): RunResult => ({ seed: options.seed, violations: ledger.violations, events, virtualMs: clock.now() - START_MS, trace, summary });

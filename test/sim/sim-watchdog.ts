@@ -130,8 +130,9 @@ export class Watchdog {
       }
       const since = Math.max(this.freeSince.get(wait.id) ?? now, this.upSince, this.backSince + WATCHDOG.afterReconnectMs);
       this.freeSince.set(wait.id, this.freeSince.get(wait.id) ?? now);
-      // A waiter whose queue entry an operator deleted is unseen by the holder, which may linger on
-      // after its release; the waiter finds out when the node it watches goes.
+      // A waiter whose queue entry an operator deleted (by hand, or with a forced release of the lock
+      // it held a moment) is unseen by the holder, which may linger on after its release; the waiter
+      // finds out when the node it watches goes.
       const slot = this.world.slots[wait.engine];
       const unseen = slot !== undefined && this.ledger.entryHandDeleted(wait.key, sessionOf(slot)) ? this.world.lingerMs : 0;
       if (now - since > unseen + (this.world.fastNetwork ? WATCHDOG.fastProgressMs : WATCHDOG.progressMs)) {

@@ -61,6 +61,12 @@ export interface SimZooKeeperOptions {
   readonly sequenceStart?: number;
 }
 
+/** A node a transaction deleted: its creation zxid and owner session ("0" for a persistent node). */
+export interface RemovedNode {
+  readonly czxid: number;
+  readonly owner: string;
+}
+
 interface ServerSession {
   readonly id: string;
   readonly sink: WatchSink;
@@ -111,7 +117,7 @@ export class SimZooKeeper {
   /** The zxid of each session's latest read of each node's children: what it could know of them. */
   private readonly childrenReads = new Map<string, number>();
   private readonly now: () => number;
-  private observer: ((ops: readonly ZkOp[], removedCzxids: ReadonlyMap<string, number>) => void) | null = null;
+  private observer: ((ops: readonly ZkOp[], removed: ReadonlyMap<string, RemovedNode>) => void) | null = null;
   private readonly sequenceStart: number;
   /** Every queue entry created, by parent path: alive or deleted. */
   private readonly entryLives = new Map<string, EntryLife[]>();
@@ -122,8 +128,8 @@ export class SimZooKeeper {
     this.nodes.set('/', this.newNode('/', 'persistent', '', '0'));
   }
 
-  /** Called after every committed transaction, with the czxid of each node it deleted. */
-  observe(observer: (ops: readonly ZkOp[], removedCzxids: ReadonlyMap<string, number>) => void): void {
+  /** Called after every committed transaction, with the czxid and owner of each node it deleted, by path. */
+  observe(observer: (ops: readonly ZkOp[], removed: ReadonlyMap<string, RemovedNode>) => void): void {
     this.observer = observer;
   }
 
@@ -250,11 +256,14 @@ export class SimZooKeeper {
     const events: (() => void)[] = [];
     this.pendingEvents = events;
     const results: TxnOpResult[] = [];
-    const removed = new Map<string, number>();
+    const removed = new Map<string, RemovedNode>();
     try {
       for (const [index, op] of ops.entries()) {
         try {
-          if (op.type === 'delete') removed.set(op.path, this.nodes.get(op.path)?.czxid ?? 0);
+          if (op.type === 'delete') {
+            const node = this.nodes.get(op.path);
+            removed.set(op.path, { czxid: node?.czxid ?? 0, owner: node?.ephemeralOwner ?? '0' });
+          }
           results.push(this.applyOp(sessionId, op, zxid, undo));
         } catch (error) {
           if (!(error instanceof ZkError)) throw error;
