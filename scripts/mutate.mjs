@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// `npm run mutate -- [--sample N] [--runs R] [--seed S] [--sample-seed K] [--exclude PATHS] [--pick I] [--list]`: mutation testing of the
+// `npm run mutate -- [--sample N] [--runs R] [--seed S] [--sample-seed K] [--exclude PATHS] [--pick I[,J…]] [--real] [--list]`: mutation testing of the
 // ZooKeeper lock engine (src/lock/zookeeper, src/zookeeper-client) with the simulation (test/sim/) as the
 // test. Mutants are found with the TypeScript compiler's parser: a comparison flipped (`<` ↔ `<=`,
 // `>` ↔ `>=`, `===` ↔ `!==`), a logical operator swapped (`&&` ↔ `||`), a boolean literal negated,
