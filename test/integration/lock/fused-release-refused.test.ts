@@ -25,6 +25,8 @@ it.each([1, 2, 3, 4, 5, 6])('a fused release whose transaction is refused as a w
   // Known to A: its next acquisition takes the fast path, which fuses a pending release.
   await makeKnown(a, [key]);
   const held = await a.acquire(key, 'foreground', { timeoutMs: 2_000, owner: owner('a-first') });
+  // Answered after the holder watch's first read: the watch vouches for privateLock, so the release may be fused.
+  await a.inspect(key);
   // The next multi on A's link is the fused one; the server runs none of it and answers THROTTLEDOP.
   const refused = link.answerWithError([ZK_OPCODE.multi], ZK_RC.THROTTLEDOP, { applied: false });
   // Released and wanted again in the same turn: the release is still pending when the acquisition starts.

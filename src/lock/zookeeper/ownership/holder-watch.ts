@@ -15,7 +15,8 @@ import type { Connection } from '../session/connection.js';
  * slow link) while the node is deleted by hand — or the watch is reading the node again (it fired
  * "changed": after a reconnect, a node deleted and created again fires that; or its read was
  * lost). Until the read answers, the node may be another holder's: the release waits for the
- * read (`whenSure`), which is on its way already, rather than vouch for a node nobody has seen.
+ * read (`whenSure`), which is on its way already, rather than vouch for a node nobody has seen —
+ * up to a bound, then it lists the session's nodes (release-batcher.ts).
  */
 export class HolderWatch {
   private readonly connection: Connection;

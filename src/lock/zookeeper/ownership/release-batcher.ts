@@ -14,6 +14,14 @@ interface Verification {
   readonly issued: Promise<void>;
 }
 
+/**
+ * How long a release waits for a holder watch's read on its way (holder-watch.ts) before it lists
+ * the session's nodes instead: the read is usually answered within a round trip, but one stuck
+ * behind a failing link would otherwise hold the release, and every later acquisition of the
+ * document here, for as long as the link takes.
+ */
+const WATCH_READ_WAIT_MS = 1_000;
+
 /** Verifications of one release in a row, each after a forced release somewhere, before giving up. */
 const MAX_VERIFICATIONS = 5;
 
@@ -266,12 +274,13 @@ export class ReleaseBatcher {
    * have re-created it before this release: a new acquisition of the document is ordered after it.
    */
   private async withoutOthersLocks(link: Link, batch: readonly Pending[], docPaths: readonly string[]): Promise<readonly Pending[]> {
-    // A holder watch whose read is on its way settles it for free once that read answers.
+    // A holder watch whose read is on its way settles it for free once that read answers; one not
+    // answered within the bound stays unsure, and the listing below decides.
     const watchReads = batch.flatMap((pending) => {
       const lock = pending.item.privateLock;
       return lock?.unsure?.() === true && lock.whenSure !== undefined ? [lock.whenSure()] : [];
     });
-    if (watchReads.length > 0) await Promise.all(watchReads);
+    if (watchReads.length > 0) await withinMs(Promise.all(watchReads), WATCH_READ_WAIT_MS);
     const live = batch.filter((pending) => this.withoutGoneLock(pending));
     if (!live.some(awaitsListing)) return live;
     const ours = await this.privateLocksListed(link, listingPrefix(docPaths));
@@ -443,6 +452,17 @@ export class ReleaseBatcher {
       else pending.done();
     }
     return live;
+  }
+}
+
+/** Resolves when `work` does or after `ms`, whichever comes first. */
+async function withinMs(work: Promise<unknown>, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const bound = new Promise<void>((resolve) => (timer = setTimeout(resolve, ms)));
+  try {
+    await Promise.race([work, bound]);
+  } finally {
+    clearTimeout(timer);
   }
 }
 
