@@ -5,6 +5,7 @@ import { isZkCode, toZkError } from './zk-errors.js';
 import { type NodeAcl, type ZkOp, type ZkOpResult, ZkMultiError, failedOpIndex } from './zk-multi.js';
 import { ACL_MODES, type NativeMultiAnswer, answeredPerOp, decodeMulti, encodeMulti } from './zk-multi-native.js';
 import type { NodeMode, WatchEventType, ZkStat } from './zk-node-types.js';
+import { withinMs } from './within-ms.js';
 
 export type { NodeMode, WatchEventType, ZkStat } from './zk-node-types.js';
 
@@ -103,18 +104,6 @@ function parseChildren(value: unknown): string[] {
   return value.filter((child): child is string => typeof child === 'string');
 }
 
-/** Settles when `work` does (either way) or after `ms`, whichever comes first. */
-async function withinMs(ms: number, work: Promise<unknown>): Promise<void> {
-  let timer: NodeJS.Timeout | undefined;
-  const elapsed = new Promise<void>((resolve) => {
-    timer = setTimeout(resolve, ms);
-  });
-  try {
-    await Promise.race([work.then(() => undefined, () => undefined), elapsed]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
 
 function call(start: (done: NativeCompletion) => number): Promise<unknown[]> {
   return new Promise((resolve, reject) => {

@@ -108,14 +108,16 @@ export class HolderWatch {
 
   private sure(): void {
     this.reading = false;
-    const waiters = this.waiters;
-    this.waiters = [];
-    for (const resolve of waiters) resolve();
+    this.wakeWaiters();
   }
 
   /** The session, and the node with it, ended: nothing is left to vouch for, nobody should wait. */
   private sessionEnded(): void {
     this.ended = true;
+    this.wakeWaiters();
+  }
+
+  private wakeWaiters(): void {
     const waiters = this.waiters;
     this.waiters = [];
     for (const resolve of waiters) resolve();

@@ -1,4 +1,5 @@
 import type { Logger } from 'pino';
+import { withinMs } from '../../../zookeeper-client/within-ms.js';
 import { isZkCode, toZkError } from '../../../zookeeper-client/zk-errors.js';
 import { PRIVATE_LOCK_SUFFIX } from '../znode-names.js';
 import type { Connection, Link } from '../session/connection.js';
@@ -280,7 +281,7 @@ export class ReleaseBatcher {
       const lock = pending.item.privateLock;
       return lock?.unsure?.() === true && lock.whenSure !== undefined ? [lock.whenSure()] : [];
     });
-    if (watchReads.length > 0) await withinMs(Promise.all(watchReads), WATCH_READ_WAIT_MS);
+    if (watchReads.length > 0) await withinMs(WATCH_READ_WAIT_MS, Promise.all(watchReads));
     const live = batch.filter((pending) => this.withoutGoneLock(pending));
     if (!live.some(awaitsListing)) return live;
     const ours = await this.privateLocksListed(link, listingPrefix(docPaths));
@@ -452,17 +453,6 @@ export class ReleaseBatcher {
       else pending.done();
     }
     return live;
-  }
-}
-
-/** Resolves when `work` does or after `ms`, whichever comes first. */
-async function withinMs(work: Promise<unknown>, ms: number): Promise<void> {
-  let timer: NodeJS.Timeout | undefined;
-  const bound = new Promise<void>((resolve) => (timer = setTimeout(resolve, ms)));
-  try {
-    await Promise.race([work, bound]);
-  } finally {
-    clearTimeout(timer);
   }
 }
 
